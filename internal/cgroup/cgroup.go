@@ -1,0 +1,74 @@
+package cgroup
+
+import (
+	"context"
+	"time"
+)
+
+// Version is a cgroup hierarchy version.
+type Version int
+
+// Hierarchy versions.
+const (
+	V1 Version = 1
+	V2 Version = 2
+)
+
+// Controller names tenon uses.
+const (
+	Memory  = "memory"
+	CPU     = "cpu"
+	Freezer = "freezer"
+	Pids    = "pids"
+)
+
+// MemoryStats is one reading of a group's memory accounting.
+type MemoryStats struct {
+	Usage      int64            // memory.usage_in_bytes (v1) or memory.current (v2)
+	WorkingSet int64            // Usage - inactive_file, floored at 0 (as kubelet computes it)
+	Peak       int64            // max_usage_in_bytes (v1) or memory.peak (v2); 0 if unknown
+	Swap       int64            // swap in use by the group; 0 when there is no swap accounting
+	Limit      int64            // current hard limit; -1 when unlimited
+	OOMKills   int64            // number of tasks OOM-killed in the group so far
+	Stat       map[string]int64 // memory.stat, every key
+}
+
+// Pressure is PSI for memory: the group's own on v2, the host's otherwise.
+type Pressure struct {
+	Some10, Some60, Full10, Full60 float64 // percentages
+	Host                           bool    // true when the value is host-wide
+}
+
+// Group is one cgroup, on whichever hierarchies hold the controllers tenon uses.
+// Path is relative to the hierarchy roots, e.g. "tenon/sb-1".
+type Group interface {
+	Path() string
+	// Delete removes the group (it must hold no tasks; see KillAll).
+	Delete() error
+
+	SetMemoryLimit(bytes int64) error // bytes <= 0 means unlimited
+	Memory() (MemoryStats, error)
+	// ResetPeak resets the peak counter where the kernel allows it (v1 max_usage_in_bytes, v2 memory.peak).
+	ResetPeak() error
+
+	// Freeze stops every task and returns once the kernel reports the group frozen,
+	// retrying until ctx is done. Thaw resumes and waits for the thawed state.
+	Freeze(ctx context.Context) error
+	Thaw(ctx context.Context) error
+	Frozen() (bool, error)
+
+	// SetCPUQuota limits CPU to quota per period; quota <= 0 removes the limit.
+	SetCPUQuota(quota, period time.Duration) error
+	// CPUUsage is the accumulated CPU time of the group's tasks.
+	CPUUsage() (time.Duration, error)
+
+	// Pids lists the tasks in the group and its descendants.
+	Pids() ([]int, error)
+	// AddProc moves a process into the group.
+	AddProc(pid int) error
+	// KillAll sends SIGKILL to every task (thawing first on v1, where frozen
+	// tasks ignore it) and waits until the group is empty or ctx is done.
+	KillAll(ctx context.Context) error
+
+	MemoryPressure() (Pressure, error)
+}

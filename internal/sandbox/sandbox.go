@@ -1,0 +1,79 @@
+package sandbox
+
+import (
+	"context"
+	"time"
+)
+
+// Spec describes a sandbox to create.
+type Spec struct {
+	ID        string            // unique within the backend; [a-zA-Z0-9_.-]{1,64}
+	Image     string            // base image name; "" or "host" is the host base
+	Workspace string            // host directory mounted read-write at WorkspaceMount; created if missing
+	Env       []string          // KEY=VALUE added to every action
+	Network   bool              // give the sandbox a network (default: none)
+	Labels    map[string]string // free-form, reported back by Info
+}
+
+// WorkspaceMount is where the workspace appears inside every sandbox.
+const WorkspaceMount = "/workspace"
+
+// ExecRequest is one action: a fresh process tree in the sandbox.
+type ExecRequest struct {
+	Argv    []string      // program and arguments; run through /bin/sh -c when Shell is set
+	Shell   string        // a shell command line (alternative to Argv)
+	Cwd     string        // default WorkspaceMount
+	Env     []string      // KEY=VALUE
+	Timeout time.Duration // 0 means no timeout
+	// OutputLimit caps each of stdout and stderr; 0 means DefaultOutputLimit.
+	OutputLimit int
+}
+
+// DefaultOutputLimit is the per-stream capture cap when ExecRequest.OutputLimit is 0.
+const DefaultOutputLimit = 1 << 20
+
+// ExecResult is what an action did.
+type ExecResult struct {
+	ExitCode        int // -1 when killed by a signal
+	Stdout, Stderr  []byte
+	StdoutTruncated bool
+	StderrTruncated bool
+	Duration        time.Duration
+	PeakMemory      int64 // peak of the sandbox's memory during the action
+	AvgMemory       int64 // time-average of the sandbox's memory during the action (sampled)
+	OOMKilled       bool  // a task of the sandbox was OOM-killed during the action
+	TimedOut        bool  // the action exceeded its timeout and was killed
+}
+
+// Info describes a live sandbox.
+type Info struct {
+	ID         string
+	CgroupPath string // relative to the hierarchy roots, e.g. "tenon/sb-1"
+	InitPid    int    // host pid of the sandbox init
+	Labels     map[string]string
+	Paused     bool
+}
+
+// Stats is a memory reading of a sandbox.
+type Stats struct {
+	Memory     int64 // usage (+ swap where accounted)
+	WorkingSet int64
+	Peak       int64
+	OOMKills   int64
+	CPU        time.Duration
+	Procs      int // number of tasks, init included
+}
+
+// Backend runs sandboxes. Implementations must be safe for concurrent use.
+type Backend interface {
+	Name() string
+	Create(ctx context.Context, spec Spec) (Info, error)
+	Exec(ctx context.Context, id string, req ExecRequest) (ExecResult, error)
+	Pause(ctx context.Context, id string) error
+	Resume(ctx context.Context, id string) error
+	Stats(ctx context.Context, id string) (Stats, error)
+	Info(ctx context.Context, id string) (Info, error)
+	Destroy(ctx context.Context, id string) error
+	// Close destroys every sandbox the backend created and releases its resources.
+	Close() error
+}
