@@ -21,7 +21,7 @@ type Action struct {
 	// Exactly one of Run and Mem says how to execute the action.
 	Run      string      `json:"run,omitempty"` // a shell command run with /bin/sh -c
 	Mem      *MemProfile `json:"mem,omitempty"` // a memory curve run by `tenon tool mem`
-	Hints    Hints       `json:"hints,omitempty"`
+	Hints    Hints       `json:"hints,omitzero"`
 	Recorded *Recorded   `json:"recorded,omitempty"`
 }
 

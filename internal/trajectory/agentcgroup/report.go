@@ -1,0 +1,53 @@
+package agentcgroup
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+)
+
+// SkippedRun is a run the importer did not turn into a workflow, and why.
+type SkippedRun struct {
+	Run    string
+	Reason string
+}
+
+// Report summarizes an import.
+type Report struct {
+	Runs          int          // run directories found
+	Imported      int          // workflows produced
+	Skipped       int          // runs skipped (len(SkippedRuns))
+	SkippedRuns   []SkippedRun // which and why
+	Actions       int          // actions over all workflows
+	MedianPeakMiB float64      // median recorded action peak
+	P95PeakMiB    float64      // 95th percentile recorded action peak
+	MaxPeakMiB    float64      // largest recorded action peak
+	MedianWaitS   float64      // median model wait before an action
+}
+
+// Print writes the report for people.
+func (r Report) Print(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "runs %d, imported %d, skipped %d (no tool calls or samples)\n"+
+		"actions %d\n"+
+		"action peak MiB: median %.1f, P95 %.1f, max %.1f\n"+
+		"model wait s: median %.2f\n",
+		r.Runs, r.Imported, r.Skipped, r.Actions, r.MedianPeakMiB, r.P95PeakMiB, r.MaxPeakMiB, r.MedianWaitS)
+	return err
+}
+
+// Quantile is the q-quantile (0..1) of xs by linear interpolation between
+// order statistics; NaN for an empty slice. xs is not modified.
+func Quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	pos := q * float64(len(s)-1)
+	i := int(math.Floor(pos))
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	return s[i] + (pos-float64(i))*(s[i+1]-s[i])
+}

@@ -1,0 +1,62 @@
+package agentcgroup
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseMemUsage(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		usage   int64
+		ok      bool
+		wantErr bool
+	}{
+		{name: "decimal MB", in: "185.3MB / 134.5GB", usage: 185_300_000, ok: true},
+		{name: "binary MiB", in: "1.5MiB / 8GiB", usage: 1572864, ok: true},
+		{name: "decimal kB", in: "12kB / 1GB", usage: 12_000, ok: true},
+		{name: "binary KiB", in: "2KiB / 1GiB", usage: 2048, ok: true},
+		{name: "decimal GB", in: "1.2GB / 134.5GB", usage: 1_200_000_000, ok: true},
+		{name: "binary GiB", in: "0.5GiB / 8GiB", usage: 1 << 29, ok: true},
+		{name: "bytes", in: "512B / 1GB", usage: 512, ok: true},
+		{name: "stopped container", in: "0B / 0B", usage: 0, ok: false},
+		{name: "no slash", in: "185MB", wantErr: true},
+		{name: "bad unit", in: "5XB / 1GB", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, _, ok, err := ParseMemUsage(tt.in)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				return
+			}
+			if u != tt.usage || ok != tt.ok {
+				t.Errorf("ParseMemUsage(%q) = %d, ok %v; want %d, ok %v", tt.in, u, ok, tt.usage, tt.ok)
+			}
+		})
+	}
+}
+
+func TestParseSamplesSortsAndDropsStopped(t *testing.T) {
+	in := `{"samples":[
+		{"epoch": 12, "mem_usage": "2MiB / 1GiB"},
+		{"epoch": 11, "mem_usage": "1MiB / 1GiB"},
+		{"epoch": 13, "mem_usage": "0B / 0B"}]}`
+	got, err := ParseSamples(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Epoch != 11 || got[1].Bytes != 2<<20 {
+		t.Errorf("ParseSamples = %+v, want epochs 11,12 and the stopped sample dropped", got)
+	}
+}
+
+func TestParseSamplesBadUnit(t *testing.T) {
+	_, err := ParseSamples(strings.NewReader(`{"samples":[{"epoch":1,"mem_usage":"3QB / 1GB"}]}`))
+	if err == nil || !strings.Contains(err.Error(), "sample 0") {
+		t.Errorf("err = %v, want an error naming sample 0", err)
+	}
+}
