@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
+)
+
+func init() {
+	register(&command{name: "trace import agentcgroup", summary: "convert AgentCgroup trace runs into a trajectory file", run: runTraceImport})
+	register(&command{name: "trace import", run: func(_ context.Context, env *cliEnv, args []string) error {
+		fmt.Fprintln(env.stderr, "tenon trace import: name the trace layout, e.g. 'tenon trace import agentcgroup DIR'")
+		return errUsage
+	}})
+}
+
+func runTraceImport(_ context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "trace import agentcgroup", "DIR",
+		"Convert AgentCgroup trace runs (DIR/<task>/attempt_N/{resources,tool_calls}.json) into a trajectory file.",
+		`One workflow per run with tool calls. Per call: duration, memory relative to the level just
+before it (samples widened to the nearest on each side), the model wait as the gap to the
+previous call, and a mem profile that reproduces it. A summary goes to stderr.`)
+	out := fs.String("o", "-", "output trajectory file (JSONL); - for stdout")
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(env.stderr, "tenon trace import agentcgroup: want exactly one trace directory")
+		return errUsage
+	}
+	wfs, rep, err := agentcgroup.Import(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	w, commit, abort, err := createOutput(env, *out)
+	if err != nil {
+		return err
+	}
+	if err := trajectory.Write(w, wfs); err != nil {
+		abort()
+		return err
+	}
+	if err := commit(); err != nil {
+		return err
+	}
+	return rep.Print(env.stderr)
+}
