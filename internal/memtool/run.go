@@ -1,0 +1,203 @@
+package memtool
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// DefaultStep is how often the ramp allocates its next slice.
+const DefaultStep = 10 * time.Millisecond
+
+// Options configure Run. Zero fields take the defaults noted.
+type Options struct {
+	Profile       trajectory.MemProfile
+	FilesDir      string        // where files are written; DefaultFilesDir
+	BackgroundFor time.Duration // lifetime of the background process; 0 means until killed
+	Out           io.Writer     // receives the one-line summary; io.Discard
+
+	Step  time.Duration                                    // ramp step; DefaultStep
+	Now   func() time.Time                                 // clock; time.Now
+	Sleep func(ctx context.Context, d time.Duration) error // sleep; a timer that ctx ends early
+	// Spawn starts the background process with the argv tail Args builds;
+	// SpawnDetached.
+	Spawn func(args []string) (pid int, err error)
+	// NoSignals leaves SIGTERM and SIGINT alone; by default Run turns them
+	// into a clean stop that releases the memory and returns ErrInterrupted.
+	NoSignals bool
+}
+
+// Result is what one Run did.
+type Result struct {
+	Peak          int64         // highest resident size reached, bytes
+	PeakAt        time.Duration // when the peak was first reached
+	Retained      int64         // resident size after the drop, bytes
+	FilesPath     string        // file written, "" if none
+	BackgroundPID int           // pid of the background process, 0 if none
+	Elapsed       time.Duration
+}
+
+// String is the one-line summary Run prints.
+func (r Result) String() string {
+	s := fmt.Sprintf("mem: peak %s reached at %.2fs, retained %s, took %.2fs",
+		units.FormatSize(r.Peak), r.PeakAt.Seconds(), units.FormatSize(r.Retained), r.Elapsed.Seconds())
+	if r.FilesPath != "" {
+		s += ", files " + r.FilesPath
+	}
+	if r.BackgroundPID != 0 {
+		s += fmt.Sprintf(", background pid %d", r.BackgroundPID)
+	}
+	return s
+}
+
+func (o *Options) defaults() {
+	if o.FilesDir == "" {
+		o.FilesDir = DefaultFilesDir
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Step <= 0 {
+		o.Step = DefaultStep
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleepCtx
+	}
+	if o.Spawn == nil {
+		o.Spawn = SpawnDetached
+	}
+}
+
+// Run reproduces o.Profile in this process and prints a one-line summary to
+// o.Out. It returns ErrInterrupted (memory released) when ctx ends or, unless
+// o.NoSignals, on SIGTERM or SIGINT. Order: curve, files, release, then (if
+// Profile.Background and RetainMiB > 0) the detached background process.
+func Run(ctx context.Context, o Options) error {
+	_, err := RunResult(ctx, o)
+	return err
+}
+
+// RunResult is Run returning what was done.
+func RunResult(ctx context.Context, o Options) (Result, error) {
+	o.defaults()
+	if err := Validate(o.Profile); err != nil {
+		return Result{}, err
+	}
+	if o.BackgroundFor < 0 {
+		return Result{}, fmt.Errorf("%w: background-for is %s, must be >= 0", ErrInvalidProfile, o.BackgroundFor)
+	}
+	if !o.NoSignals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+		defer stop()
+	}
+	p := o.Profile
+	start := o.Now()
+	ar := newArena()
+	defer ar.Free()
+
+	res, err := curve(ctx, o, ar, start)
+	if err == nil && p.FilesMiB > 0 {
+		res.FilesPath, err = writeFiles(ctx, o.FilesDir, mib(p.FilesMiB), uint64(start.UnixNano()))
+	}
+	if freeErr := ar.Free(); err == nil && freeErr != nil {
+		err = freeErr
+	}
+	if err == nil && p.Background && mib(p.RetainMiB) > 0 {
+		res.BackgroundPID, err = o.Spawn(Args(backgroundProfile(p, o.BackgroundFor)))
+	}
+	res.Elapsed = o.Now().Sub(start)
+	if ctx.Err() != nil && err != nil {
+		err = fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
+		fmt.Fprintln(o.Out, res.String()+" (interrupted)")
+		return res, err
+	}
+	if err != nil {
+		return res, fmt.Errorf("running memory profile: %w", err)
+	}
+	fmt.Fprintln(o.Out, res.String())
+	return res, nil
+}
+
+// curve runs the ramp, hold, drop and retain phases in ar.
+func curve(ctx context.Context, o Options, ar *arena, start time.Time) (Result, error) {
+	p := o.Profile
+	var res Result
+	peak := mib(p.PeakMiB)
+	rampEnd, holdEnd := phaseEnds(p)
+	end := End(p)
+	for {
+		el := o.Now().Sub(start)
+		if el >= end {
+			break
+		}
+		want := Target(p, el)
+		if el >= rampEnd && res.Peak < peak {
+			// The peak is reached even when a step jumps past a zero-length hold.
+			want = peak
+		}
+		if err := ar.Resize(want); err != nil {
+			return res, err
+		}
+		if ar.Size() > res.Peak {
+			res.Peak, res.PeakAt = ar.Size(), el
+		}
+		if el >= holdEnd {
+			res.Retained = ar.Size()
+		}
+		if el >= rampEnd && want == peak && Target(p, el) != peak {
+			continue // reached the peak late: drop at once
+		}
+		next := min(nextChange(p, el, o.Step), end)
+		if err := o.Sleep(ctx, next-el); err != nil {
+			return res, err
+		}
+	}
+	if res.Peak < peak {
+		if err := ar.Resize(peak); err != nil {
+			return res, err
+		}
+		res.Peak, res.PeakAt = ar.Size(), o.Now().Sub(start)
+	}
+	if err := ar.Resize(mib(p.RetainMiB)); err != nil {
+		return res, err
+	}
+	res.Retained = ar.Size()
+	return res, nil
+}
+
+// backgroundProfile is the plain profile the background process runs: jump
+// to the retained size and hold it for d (forever if d is 0).
+func backgroundProfile(p trajectory.MemProfile, d time.Duration) trajectory.MemProfile {
+	hold := math.Inf(1)
+	if d > 0 {
+		hold = d.Seconds()
+	}
+	return trajectory.MemProfile{PeakMiB: p.RetainMiB, HoldS: hold}
+}
+
+// sleepCtx sleeps for d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package memtool
+
+// SpawnDetached is unsupported off Linux.
+func SpawnDetached(args []string) (int, error) { return 0, ErrUnsupported }
