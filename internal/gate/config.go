@@ -1,0 +1,126 @@
+package gate
+
+import (
+	"fmt"
+	"time"
+)
+
+// MiB is one mebibyte in bytes.
+const MiB = 1 << 20
+
+// Config holds the runtime execution-control parameters. The defaults are
+// seed 000's Table 5; a zero field means "use the default".
+type Config struct {
+	Period          time.Duration // sampling and control period Δ (100 ms)
+	Horizon         time.Duration // projection horizon T (1000 ms)
+	Alpha           float64       // EWMA factor α (0.35)
+	ResidentBand    float64       // ε in bytes per second (4 MiB/s)
+	BootstrapDemand int64         // d_boot in bytes over T until a valid estimate (16 MiB)
+	SafetyMargin    int64         // S in bytes (256 MiB); H = max(M − S, 0)
+	B0              int           // initial yellow budget b0 (1)
+	BMax            int           // cap on b (4)
+	StableInterval  time.Duration // T_stable of continuous green per +1 on b (5000 ms)
+	DMin            time.Duration // minimum denial wait before re-eligibility (1000 ms)
+	DMax            time.Duration // overdue threshold (3000 ms)
+	YellowFraction  float64       // yellow region as a fraction of the budget (0.125)
+	RedFraction     float64       // red region as a fraction of the budget (0.125)
+}
+
+// DefaultConfig returns Table 5 of seed 000.
+func DefaultConfig() Config {
+	return Config{
+		Period:          100 * time.Millisecond,
+		Horizon:         1000 * time.Millisecond,
+		Alpha:           0.35,
+		ResidentBand:    4 * MiB,
+		BootstrapDemand: 16 * MiB,
+		SafetyMargin:    256 * MiB,
+		B0:              1,
+		BMax:            4,
+		StableInterval:  5000 * time.Millisecond,
+		DMin:            1000 * time.Millisecond,
+		DMax:            3000 * time.Millisecond,
+		YellowFraction:  0.125,
+		RedFraction:     0.125,
+	}
+}
+
+// WithDefaults returns c with every zero field replaced by its default.
+func (c Config) WithDefaults() Config {
+	d := DefaultConfig()
+	if c.Period == 0 {
+		c.Period = d.Period
+	}
+	if c.Horizon == 0 {
+		c.Horizon = d.Horizon
+	}
+	if c.Alpha == 0 {
+		c.Alpha = d.Alpha
+	}
+	if c.ResidentBand == 0 {
+		c.ResidentBand = d.ResidentBand
+	}
+	if c.BootstrapDemand == 0 {
+		c.BootstrapDemand = d.BootstrapDemand
+	}
+	if c.SafetyMargin == 0 {
+		c.SafetyMargin = d.SafetyMargin
+	}
+	if c.B0 == 0 {
+		c.B0 = d.B0
+	}
+	if c.BMax == 0 {
+		c.BMax = d.BMax
+	}
+	if c.StableInterval == 0 {
+		c.StableInterval = d.StableInterval
+	}
+	if c.DMin == 0 {
+		c.DMin = d.DMin
+	}
+	if c.DMax == 0 {
+		c.DMax = d.DMax
+	}
+	if c.YellowFraction == 0 {
+		c.YellowFraction = d.YellowFraction
+	}
+	if c.RedFraction == 0 {
+		c.RedFraction = d.RedFraction
+	}
+	return c
+}
+
+// Validate reports the first out-of-range field of c after defaults are applied.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+	}
+	switch {
+	case c.Period < 0:
+		return bad("period %v must be > 0", c.Period)
+	case c.Horizon < 0:
+		return bad("horizon %v must be > 0", c.Horizon)
+	case c.Alpha < 0 || c.Alpha > 1:
+		return bad("alpha %v must be in (0, 1]", c.Alpha)
+	case c.ResidentBand < 0:
+		return bad("resident band %v must be >= 0", c.ResidentBand)
+	case c.BootstrapDemand < 0:
+		return bad("bootstrap demand %d must be >= 0", c.BootstrapDemand)
+	case c.SafetyMargin < 0:
+		return bad("safety margin %d must be >= 0", c.SafetyMargin)
+	case c.B0 < 1:
+		return bad("b0 %d must be >= 1", c.B0)
+	case c.BMax < c.B0:
+		return bad("bmax %d must be >= b0 %d", c.BMax, c.B0)
+	case c.StableInterval < 0:
+		return bad("stable interval %v must be > 0", c.StableInterval)
+	case c.DMin < 0:
+		return bad("dmin %v must be >= 0", c.DMin)
+	case c.DMax < c.DMin:
+		return bad("dmax %v must be >= dmin %v", c.DMax, c.DMin)
+	case c.YellowFraction < 0 || c.RedFraction < 0 || c.YellowFraction+c.RedFraction > 1:
+		return bad("yellow %v and red %v fractions must be >= 0 and sum to <= 1", c.YellowFraction, c.RedFraction)
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+// Package gate is tenon's runtime execution control: seed 000 §3.2 (the
+// pressure state Q(t)), §3.5, Algorithm 1, Table 1, Table 5 and Appendix B.
+// While actions run, it estimates each sandbox's memory growth, classifies
+// the workload domain's pressure as green, yellow or red, adapts a yellow
+// concurrency budget b by AIMD, and decides which sandboxes may receive CPU
+// time. Actuators enforce the decisions (freezer by default, a CPU quota, or
+// sched_ext where the kernel has it) and a Loop runs it all live.
+//
+// The Controller is pure decision logic: it receives observation snapshots
+// (Observation) with a timestamp and returns decisions (Decision). It never
+// reads the clock or touches the kernel, so the same code runs live, in
+// tests and in simulation. Only the actuators touch cgroups, through the
+// cgroup.Group interface; nothing here reads /sys or /proc except
+// DetectSchedExt, whose root is injected.
+//
+// # Iteration (Appendix B)
+//
+// Step performs, on one snapshot and one timestamp: (1) remove completed or
+// vanished sandboxes (discarding estimator and denial timer) and register new
+// ones (Growing, no estimate, bootstrap demand, no timer, permission deny);
+// (2) collect footprint and CPU time; (3) update estimates on valid intervals
+// only; (4) projected demands and pressure; (5) update b; (6) select the
+// complete permitted set A; (7) publish allow for A and deny for the rest,
+// clear timers of allowed sandboxes, start unset timers at t (keeping running
+// ones), and relabel denied Growing sandboxes PausedGrowing.
+//
+// # Growth estimate
+//
+// Footprint m = memory usage + swap in use (Table 5: memory.current +
+// memory.swap.current; FootprintOf). Raw growth g = Δm/Δt over the interval
+// since the previous sample. An interval is valid only if no permission
+// change was published inside it and the sandbox's CPU time increased; only
+// valid intervals update the EWMA ĝ ← α·g + (1−α)·ĝ, and the first valid g
+// initializes ĝ. The baseline (t, m, cpu) is refreshed at every sample, also
+// while denied, so the first valid interval after a denial spans one period,
+// not the whole episode. Labels: Resident iff |ĝ| <= ε, Cooling iff ĝ < −ε,
+// Growing iff ĝ > ε or no valid estimate yet. Projected demand d = max(ĝ·T, 0)
+// rounded up to whole bytes (so any positive rate consumes a contributor slot),
+// or d_boot until the first valid estimate. The band changes only the label.
+//
+// The seed defines PausedGrowing only as "denied Growing". We keep the label
+// consistent with that: a valid sample that labels a still-denied sandbox
+// Growing labels it PausedGrowing (possible under the CPU-quota actuator), and
+// an allowed PausedGrowing sandbox is labelled Growing again at publication.
+// Growing and PausedGrowing have the same rank, so this never changes a
+// decision; it keeps the pause event to one per denial episode.
+//
+// # Pressure
+//
+// M is the domain's available memory, R_prev the summed current demands of
+// the previously permitted sandboxes that are still live, and B the domain's
+// budget (memory limit). Seed 000 sizes the red and yellow regions as
+// fractions of the total budget (§5, memory-region sizing: 12.5% each by
+// default), red being the bottom region of free memory and yellow the one above. Algorithm 1 line 2
+// determines pressure "from M and R_prev, giving red priority"; §3.2 says
+// accounting for predicted growth lets the controller react before current
+// usage alone reveals pressure. So the projected free memory M − R_prev is
+// placed in those regions, and red is tested first:
+//
+//	red    if M < red·B  or  M − R_prev < red·B
+//	yellow if M − R_prev < (red+yellow)·B
+//	green  otherwise
+//
+// Since R_prev >= 0, the first red clause is implied by the second; it is
+// kept to state that current memory alone can make the state red. The safety
+// margin S does not enter the classification: it only sizes the usable
+// headroom H = max(M − S, 0) that bounds the aggregate demand admitted in
+// yellow and red. With B <= 0 (no limit) both regions are empty.
+//
+// Available memory is budget − working set (usage less inactive file cache,
+// as kubelet computes memory.available; AvailableOf), not budget − usage.
+// Table 5 defines H from MemAvailable, which counts reclaimable page cache as
+// available. Usage would not: a domain whose sandboxes read and write files
+// fills its limit with clean cache that the kernel reclaims on demand before
+// any OOM kill, and usage-based pressure would then stay red and deny every
+// growing sandbox indefinitely. Per-sandbox footprints stay usage + swap, as
+// Table 5 prescribes, so cache growth counts as demand: conservative.
+//
+// # Budget b (AIMD)
+//
+// b starts at b0 and previous pressure at Green. On every iteration whose
+// pressure is more severe than the previous one, b ← max(1, ⌊b/2⌋) once (a
+// green→red jump is one observed transition: one halving). A decrease in
+// pressure leaves b alone. The Green stability timer starts at the first green
+// decision and is cleared by any non-green one; each complete T_stable of
+// continuous green adds 1 to b (capped at bmax), and a late iteration that
+// spans several intervals adds one per interval and keeps the remainder.
+//
+// # Selection (Algorithm 1 lines 4–16)
+//
+// Green permits every live sandbox, bypassing all restrictions. Otherwise the
+// eligible candidates are those without a running denial timer or denied for
+// at least Dmin. Overdue candidates (denied for at least Dmax) come first,
+// longest-denied first; the rest by Resident, Cooling, Growing/PausedGrowing;
+// in both groups smaller demand and then the ID break ties. Walking that order,
+// a candidate joins A if the aggregate demand stays <= H and the number of
+// positive-demand members stays <= K (K = b in yellow, 1 in red: the red-drain
+// probe). Zero-demand sandboxes never consume a slot.
+//
+// # Enforcement
+//
+// The seed enforces decisions with a sched_ext scheduler. This kernel has no
+// sched_ext (DetectSchedExt reports an *UnsupportedFeatureError), so the
+// default actuator freezes denied sandboxes (Freezer); CPUQuota caps them to
+// 1% of a CPU instead. With the freezer a denied sandbox's CPU time stays
+// flat, so its intervals are invalid exactly as under sched_ext; under the
+// CPU quota a denied sandbox still runs a little and its intervals can be
+// valid (the seed's rule is applied unchanged). Loop calls the actuator only
+// when a sandbox's applied permission differs from the decision (a new
+// sandbox always gets its first decision applied), retries failures next
+// iteration, and allows every sandbox before Run returns. ThawStale thaws
+// groups left frozen by a controller that died.
+package gate

@@ -1,0 +1,76 @@
+package gate
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// selectPermitted is step 6 (Algorithm 1 lines 4–16). It sets e.inPrev to
+// membership of the new permitted set A for every live sandbox.
+func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom int64) {
+	if p == Green {
+		// Green allows every live sandbox; growth-window, contributor-count
+		// and denial-waiting restrictions are bypassed.
+		for _, e := range c.live {
+			e.inPrev = true
+		}
+		return
+	}
+	c.cand = c.cand[:0]
+	for _, e := range c.live {
+		e.inPrev = false
+		if !e.timerSet {
+			e.overdue, e.rank = false, e.state.rank()
+			c.cand = append(c.cand, e)
+		} else if waited := now.Sub(e.deniedSince); waited >= c.cfg.DMin {
+			e.overdue, e.rank = waited >= c.cfg.DMax, e.state.rank()
+			c.cand = append(c.cand, e)
+		}
+	}
+	slices.SortFunc(c.cand, candidateOrder)
+
+	k := 1 // red-drain: at most one positive-demand sandbox
+	if p == Yellow {
+		k = b
+	}
+	var r int64
+	n := 0
+	for _, e := range c.cand {
+		x := 0
+		if e.demand > 0 {
+			x = 1
+		}
+		if e.demand <= headroom-r && n+x <= k {
+			e.inPrev = true
+			r += e.demand
+			n += x
+		}
+	}
+}
+
+// candidateOrder orders eligible candidates: overdue ones (denied for at
+// least DMax) first, longest-denied first; then the rest by the Table 5
+// state preference (Resident, Cooling, Growing/PausedGrowing). Within either
+// group smaller projected demand and then the identifier break ties.
+// It reads the overdue and rank keys selectPermitted computed.
+func candidateOrder(a, b *entry) int {
+	switch {
+	case a.overdue && !b.overdue:
+		return -1
+	case b.overdue && !a.overdue:
+		return 1
+	case a.overdue:
+		if x := a.deniedSince.Compare(b.deniedSince); x != 0 {
+			return x
+		}
+	default:
+		if x := cmp.Compare(a.rank, b.rank); x != 0 {
+			return x
+		}
+	}
+	if x := cmp.Compare(a.demand, b.demand); x != 0 {
+		return x
+	}
+	return cmp.Compare(a.id, b.id)
+}

@@ -1,0 +1,78 @@
+package gate
+
+import "time"
+
+// Sample is one sandbox's reading in an observation snapshot.
+type Sample struct {
+	ID        string        // stable sandbox identifier
+	Footprint int64         // m = memory usage + swap in use, bytes (see FootprintOf)
+	CPU       time.Duration // accumulated CPU time of the sandbox's tasks
+	Done      bool          // the sandbox completed; it is removed this iteration
+}
+
+// Observation is one snapshot of the workload domain. Every decision of an
+// iteration uses the same snapshot and control timestamp.
+type Observation struct {
+	Budget    int64    // the domain's memory limit, bytes; sizes the pressure regions
+	Available int64    // M: budget minus the domain's working set, bytes (see AvailableOf)
+	Sandboxes []Sample // every live sandbox; one missing from the snapshot is removed
+}
+
+// SandboxDecision is the controller's view of one live sandbox after an iteration.
+type SandboxDecision struct {
+	ID          string
+	State       State
+	Rate        float64   // ĝ in bytes per second; 0 until Estimated
+	Estimated   bool      // a valid sample has initialized ĝ
+	Demand      int64     // projected demand d over the horizon T, bytes
+	Allowed     bool      // the published permission
+	Changed     bool      // the permission differs from the previous one (initially deny)
+	DeniedSince time.Time // τ: start of the current denial episode; zero when allowed
+	Overdue     bool      // denied for at least DMax at this iteration
+}
+
+// Decision is the result of one control iteration.
+type Decision struct {
+	Time      time.Time
+	Pressure  Pressure
+	B         int               // the yellow concurrency budget after this iteration's update
+	Headroom  int64             // H = max(M − S, 0)
+	RPrev     int64             // projected demand of the previously permitted set still live
+	Available int64             // M as observed
+	Permitted []string          // sorted
+	Denied    []string          // sorted
+	Sandboxes []SandboxDecision // sorted by ID
+	Events    []Event
+}
+
+// EventKind names what an Event reports.
+type EventKind string
+
+// Event kinds. The controller emits the first group; the Loop adds the rest.
+const (
+	EventRegistered EventKind = "registered" // a new sandbox was observed
+	EventRemoved    EventKind = "removed"    // a sandbox completed or vanished; its state was discarded
+	EventPressure   EventKind = "pressure"   // pressure changed (From → To)
+	EventBudget     EventKind = "budget"     // b changed (From → To)
+	EventAllow      EventKind = "allow"      // the permission changed to allow
+	EventDeny       EventKind = "deny"       // the permission changed to deny (a denial episode began)
+	EventPause      EventKind = "pause"      // a denied Growing sandbox became PausedGrowing
+
+	EventIteration     EventKind = "iteration"      // one Loop iteration completed (summary)
+	EventObserveError  EventKind = "observe-error"  // the Observer failed; the iteration was skipped
+	EventActuatorError EventKind = "actuator-error" // Allow or Deny failed; it is retried next iteration
+	EventReleased      EventKind = "released"       // the Loop allowed every sandbox on shutdown
+)
+
+// Event is one log record of the gate.
+type Event struct {
+	Time      time.Time
+	Kind      EventKind
+	Sandbox   string   // empty for domain-wide events
+	From, To  string   // old and new value for pressure, budget and permission changes
+	Pressure  Pressure // the iteration's pressure
+	B         int      // the iteration's budget
+	Permitted []string // EventIteration only
+	Denied    []string // EventIteration only
+	Err       error    // error events only
+}
