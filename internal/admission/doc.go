@@ -1,0 +1,44 @@
+// Package admission decides when a ready action may start (seed 000 §3.4,
+// Figure 8): water-level-aware admission with light and heavy queues sharing
+// one logical memory budget.
+//
+// Each admitted action holds a logical charge
+//
+//	M~ = (1 − α)·PredAvg + α·PredPeak,  α = clamp(M_admitted / MWindow, 0, 1)
+//
+// computed from the level M_admitted just before it is admitted, fixed at
+// admission and released exactly once when the action completes (whether or
+// not its sandbox stays resident). While the water level is low actions are
+// charged near their predicted average; as it approaches MWindow they are
+// charged their predicted peak. A charge is never more than the budget, so an
+// action predicted larger than the whole budget still runs, alone.
+//
+// An action is heavy when its descriptor's HeavyRisk >= HeavyRisk or its
+// predicted peak >= HeavyThreshold. Light actions go first, in arrival order,
+// and a light action that does not fit is skipped rather than blocking those
+// behind it (no head-of-line blocking). To keep a stream of light actions from
+// starving heavy ones, the oldest waiting heavy action accrues protected
+// credit at Beta bytes per second, capped at its predicted peak (at most the
+// budget); light actions (and younger heavy ones) may only use the free
+// budget beyond that credit. Once
+// the credit covers the heavy action's peak, light actions stop taking the
+// memory it needs, and it is admitted as soon as running actions release
+// enough: its wait is at most peak/Beta plus the time the running actions
+// need to finish.
+//
+// Every admission also passes a physical check: the caller passes the
+// observed available memory minus its safety margin, and an action is
+// admitted only if its charge fits what remains of it after the actions
+// admitted earlier in the same Schedule call. Waiting actions hold no charge.
+//
+// Defaults (Config zero values), scaled to Budget as in the paper's 8 GB
+// window bound on an 8 GB host: MWindow = Budget; Beta = Budget/60 per second
+// (a heavy action that needs the whole budget has full protection after one
+// minute); HeavyThreshold = Budget/8 (1 GiB on an 8 GiB budget, the paper's
+// heavy line); HeavyRisk = 0.5.
+//
+// The package is pure logic with an injected clock: Schedule is called by the
+// controller on every boundary event and periodically; it never sleeps and
+// touches no kernel interface. Wait is a blocking convenience for drivers
+// that run one goroutine per workflow.
+package admission

@@ -1,0 +1,35 @@
+// Package predict builds action descriptors: before an action runs, it
+// predicts the action's average and peak memory (bytes above the sandbox's
+// level just before the action), its heavy-memory risk and its priority
+// (seed 000 §3.3, evaluated as in Table 2).
+//
+// Features are causal: the action's class (one-hot over a fixed vocabulary),
+// its command as hashed TF-IDF over shape-reduced tokens (see Tokenize), the
+// declared hints, and summaries of the same workflow's completed actions
+// (count, last/max/mean-of-last-3 peaks, last average, last duration,
+// elapsed time, time since the last completion, last/max peak of the same
+// class, last peak of the same command). Nothing from the action's own outcome or from later actions is ever
+// read: ActionContext has no field that could carry it.
+//
+// The model is an in-house bagged regression forest (CART trees with
+// variance-reduction splits on quantile-binned features) with separate
+// forests for average memory, peak memory (both fitted in log1p(MiB) space by
+// default) and heavy risk (a regression on the 0/1 label "peak above the
+// heavy threshold", i.e. a probability). Models are saved as versioned JSON
+// ({"format":"tenon-predict","version":1,...}) and loading rejects other
+// formats, versions and feature counts with an error naming the file.
+//
+// Three predictors implement Predictor, as in the paper: Static (a model
+// trained on class, hint and command features only), HistoryOnly (the
+// preceding action's demand, or the class median for a workflow's first
+// action) and Current (a model trained on all features).
+//
+// Training data comes from recorded trajectories (ExamplesFromWorkflows) or
+// from tenon's own event log (ExamplesFromRecords over ActionRecord, the
+// "action_done" event the replay package writes). SplitByTask keeps all of a
+// workflow's actions on one side of a train/validation split, and Evaluate
+// reports the Table 2 metrics.
+//
+// The package is pure computation: it reads no files except the model file
+// given to Load and touches no kernel interface.
+package predict

@@ -1,0 +1,106 @@
+package predict
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func trainSmall(t *testing.T) (*Model, []Example) {
+	t.Helper()
+	ex := ExamplesFromWorkflows(synthWorkflows(30, 3))
+	m, err := Train(ex, TrainConfig{Trees: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, ex
+}
+
+func TestModelRoundTrip(t *testing.T) {
+	m, ex := trainSmall(t)
+	path := filepath.Join(t.TempDir(), "model.json")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range ex {
+		if a, b := m.Predict(e.Ctx), got.Predict(e.Ctx); a != b {
+			t.Fatalf("example %d: prediction before save %+v, after load %+v", i, a, b)
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(raw, []byte(`{"format":"tenon-predict","version":1,`)) {
+		t.Errorf("model file starts %q", raw[:min(len(raw), 60)])
+	}
+}
+
+func TestLoadRejectsBadFiles(t *testing.T) {
+	m, _ := trainSmall(t)
+	var good bytes.Buffer
+	if err := m.Encode(&good); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(f func(map[string]any)) string {
+		var v map[string]any
+		if err := json.Unmarshal(good.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		f(v)
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name    string
+		content string
+		want    error
+		text    string
+	}{
+		{"corrupt JSON", good.String()[:good.Len()/2], ErrModelFormat, "corrupt JSON"},
+		{"empty file", "", ErrModelFormat, "corrupt JSON"},
+		{"other format", edit(func(v map[string]any) { v["format"] = "sklearn" }), ErrModelFormat, `format "sklearn"`},
+		{"version 3", edit(func(v map[string]any) { v["version"] = 3 }), ErrModelVersion, "version 3 not supported"},
+		{"feature count", edit(func(v map[string]any) { v["feature_count"] = 80 }), ErrFeatureCount,
+			"feature count 80 does not match this tenon's"},
+		{"missing forest", edit(func(v map[string]any) { delete(v, "heavy") }), ErrModelFormat, `forest "heavy" is missing`},
+		{"tree points backwards", edit(func(v map[string]any) {
+			tr := v["peak"].(map[string]any)["trees"].([]any)[0].(map[string]any)
+			tr["left"].([]any)[0] = 0
+		}), ErrModelFormat, `forest "peak" tree 0: node 0 has children`},
+		{"feature out of range", edit(func(v map[string]any) {
+			tr := v["avg"].(map[string]any)["trees"].([]any)[0].(map[string]any)
+			tr["feature"].([]any)[0] = 1000
+		}), ErrModelFormat, "splits on feature 1000"},
+		{"unknown target", edit(func(v map[string]any) { v["target"] = "sqrt" }), ErrModelFormat, `unknown target "sqrt"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.json")
+			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Load: %v, want %v", err, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), "model file "+path+": ") || !strings.Contains(err.Error(), tc.text) {
+				t.Errorf("error %q: want prefix %q and %q", err, "model file "+path+": ", tc.text)
+			}
+		})
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "absent.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v, want ErrNotExist", err)
+	}
+}

@@ -1,0 +1,155 @@
+package predict
+
+import (
+	"fmt"
+	"math"
+)
+
+// Feature sets a model may be trained on.
+const (
+	FeatureSetCurrent = "current" // class, hints, command and task history
+	FeatureSetStatic  = "static"  // class, hints and command only
+)
+
+// DefaultHeavyThreshold is the peak above which an action is heavy (Table 2).
+const DefaultHeavyThreshold int64 = 1024 * mib
+
+// TrainConfig are the knobs of Train. Zero fields take the defaults shown.
+type TrainConfig struct {
+	FeatureSet      string  // FeatureSetCurrent (default) or FeatureSetStatic
+	Trees           int     // 60
+	MaxDepth        int     // 12
+	MinLeaf         int     // 3
+	FeatureFraction float64 // 0.33
+	MaxBins         int     // 64
+	Seed            uint64
+	// Linear fits memory in MiB instead of log1p(MiB). Log space is the
+	// default: peaks are heavily skewed (see the package tests' evaluation).
+	Linear         bool
+	HeavyThreshold int64 // DefaultHeavyThreshold
+}
+
+func (c TrainConfig) withDefaults() TrainConfig {
+	if c.FeatureSet == "" {
+		c.FeatureSet = FeatureSetCurrent
+	}
+	if c.Trees <= 0 {
+		c.Trees = 60
+	}
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = 12
+	}
+	if c.MinLeaf <= 0 {
+		c.MinLeaf = 3
+	}
+	if c.FeatureFraction <= 0 || c.FeatureFraction > 1 {
+		c.FeatureFraction = 0.33
+	}
+	if c.MaxBins <= 0 {
+		c.MaxBins = 64
+	}
+	if c.HeavyThreshold <= 0 {
+		c.HeavyThreshold = DefaultHeavyThreshold
+	}
+	return c
+}
+
+// Model predicts descriptors with three forests (average, peak, heavy risk)
+// over the features of its feature set. It implements Predictor and is safe
+// for concurrent use.
+type Model struct {
+	FeatureSet     string
+	Linear         bool
+	HeavyThreshold int64
+	IDF            []float64
+	Avg, Peak      *Forest
+	Heavy          *Forest
+}
+
+var _ Predictor = (*Model)(nil)
+
+// Train fits a model to examples. The IDF weights are learned from the
+// training commands only.
+func Train(examples []Example, cfg TrainConfig) (*Model, error) {
+	cfg = cfg.withDefaults()
+	if len(examples) == 0 {
+		return nil, ErrNoExamples
+	}
+	var allowed []int
+	switch cfg.FeatureSet {
+	case FeatureSetCurrent:
+		allowed = featureRange(FeatureCount)
+	case FeatureSetStatic:
+		allowed = featureRange(staticCount)
+	default:
+		return nil, fmt.Errorf("training: unknown feature set %q (want %q or %q)",
+			cfg.FeatureSet, FeatureSetCurrent, FeatureSetStatic)
+	}
+	cmds := make([]string, len(examples))
+	for i, e := range examples {
+		cmds[i] = e.Ctx.Command
+	}
+	m := &Model{FeatureSet: cfg.FeatureSet, Linear: cfg.Linear,
+		HeavyThreshold: cfg.HeavyThreshold, IDF: learnIDF(cmds)}
+	X := make([][]float64, len(examples))
+	ya := make([]float64, len(examples))
+	yp := make([]float64, len(examples))
+	yh := make([]float64, len(examples))
+	for i, e := range examples {
+		X[i] = Features(e.Ctx, m.IDF, nil)
+		ya[i] = m.toTarget(e.AvgBytes)
+		yp[i] = m.toTarget(e.PeakBytes)
+		if e.PeakBytes > cfg.HeavyThreshold {
+			yh[i] = 1
+		}
+	}
+	fc := ForestConfig{Trees: cfg.Trees, MaxDepth: cfg.MaxDepth, MinLeaf: cfg.MinLeaf,
+		FeatureFraction: cfg.FeatureFraction, MaxBins: cfg.MaxBins, Seed: cfg.Seed}
+	m.Avg = FitForest(X, ya, allowed, fc)
+	fc.Seed = cfg.Seed ^ 0x9e3779b97f4a7c15
+	m.Peak = FitForest(X, yp, allowed, fc)
+	fc.Seed = cfg.Seed ^ 0x3c6ef372fe94f82a
+	m.Heavy = FitForest(X, yh, allowed, fc)
+	return m, nil
+}
+
+func featureRange(n int) []int {
+	r := make([]int, n)
+	for i := range r {
+		r[i] = i
+	}
+	return r
+}
+
+func (m *Model) toTarget(b int64) float64 {
+	v := max(toMiB(b), 0)
+	if m.Linear {
+		return v
+	}
+	return math.Log1p(v)
+}
+
+func (m *Model) fromTarget(v float64) int64 {
+	if !m.Linear {
+		v = math.Expm1(v)
+	}
+	return int64(max(v, 0) * mib)
+}
+
+// Name is the model's feature set: "current" or "static".
+func (m *Model) Name() string { return m.FeatureSet }
+
+// Predict computes the descriptor of the action in ctx.
+func (m *Model) Predict(ctx ActionContext) Descriptor {
+	var buf [FeatureCount]float64
+	x := Features(ctx, m.IDF, buf[:])
+	peak := m.fromTarget(m.Peak.Predict(x))
+	avg := min(m.fromTarget(m.Avg.Predict(x)), peak)
+	return Descriptor{
+		Class:     NormalizeClass(ctx.Class),
+		PredAvg:   avg,
+		PredPeak:  peak,
+		HeavyRisk: min(max(m.Heavy.Predict(x), 0), 1),
+		Priority:  priorityOf(ctx.Hints),
+	}
+}

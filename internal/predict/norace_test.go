@@ -1,0 +1,5 @@
+//go:build !race
+
+package predict
+
+const raceEnabled = false
