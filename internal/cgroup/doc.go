@@ -1,0 +1,37 @@
+// Package cgroup is tenon's one interface over cgroup v1 and v2.
+//
+// Detect reads /proc/self/mountinfo and says, per controller tenon uses
+// (memory, cpu, cpuacct, freezer, pids), which hierarchy holds it. Hybrid
+// hosts, with memory, cpu and freezer on v1 and a mostly empty cgroup2 mount,
+// are the common case on the machines tenon is built on; pure v2 hosts are
+// the common production case. Every Group method dispatches on the version
+// of the controller it needs, so a group can span both.
+//
+// Open and Create return a Group: memory accounting (usage, working set,
+// peak, swap, limit, OOM kills, memory.stat), freeze and thaw that return
+// only once the kernel reports the state (a failed freeze is thawed back),
+// CPU quota and usage, task listing over descendants, KillAll, per-group
+// memory pressure on v2 and host pressure otherwise, and Delete.
+//
+// Domain is the workload domain: the parent group all sandboxes live under,
+// whose memory limit is the host budget. OpenDomain adopts a group left by a
+// crashed run after killing its tasks and deleting its children.
+//
+// Why raw control files rather than containerd/cgroups v3 (already a
+// dependency) or opencontainers/cgroups: containerd splits v1 and v2 into
+// unrelated types (cgroup1.Cgroup, cgroup2.Manager), so a group whose
+// controllers span both hierarchies on a hybrid host would need both plus
+// glue; its freezers (cgroup1 waitState, cgroup2 Manager.freeze) loop on
+// 1 ms sleeps with no context or deadline, so a group stuck in FREEZING
+// hangs the caller instead of being thawed back; and it has no per-fd
+// memory.peak reset. opencontainers/cgroups opens control files through a
+// handle on the fixed /sys/fs/cgroup and checks the file system type, which
+// rules out fake trees. The files tenon touches are few and their formats
+// small, so each is read by a parser over an io.Reader tested with literal
+// strings, and every root (the hierarchies, /proc) is injectable through
+// Layout so tests run against fake trees in t.TempDir().
+//
+// The package owns the cgroup directories it creates and the tasks inside
+// them. It never touches groups outside the paths it is given, never mounts
+// hierarchies and never moves its own process.
+package cgroup

@@ -1,0 +1,174 @@
+package cgroup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// DefaultDomain is the workload domain's group name when none is given.
+const DefaultDomain = "tenon"
+
+// Domain is the workload domain: the parent group every sandbox lives under,
+// whose memory limit is the budget tenon manages.
+type Domain struct {
+	layout *Layout
+	group  *group
+	budget int64
+	log    *slog.Logger
+}
+
+// OpenDomain creates the domain group name (DefaultDomain when "") with a
+// memory limit of budget bytes. A group of that name left by a crashed run
+// is adopted: its tasks are killed and its children deleted first. A budget
+// above the machine's MemTotal (<layout.ProcRoot>/meminfo) fails with
+// ErrBudgetTooLarge.
+func OpenDomain(ctx context.Context, layout *Layout, name string, budget int64, log *slog.Logger) (*Domain, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if name == "" {
+		name = DefaultDomain
+	}
+	if budget <= 0 {
+		return nil, fmt.Errorf("cgroup: domain budget must be > 0, got %d", budget)
+	}
+	if layout == nil {
+		return nil, ErrNoMemoryController
+	}
+	procRoot := layout.ProcRoot
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	total, err := MemTotal(procRoot)
+	if err != nil {
+		return nil, err
+	}
+	if budget > total {
+		return nil, fmt.Errorf("%w: budget %s > %s of RAM: pass a budget below the machine's memory",
+			ErrBudgetTooLarge, units.FormatSize(budget), units.FormatSize(total))
+	}
+	if old, err := Open(layout, name); err == nil {
+		if err := adopt(ctx, old.(*group), log); err != nil {
+			return nil, fmt.Errorf("adopting stale domain %s: %w", name, err)
+		}
+	}
+	g, err := Create(layout, name)
+	if err != nil {
+		return nil, fmt.Errorf("creating domain %s: %w", name, err)
+	}
+	d := &Domain{layout: layout, group: g.(*group), budget: budget, log: log}
+	if err := d.group.ensureHierarchy(); err != nil {
+		return nil, err
+	}
+	if err := d.group.SetMemoryLimit(budget); err != nil {
+		return nil, fmt.Errorf("setting domain budget: %w", err)
+	}
+	log.Info("workload domain ready", "group", d.group.path, "budget", units.FormatSize(budget), "layout", layout.String())
+	return d, nil
+}
+
+// adopt empties a group left by an earlier run: thaws it, kills its tasks and
+// deletes its children.
+func adopt(ctx context.Context, g *group, log *slog.Logger) error {
+	if err := g.thawTree(ctx); err != nil {
+		return err
+	}
+	pids, err := g.Pids()
+	if err != nil {
+		return err
+	}
+	if len(pids) > 0 {
+		if err := g.KillAll(ctx); err != nil {
+			return err
+		}
+	}
+	children, err := subdirs(g.dirs[Memory])
+	if err != nil {
+		return err
+	}
+	for _, dir := range g.uniqueDirs() {
+		if err := g.deleteTree(dir, true); err != nil {
+			return err
+		}
+	}
+	log.Warn("adopted stale workload domain from an earlier run",
+		"group", g.path, "killed_tasks", len(pids), "deleted_groups", len(children))
+	return nil
+}
+
+// ensureHierarchy checks memory.use_hierarchy on v1: without it the domain's
+// limit would not cover its children. Modern kernels always report 1.
+func (g *group) ensureHierarchy() error {
+	d, v, err := g.dir(Memory)
+	if err != nil || v != V1 {
+		return err
+	}
+	p := filepath.Join(d, "memory.use_hierarchy")
+	if n, err := readInt(p); err == nil && n == 1 {
+		return nil
+	}
+	if err := g.write(p, "1"); err != nil {
+		return fmt.Errorf("enabling memory.use_hierarchy on %s: %w", g.path, err)
+	}
+	if n, err := readInt(p); err != nil || n != 1 {
+		return fmt.Errorf("cgroup: memory.use_hierarchy of %s is not 1: the domain limit would not cover sandboxes", g.path)
+	}
+	return nil
+}
+
+// Group returns the domain's own group.
+func (d *Domain) Group() Group { return d.group }
+
+// Budget returns the memory limit the domain was opened with.
+func (d *Domain) Budget() int64 { return d.budget }
+
+// Child creates (or reuses) the child group name under the domain.
+func (d *Domain) Child(name string) (Group, error) {
+	if name == "" || strings.Contains(name, "..") {
+		return nil, fmt.Errorf("cgroup: invalid child name %q", name)
+	}
+	g, err := Create(d.layout, path.Join(d.group.path, name))
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Available is the domain's limit less its working set, floored at 0. The
+// working set excludes inactive file cache, which the kernel reclaims
+// before it OOM-kills (kubelet's eviction signal uses the same choice), so
+// Available is what sandboxes can still grow into without a kill.
+func (d *Domain) Available() (int64, error) {
+	m, err := d.group.Memory()
+	if err != nil {
+		return 0, err
+	}
+	limit := m.Limit
+	if limit < 0 {
+		limit = d.budget
+	}
+	return max(limit-m.WorkingSet, 0), nil
+}
+
+// Close kills every task left in the domain, deletes its children and the
+// domain itself.
+func (d *Domain) Close(ctx context.Context) error {
+	var errs []error
+	if err := d.group.KillAll(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := d.group.Delete(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		d.log.Info("workload domain removed", "group", d.group.path)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,172 @@
+package cgroup
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const meminfo = "MemTotal:       25165824 kB\nMemFree:        20000000 kB\n"
+
+func TestParseMemTotal(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    int64
+		wantErr bool
+	}{
+		{name: "kB", in: meminfo, want: 24 << 30},
+		{name: "missing", in: "MemFree: 1 kB\n", wantErr: true},
+		{name: "garbage", in: "MemTotal: lots kB\n", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseMemTotal(strings.NewReader(tc.in))
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Errorf("got %d, %v; want %d (err %v)", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestRequireRoot(t *testing.T) {
+	if err := requireRoot(0); err != nil {
+		t.Errorf("root: %v", err)
+	}
+	err := requireRoot(1000)
+	if !errors.Is(err, ErrNotRoot) || !strings.Contains(err.Error(), "sudo") {
+		t.Errorf("non-root: %v, want ErrNotRoot saying to use sudo", err)
+	}
+}
+
+// fakeDomainLayout is a v1 fake tree with a 24 GiB meminfo and v1 memory
+// files for the domain's Available.
+func fakeDomainLayout(t *testing.T) *Layout {
+	t.Helper()
+	l := fakeV1(t)
+	writeFiles(t, l.ProcRoot, map[string]string{"meminfo": meminfo})
+	return l
+}
+
+func TestOpenDomain(t *testing.T) {
+	newFakeKernel(t)
+	l := fakeDomainLayout(t)
+	ctx := context.Background()
+	d, err := OpenDomain(ctx, l, "", 4<<30, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Group().Path() != DefaultDomain {
+		t.Errorf("Path = %q, want %q", d.Group().Path(), DefaultDomain)
+	}
+	md := d.group.dirs[Memory]
+	if got := readFile(t, filepath.Join(md, "memory.limit_in_bytes")); got != "4294967296" {
+		t.Errorf("limit = %s, want 4 GiB", got)
+	}
+	if got := readFile(t, filepath.Join(md, "memory.use_hierarchy")); got != "1" {
+		t.Errorf("use_hierarchy = %s, want 1", got)
+	}
+	c, err := d.Child("sb-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Path() != "tenon/sb-1" {
+		t.Errorf("child path = %q", c.Path())
+	}
+	for _, ctl := range controllers {
+		if _, err := os.Stat(filepath.Join(l.Controllers[ctl].Root, "tenon", "sb-1")); err != nil {
+			t.Errorf("child missing in %s: %v", ctl, err)
+		}
+	}
+	if _, err := d.Child("../escape"); err == nil {
+		t.Error("Child(../escape) succeeded")
+	}
+	// Available = limit - (usage - total_inactive_file).
+	writeFiles(t, md, map[string]string{
+		"memory.usage_in_bytes": "1073741824\n", "memory.stat": "total_inactive_file 268435456\n",
+		"memory.max_usage_in_bytes": "0\n", "memory.oom_control": "oom_kill 0\n",
+	})
+	if av, err := d.Available(); err != nil || av != 4<<30-(1<<30-256<<20) {
+		t.Errorf("Available = %d, %v; want %d", av, err, int64(4<<30-(1<<30-256<<20)))
+	}
+	if err := d.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, ctl := range controllers {
+		if _, err := os.Stat(filepath.Join(l.Controllers[ctl].Root, "tenon")); err == nil {
+			t.Errorf("domain remains in %s after Close", ctl)
+		}
+	}
+}
+
+func TestOpenDomainRejects(t *testing.T) {
+	newFakeKernel(t)
+	tests := []struct {
+		name    string
+		budget  int64
+		meminfo bool
+		wantErr error
+		wantMsg string
+	}{
+		{name: "budget above MemTotal", budget: 32 << 30, meminfo: true, wantErr: ErrBudgetTooLarge, wantMsg: "below the machine's memory"},
+		{name: "zero budget", budget: 0, meminfo: true, wantMsg: "must be > 0"},
+		{name: "no meminfo", budget: 1 << 30, wantMsg: "meminfo"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := fakeV1(t)
+			if tc.meminfo {
+				writeFiles(t, l.ProcRoot, map[string]string{"meminfo": meminfo})
+			}
+			_, err := OpenDomain(context.Background(), l, "tenon", tc.budget, nil)
+			if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) || !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Errorf("OpenDomain = %v, want %v mentioning %q", err, tc.wantErr, tc.wantMsg)
+			}
+			if _, serr := os.Stat(filepath.Join(l.Controllers[Memory].Root, "tenon")); serr == nil {
+				t.Error("a rejected domain was created")
+			}
+		})
+	}
+}
+
+// TestOpenDomainAdoptsStale: a domain left by a crashed run (frozen child,
+// tasks inside) is thawed, emptied and reused, and the cleanup is logged.
+func TestOpenDomainAdoptsStale(t *testing.T) {
+	k := newFakeKernel(t)
+	l := fakeDomainLayout(t)
+	stale := mustCreate(t, l, "tenon/sb-old/tool")
+	fakeTasks(t, stale, Memory, map[string][]int{"": {77}})
+	writeFiles(t, stale.dirs[Freezer], map[string]string{"freezer.state": "FROZEN\n"})
+	k.onKill = func(pid int) {
+		if s, _ := readString(filepath.Join(stale.dirs[Freezer], "freezer.state")); s == stateThawed {
+			fakeTasks(t, stale, Memory, map[string][]int{"": nil})
+		}
+	}
+	var logs bytes.Buffer
+	d, err := OpenDomain(context.Background(), l, "tenon", 1<<30, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.killed) == 0 || k.killed[0] != 77 {
+		t.Errorf("killed %v, want 77", k.killed)
+	}
+	for _, ctl := range controllers {
+		if _, err := os.Stat(filepath.Join(l.Controllers[ctl].Root, "tenon", "sb-old")); err == nil {
+			t.Errorf("stale child remains in %s", ctl)
+		}
+		if _, err := os.Stat(filepath.Join(l.Controllers[ctl].Root, "tenon")); err != nil {
+			t.Errorf("adopted domain missing in %s", ctl)
+		}
+	}
+	if !strings.Contains(logs.String(), "killed_tasks=1") || !strings.Contains(logs.String(), "deleted_groups=2") {
+		t.Errorf("adoption not logged with counts: %s", logs.String())
+	}
+	if got := readFile(t, filepath.Join(d.group.dirs[Memory], "memory.limit_in_bytes")); got != "1073741824" {
+		t.Errorf("limit = %s", got)
+	}
+}

@@ -1,0 +1,42 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+)
+
+// Sentinel errors. Backends wrap them with context; callers test them with errors.Is.
+var (
+	// ErrNotFound means no live sandbox has the given id in this backend
+	// (it was never created, or it was destroyed).
+	ErrNotFound = errors.New("sandbox: no such sandbox")
+
+	// ErrExists means Create was called with an id that is already in use.
+	ErrExists = errors.New("sandbox: a sandbox with this id already exists")
+
+	// ErrInvalidSpec means a Spec or ExecRequest was malformed (bad id, empty
+	// command, relative cwd, bad environment entry).
+	ErrInvalidSpec = errors.New("sandbox: invalid request")
+
+	// ErrSandboxDead means the sandbox's init process exited: the sandbox
+	// cannot run actions any more and should be destroyed.
+	ErrSandboxDead = errors.New("sandbox: sandbox init has exited")
+
+	// ErrUnsupportedImage means the backend cannot provide the requested base image.
+	ErrUnsupportedImage = errors.New("sandbox: unsupported base image")
+
+	// ErrClosed means the backend was closed.
+	ErrClosed = errors.New("sandbox: backend closed")
+)
+
+var idPattern = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
+
+// ValidateID checks that id matches [a-zA-Z0-9_.-]{1,64} and is not "." or
+// "..": ids become path components and cgroup names.
+func ValidateID(id string) error {
+	if !idPattern.MatchString(id) || id == "." || id == ".." {
+		return fmt.Errorf("sandbox id %q: must match [a-zA-Z0-9_.-]{1,64} and not be . or ..: %w", id, ErrInvalidSpec)
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+//go:build linux
+
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+)
+
+// Backend runs sandboxes as libcontainer containers. It is safe for
+// concurrent use; actions within one sandbox run one at a time.
+type Backend struct {
+	cfg    Config
+	log    *slog.Logger
+	system []systemDir
+	// parents are the <hierarchy>/<CgroupParent> directories that did not
+	// exist when the backend started (libcontainer creates them in every
+	// hierarchy); Close removes them again.
+	parents []string
+
+	mu       sync.Mutex
+	boxes    map[string]*box
+	creating map[string]bool
+	closed   bool
+}
+
+var _ sandbox.Backend = (*Backend)(nil)
+
+// New prepares a backend. It creates cfg.StateDir, removes sandboxes an
+// earlier backend on the same StateDir left behind, and checks the host's
+// system directories; it starts no process.
+func New(cfg Config) (*Backend, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	sys, err := hostSystemDirs(cfg.HostRoot)
+	if err != nil {
+		return nil, fmt.Errorf("process backend: %w", err)
+	}
+	if fi, err := os.Stat(filepath.Join(cfg.HostRoot, "usr/local/bin")); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("process backend: the host needs a /usr/local/bin directory to mount tenon on")
+	}
+	b := &Backend{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		system:   sys,
+		boxes:    make(map[string]*box),
+		creating: make(map[string]bool),
+	}
+	for _, d := range []string{b.sandboxesDir(), b.containersDir(), b.binDir()} {
+		if err := os.MkdirAll(d, 0o711); err != nil {
+			return nil, fmt.Errorf("process backend: creating state dir: %w", err)
+		}
+	}
+	// The mount point of the executable inside the sandboxes' /usr/local/bin.
+	f, err := os.OpenFile(filepath.Join(b.binDir(), filepath.Base(exeMount)), os.O_CREATE|os.O_RDONLY, 0o755)
+	if err != nil {
+		return nil, fmt.Errorf("process backend: %w", err)
+	}
+	f.Close()
+	b.reapStale()
+	b.parents, err = missingParents(cfg.Layout.ProcRoot, cfg.CgroupParent)
+	if err != nil {
+		return nil, fmt.Errorf("process backend: %w", err)
+	}
+	return b, nil
+}
+
+func (b *Backend) sandboxesDir() string  { return filepath.Join(b.cfg.StateDir, "sandboxes") }
+func (b *Backend) containersDir() string { return filepath.Join(b.cfg.StateDir, "containers") }
+func (b *Backend) binDir() string        { return filepath.Join(b.cfg.StateDir, "bin") }
+
+// mountinfo is the host mount table, under Layout.ProcRoot.
+func (b *Backend) mountinfo() string {
+	root := b.cfg.Layout.ProcRoot
+	if root == "" {
+		root = "/proc"
+	}
+	return filepath.Join(root, "self", "mountinfo")
+}
+
+// Name is "process".
+func (b *Backend) Name() string { return "process" }
+
+// get returns the live sandbox id.
+func (b *Backend) get(id string) (*box, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, sandbox.ErrClosed
+	}
+	bx, ok := b.boxes[id]
+	if !ok {
+		return nil, fmt.Errorf("sandbox %q: %w", id, sandbox.ErrNotFound)
+	}
+	return bx, nil
+}
+
+// WritableLayer returns the host directory holding everything the sandbox
+// wrote outside its workspace and /dev/shm (its root file system; mount
+// points of the system directories appear in it as empty directories).
+func (b *Backend) WritableLayer(id string) (string, error) {
+	bx, err := b.get(id)
+	if err != nil {
+		return "", err
+	}
+	return bx.rootfs, nil
+}
+
+// Info describes a live sandbox.
+func (b *Backend) Info(ctx context.Context, id string) (sandbox.Info, error) {
+	bx, err := b.get(id)
+	if err != nil {
+		return sandbox.Info{}, err
+	}
+	paused, err := bx.group.Frozen()
+	if err != nil {
+		paused = bx.paused.Load()
+	}
+	return sandbox.Info{
+		ID:         id,
+		CgroupPath: bx.cgroupPath,
+		InitPid:    bx.initPid,
+		Labels:     maps.Clone(bx.spec.Labels),
+		Paused:     paused,
+	}, nil
+}
+
+// Pause freezes every process of the sandbox.
+func (b *Backend) Pause(ctx context.Context, id string) error {
+	bx, err := b.get(id)
+	if err != nil {
+		return err
+	}
+	if err := bx.group.Freeze(ctx); err != nil {
+		return fmt.Errorf("pausing sandbox %s: %w", id, err)
+	}
+	bx.paused.Store(true)
+	return nil
+}
+
+// Resume thaws a paused sandbox.
+func (b *Backend) Resume(ctx context.Context, id string) error {
+	bx, err := b.get(id)
+	if err != nil {
+		return err
+	}
+	if err := bx.group.Thaw(ctx); err != nil {
+		return fmt.Errorf("resuming sandbox %s: %w", id, err)
+	}
+	bx.paused.Store(false)
+	return nil
+}
+
+// Stats reads the sandbox's cgroup. Procs counts processes, init included.
+func (b *Backend) Stats(ctx context.Context, id string) (sandbox.Stats, error) {
+	bx, err := b.get(id)
+	if err != nil {
+		return sandbox.Stats{}, err
+	}
+	m, err := bx.group.Memory()
+	if err != nil {
+		return sandbox.Stats{}, fmt.Errorf("stats of sandbox %s: %w", id, err)
+	}
+	st := sandbox.Stats{
+		Memory:     m.Usage + m.Swap,
+		WorkingSet: m.WorkingSet,
+		Peak:       m.Peak,
+		OOMKills:   m.OOMKills,
+	}
+	if cpu, err := bx.group.CPUUsage(); err == nil {
+		st.CPU = cpu
+	}
+	pids, err := bx.group.Pids()
+	if err != nil {
+		return sandbox.Stats{}, fmt.Errorf("stats of sandbox %s: %w", id, err)
+	}
+	st.Procs = len(pids)
+	return st, nil
+}
+
+// Destroy kills the sandbox's processes and removes its cgroup and files.
+// The workspace is removed only when the backend made it (Spec.Workspace
+// empty). Destroying an unknown id is not an error.
+func (b *Backend) Destroy(ctx context.Context, id string) error {
+	b.mu.Lock()
+	bx, ok := b.boxes[id]
+	delete(b.boxes, id)
+	b.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return bx.destroy(ctx)
+}
+
+// Close destroys every sandbox and removes the backend's files and the
+// parent cgroups it created.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	boxes := slices.Collect(maps.Values(b.boxes))
+	clear(b.boxes)
+	b.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errs []error
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, bx := range boxes {
+		wg.Go(func() {
+			if err := bx.destroy(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, d := range []string{b.sandboxesDir(), b.containersDir()} {
+		if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("removing %s: %w", d, err))
+		}
+	}
+	if err := os.RemoveAll(b.binDir()); err != nil {
+		errs = append(errs, err)
+	}
+	for _, p := range slices.Backward(b.parents) {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			b.log.Debug("leaving parent cgroup", "dir", p, "err", err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// missingParents lists, for every cgroup hierarchy mounted (per
+// <procRoot>/self/mountinfo; on hybrid hosts libcontainer also uses the
+// cgroup2 one), the levels of parent that do not exist yet,
+// shallowest first.
+func missingParents(procRoot, parent string) ([]string, error) {
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	f, err := os.Open(filepath.Join(procRoot, "self", "mountinfo"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	mounts, err := cgroup.ParseMountinfo(f)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range mounts {
+		var levels []string
+		for p := parent; p != "." && p != "/" && p != ""; p = filepath.Dir(p) {
+			levels = append(levels, filepath.Join(m.MountPoint, p))
+		}
+		for _, l := range slices.Backward(levels) {
+			if _, err := os.Stat(l); errors.Is(err, os.ErrNotExist) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,150 @@
+//go:build linux
+
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+
+	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+)
+
+// killTimeout bounds the wait for a killed init to be reaped.
+const killTimeout = 5 * time.Second
+
+// box is one live sandbox.
+type box struct {
+	id           string
+	spec         sandbox.Spec
+	dir          string // <StateDir>/sandboxes/<id>
+	rootfs       string
+	workspace    string
+	ownWorkspace bool
+	cgroupPath   string
+	mountinfo    string // the host's <proc>/self/mountinfo
+	log          *slog.Logger
+
+	container *libcontainer.Container
+	proc      *libcontainer.Process
+	initPid   int
+	group     cgroup.Group
+
+	stdin   *os.File // requests
+	stdout  *os.File // results
+	enc     *json.Encoder
+	results chan response
+	dead    chan struct{} // closed when init has exited and been reaped
+
+	execMu sync.Mutex // one action at a time
+	seq    uint64
+	paused atomic.Bool
+
+	destroyOnce sync.Once
+	destroyErr  error
+}
+
+// watch waits for init and closes dead.
+func (bx *box) watch() {
+	_, err := bx.proc.Wait()
+	bx.log.Debug("sandbox init exited", "err", err)
+	close(bx.dead)
+}
+
+// readResults forwards the executor's messages until its stdout closes.
+func (bx *box) readResults() {
+	dec := json.NewDecoder(bx.stdout)
+	for {
+		var r response
+		if err := dec.Decode(&r); err != nil {
+			return
+		}
+		select {
+		case bx.results <- r:
+		case <-bx.dead:
+			return
+		}
+	}
+}
+
+func (bx *box) isDead() bool {
+	select {
+	case <-bx.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// destroy tears the sandbox down once; later calls return the first result.
+func (bx *box) destroy(ctx context.Context) error {
+	bx.destroyOnce.Do(func() { bx.destroyErr = bx.teardown(ctx) })
+	return bx.destroyErr
+}
+
+func (bx *box) teardown(ctx context.Context) error {
+	var errs []error
+	if bx.group != nil {
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if err := bx.group.Thaw(tctx); err != nil {
+			bx.log.Warn("thawing before destroy", "err", err)
+		}
+		cancel()
+	}
+	if bx.proc != nil {
+		if !bx.isDead() {
+			// SIGKILL to a pid namespace's init kills the whole namespace.
+			_ = syscall.Kill(bx.initPid, syscall.SIGKILL)
+		}
+		t := time.NewTimer(killTimeout)
+		select {
+		case <-bx.dead:
+		case <-t.C:
+			errs = append(errs, fmt.Errorf("sandbox init %d not reaped after %s", bx.initPid, killTimeout))
+		}
+		t.Stop()
+	}
+	if bx.group != nil {
+		kctx, cancel := context.WithTimeout(ctx, killTimeout)
+		if err := bx.group.KillAll(kctx); err != nil && !errors.Is(err, cgroup.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("killing sandbox tasks: %w", err))
+		}
+		cancel()
+	}
+	if bx.stdin != nil {
+		bx.stdin.Close()
+	}
+	if bx.stdout != nil {
+		bx.stdout.Close()
+	}
+	if bx.container != nil {
+		if err := bx.container.Destroy(); err != nil {
+			errs = append(errs, fmt.Errorf("destroying container: %w", err))
+		}
+	}
+	if bx.group != nil {
+		if err := bx.group.Delete(); err != nil && !errors.Is(err, cgroup.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("removing cgroup: %w", err))
+		}
+	}
+	if err := unmountUnder(bx.mountinfo, bx.dir); err != nil {
+		errs = append(errs, err)
+	}
+	if err := os.RemoveAll(bx.dir); err != nil {
+		errs = append(errs, fmt.Errorf("removing sandbox files: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("destroying sandbox %s: %w", bx.id, err)
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package process
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tenon-dev/tenon/internal/cgroup"
+)
+
+// Config configures a Backend.
+type Config struct {
+	// StateDir holds the backend's files: sandboxes/<id>/rootfs (each
+	// sandbox's writable layer), containers/ (libcontainer state) and
+	// bin/ (the /usr/local/bin of every sandbox). Required; created if missing.
+	StateDir string
+	// CgroupParent is the group every sandbox's cgroup is created under
+	// (<CgroupParent>/<id>), normally the workload domain. Required.
+	CgroupParent string
+	// Layout says where the cgroup controllers are mounted. Required.
+	Layout *cgroup.Layout
+	// Logger receives lifecycle events and the executors' stderr; nil discards.
+	Logger *slog.Logger
+	// Executable is the tenon binary bound at /usr/local/bin/tenon and run as
+	// every sandbox's init; "" means os.Executable().
+	Executable string
+	// HostRoot is where the system directories (/usr, /etc, ...) are taken
+	// from; "" means "/".
+	HostRoot string
+}
+
+func (c *Config) fill() error {
+	if c.StateDir == "" {
+		return errors.New("process backend: Config.StateDir is required")
+	}
+	if c.Layout == nil {
+		return errors.New("process backend: Config.Layout is required")
+	}
+	c.CgroupParent = strings.Trim(filepath.Clean("/"+c.CgroupParent), "/")
+	if c.CgroupParent == "" {
+		return errors.New("process backend: Config.CgroupParent is required")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.HostRoot == "" {
+		c.HostRoot = "/"
+	}
+	if c.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("process backend: locating the tenon executable: %w", err)
+		}
+		c.Executable = exe
+	}
+	exe, err := filepath.EvalSymlinks(c.Executable)
+	if err != nil {
+		return fmt.Errorf("process backend: executable: %w", err)
+	}
+	c.Executable = exe
+	abs, err := filepath.Abs(c.StateDir)
+	if err != nil {
+		return fmt.Errorf("process backend: state dir: %w", err)
+	}
+	c.StateDir = abs
+	return nil
+}

@@ -1,0 +1,203 @@
+//go:build linux
+
+package process
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+
+	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+)
+
+// readyTimeout bounds the wait for a new sandbox's executor to report ready.
+const readyTimeout = 10 * time.Second
+
+// Create starts a sandbox and returns once its executor is ready.
+func (b *Backend) Create(ctx context.Context, spec sandbox.Spec) (info sandbox.Info, err error) {
+	if err := sandbox.ValidateID(spec.ID); err != nil {
+		return sandbox.Info{}, err
+	}
+	if spec.Image != "" && spec.Image != "host" {
+		return sandbox.Info{}, fmt.Errorf("sandbox %s: image %q (the process backend has only \"host\"): %w",
+			spec.ID, spec.Image, sandbox.ErrUnsupportedImage)
+	}
+	if spec.Workspace != "" && !filepath.IsAbs(spec.Workspace) {
+		return sandbox.Info{}, fmt.Errorf("sandbox %s: workspace %q is not an absolute path: %w", spec.ID, spec.Workspace, sandbox.ErrInvalidSpec)
+	}
+	spec.Labels = maps.Clone(spec.Labels)
+	spec.Env = slices.Clone(spec.Env)
+	if !validEnv(spec.Env) {
+		return sandbox.Info{}, fmt.Errorf("sandbox %s: environment entries must be KEY=VALUE: %w", spec.ID, sandbox.ErrInvalidSpec)
+	}
+	if err := b.reserve(spec.ID); err != nil {
+		return sandbox.Info{}, err
+	}
+	bx, err := b.start(ctx, spec)
+	b.mu.Lock()
+	delete(b.creating, spec.ID)
+	closed := b.closed
+	if err == nil && !closed {
+		b.boxes[spec.ID] = bx
+	}
+	b.mu.Unlock()
+	if err != nil {
+		return sandbox.Info{}, fmt.Errorf("creating sandbox %s: %w", spec.ID, err)
+	}
+	if closed {
+		_ = bx.destroy(ctx)
+		return sandbox.Info{}, sandbox.ErrClosed
+	}
+	b.log.Debug("sandbox created", "id", spec.ID, "pid", bx.initPid, "cgroup", bx.cgroupPath)
+	return b.Info(ctx, spec.ID)
+}
+
+func (b *Backend) reserve(id string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return sandbox.ErrClosed
+	}
+	if _, ok := b.boxes[id]; ok || b.creating[id] {
+		return fmt.Errorf("sandbox %s: %w", id, sandbox.ErrExists)
+	}
+	b.creating[id] = true
+	return nil
+}
+
+// start builds the rootfs, starts the container and waits for the executor.
+// On failure it removes everything it made.
+func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr error) {
+	dir := filepath.Join(b.sandboxesDir(), spec.ID)
+	bx := &box{
+		id:         spec.ID,
+		spec:       spec,
+		dir:        dir,
+		rootfs:     filepath.Join(dir, "rootfs"),
+		workspace:  spec.Workspace,
+		cgroupPath: b.cfg.CgroupParent + "/" + spec.ID,
+		mountinfo:  b.mountinfo(),
+		log:        b.log.With("sandbox", spec.ID),
+		dead:       make(chan struct{}),
+		results:    make(chan response, 1),
+	}
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("stale state %s (remove it): %w", dir, sandbox.ErrExists)
+		}
+		return nil, err
+	}
+	defer func() {
+		if retErr != nil {
+			if err := bx.destroy(context.WithoutCancel(ctx)); err != nil {
+				b.log.Warn("cleaning up a failed sandbox", "id", spec.ID, "err", err)
+			}
+		}
+	}()
+	if bx.workspace == "" {
+		bx.workspace = filepath.Join(dir, "workspace")
+		bx.ownWorkspace = true
+	}
+	if err := os.MkdirAll(bx.workspace, 0o755); err != nil {
+		return nil, fmt.Errorf("creating workspace: %w", err)
+	}
+	ws, err := filepath.EvalSymlinks(bx.workspace)
+	if err != nil {
+		return nil, fmt.Errorf("resolving workspace: %w", err)
+	}
+	if err := makeRootfs(bx.rootfs, b.system); err != nil {
+		return nil, err
+	}
+	config := containerConfig(containerSpec{
+		id: spec.ID, rootfs: bx.rootfs, workspace: ws, exe: b.cfg.Executable,
+		localBin: b.binDir(), cgroupPath: bx.cgroupPath, network: spec.Network, system: b.system,
+	})
+	c, err := libcontainer.Create(b.containersDir(), spec.ID, config)
+	if err != nil {
+		return nil, fmt.Errorf("creating container: %w", err)
+	}
+	bx.container = c
+
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	bx.stdin, bx.stdout = inW, outR
+	bx.enc = json.NewEncoder(inW)
+	p := &libcontainer.Process{
+		Args:   []string{exeMount, initArg},
+		Env:    mergeEnv(defaultEnv, spec.Env),
+		Cwd:    "/",
+		Stdin:  inR,
+		Stdout: outW,
+		Stderr: errW,
+		Init:   true,
+	}
+	err = c.Run(p)
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	go bx.logStderr(errR)
+	if err != nil {
+		return nil, fmt.Errorf("starting container: %w", err)
+	}
+	bx.proc = p
+	if bx.initPid, err = p.Pid(); err != nil {
+		return nil, err
+	}
+	go bx.watch()
+	go bx.readResults()
+	if bx.group, err = cgroup.Open(b.cfg.Layout, bx.cgroupPath); err != nil {
+		return nil, err
+	}
+
+	t := time.NewTimer(readyTimeout)
+	defer t.Stop()
+	select {
+	case r := <-bx.results:
+		if r.Op != opReady {
+			return nil, fmt.Errorf("executor sent %q before ready", r.Op)
+		}
+	case <-bx.dead:
+		return nil, fmt.Errorf("sandbox init exited during start: %w", sandbox.ErrSandboxDead)
+	case <-t.C:
+		return nil, fmt.Errorf("sandbox init not ready after %s", readyTimeout)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return bx, nil
+}
+
+// logStderr forwards the executor's stderr to the log.
+func (bx *box) logStderr(r io.ReadCloser) {
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		bx.log.Warn("sandbox init", "line", sc.Text())
+	}
+}

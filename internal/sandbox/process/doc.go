@@ -1,0 +1,69 @@
+// Package process is tenon's embedded sandbox backend: every sandbox is a
+// container made with libcontainer (runc), with its own pid, mount, ipc, uts
+// and (unless Spec.Network) net namespaces, no daemon involved.
+//
+// # Root file system
+//
+// Each sandbox owns one host directory, <StateDir>/sandboxes/<id>/rootfs. It
+// is the container's root and its whole writable layer: everything an action
+// writes outside the mounts below (/root, /opt, /var, /tmp, /home, ...) lands
+// there, and nowhere else. On top of it, inside the container's mount
+// namespace only, libcontainer mounts read-only binds of the host's /usr and
+// /etc (and of /bin, /lib, /lib64, /sbin where they are real directories;
+// where the host has merged /usr they are recreated as symlinks), /proc,
+// a minimal /dev, a read-only /sys, the workspace at /workspace (read-write)
+// and the tenon executable at /usr/local/bin/tenon (read-only; the host's
+// /usr/local/bin is replaced by a directory holding only tenon). No mount is
+// made in the host's mount namespace, so a dead sandbox cannot leak mounts.
+// WritableLayer returns the directory for capture.
+//
+// # Executor
+//
+// The container's init is the tenon binary itself in a hidden mode
+// (argv[1] == "__sandbox-init"). It reads JSON requests on its stdin and
+// answers on its stdout; each action is forked from it (new process group,
+// cwd, env, /dev/null stdin, capped stdout/stderr), so an action costs one
+// fork/exec instead of libcontainer's re-exec of the init binary. As pid 1 of
+// the sandbox it reaps orphans, kills every other process of the sandbox on a
+// timeout (kill(-1)), and reports how many processes remain after an action.
+//
+// Actions of one sandbox run one at a time. An action's result comes when
+// its main process has exited and its output pipes closed (or 100 ms after
+// the exit, when a background process keeps them open). Processes an action
+// leaves running stay until the next timeout, cancel or Destroy (a timeout
+// or cancel kills every process of the sandbox but init, including those
+// earlier actions left behind, since setsid can take a process out of any
+// group or session the executor could target): Stats.Procs
+// counts the sandbox's processes, so Procs == 1 means only init remains (the
+// condition residency needs before capturing a sandbox).
+//
+// Binaries that link this package must call MaybeInit first thing in main
+// (and test binaries in TestMain): it serves both libcontainer's "init"
+// re-exec and the executor mode, and returns at once otherwise. The package
+// also locks the main goroutine to the main thread (an init function), so
+// that libcontainer's per-container namespace threads never park the main
+// thread in a container's mount namespace.
+//
+// Stale state: New removes the sandboxes a crashed backend left in the same
+// StateDir (processes, cgroups, files).
+//
+// # Cgroups
+//
+// The container's cgroup is <Config.CgroupParent>/<id> in every mounted
+// hierarchy (libcontainer's cgroup manager creates it, the devices cgroup
+// included; on hybrid hosts also in the cgroup2 one); memory statistics, the
+// OOM-kill counter and the freezer go through internal/cgroup. Close removes
+// the parent directories libcontainer created in hierarchies the workload
+// domain does not manage.
+//
+// # Security
+//
+// Ids are validated (sandbox.ValidateID) before they become paths; mount
+// destinations are resolved inside the rootfs by libcontainer (securejoin);
+// system binds are recursively read-only; no network namespace peer exists
+// unless Spec.Network; processes get Docker's default capability set minus
+// CAP_MKNOD, no_new_privs, runc's masked and read-only /proc paths.
+//
+// This package must not touch cgroups outside Config.CgroupParent, nor
+// mounts outside the sandboxes' own mount namespaces.
+package process

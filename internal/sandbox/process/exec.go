@@ -1,0 +1,139 @@
+//go:build linux
+
+package process
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/sandbox"
+)
+
+// cancelGrace bounds the wait for the executor's result after a cancel.
+const cancelGrace = 5 * time.Second
+
+// Exec runs one action in the sandbox and waits for it. Actions of one
+// sandbox run one at a time; a second Exec waits for the first. When ctx
+// ends, the action's processes are killed and ctx's error is returned.
+func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	bx, err := b.get(id)
+	if err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	if err := validateExec(req); err != nil {
+		return sandbox.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", id, err)
+	}
+	limit := req.OutputLimit
+	if limit == 0 {
+		limit = sandbox.DefaultOutputLimit
+	}
+	return bx.exec(ctx, request{
+		Op: opExec, Argv: req.Argv, Shell: req.Shell, Cwd: req.Cwd, Env: req.Env,
+		Timeout: int64(req.Timeout), Limit: limit,
+	})
+}
+
+func validateExec(req sandbox.ExecRequest) error {
+	switch {
+	case len(req.Argv) == 0 && req.Shell == "":
+		return fmt.Errorf("no command (set Argv or Shell): %w", sandbox.ErrInvalidSpec)
+	case len(req.Argv) > 0 && req.Shell != "":
+		return fmt.Errorf("both Argv and Shell set: %w", sandbox.ErrInvalidSpec)
+	case req.Cwd != "" && !path.IsAbs(req.Cwd):
+		return fmt.Errorf("cwd %q is not absolute: %w", req.Cwd, sandbox.ErrInvalidSpec)
+	case !validEnv(req.Env):
+		return fmt.Errorf("environment entries must be KEY=VALUE: %w", sandbox.ErrInvalidSpec)
+	case req.OutputLimit < 0 || req.Timeout < 0:
+		return fmt.Errorf("negative output limit or timeout: %w", sandbox.ErrInvalidSpec)
+	}
+	return nil
+}
+
+func (bx *box) exec(ctx context.Context, req request) (sandbox.ExecResult, error) {
+	bx.execMu.Lock()
+	defer bx.execMu.Unlock()
+	if bx.isDead() {
+		return sandbox.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", bx.id, sandbox.ErrSandboxDead)
+	}
+	before, err := bx.group.Memory()
+	if err != nil {
+		return sandbox.ExecResult{}, fmt.Errorf("exec in sandbox %s: reading memory: %w", bx.id, err)
+	}
+	_ = bx.group.ResetPeak() // best effort: the samples bound the peak too
+	usage := func() (int64, error) {
+		m, err := bx.group.Memory()
+		return m.Usage + m.Swap, err
+	}
+
+	bx.seq++
+	req.Seq = bx.seq
+	start := time.Now()
+	smp := startSampler(usage, time.Now, sampleInterval)
+	r, waitErr := bx.roundTrip(ctx, req)
+	dur := time.Since(start)
+	peak, avg := smp.finish(usage, time.Now)
+
+	res := sandbox.ExecResult{
+		ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr,
+		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
+		Duration: dur, AvgMemory: avg, PeakMemory: peak, TimedOut: r.TimedOut,
+	}
+	if after, err := bx.group.Memory(); err == nil {
+		res.PeakMemory = max(res.PeakMemory, after.Peak)
+		res.OOMKilled = after.OOMKills > before.OOMKills
+	}
+	if waitErr != nil {
+		return res, fmt.Errorf("exec in sandbox %s: %w", bx.id, waitErr)
+	}
+	if r.Remaining > 0 {
+		bx.log.Debug("processes outlive the action", "remaining", r.Remaining)
+	}
+	return res, nil
+}
+
+// roundTrip sends req and waits for its result, the death of init, or ctx.
+func (bx *box) roundTrip(ctx context.Context, req request) (response, error) {
+	if err := bx.enc.Encode(req); err != nil {
+		if bx.waitDead(time.Second) {
+			return response{}, sandbox.ErrSandboxDead
+		}
+		return response{}, fmt.Errorf("sending request: %w", err)
+	}
+	var ctxErr error
+	done := ctx.Done()
+	var grace <-chan time.Time
+	for {
+		select {
+		case r := <-bx.results:
+			if r.Op != opResult || r.Seq != req.Seq {
+				continue // the late answer to a canceled action
+			}
+			return r, ctxErr
+		case <-bx.dead:
+			return response{}, sandbox.ErrSandboxDead
+		case <-done:
+			ctxErr = ctx.Err()
+			done = nil
+			_ = bx.enc.Encode(request{Op: opCancel})
+			t := time.NewTimer(cancelGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			return response{}, fmt.Errorf("no result %s after cancel: %w", cancelGrace, ctxErr)
+		}
+	}
+}
+
+// waitDead reports whether init exits within d.
+func (bx *box) waitDead(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-bx.dead:
+		return true
+	case <-t.C:
+		return false
+	}
+}

@@ -1,0 +1,313 @@
+package process
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/sandbox"
+)
+
+const (
+	// outputGrace is how long the executor keeps reading an action's output
+	// after its main process exited (background processes may hold the pipes).
+	outputGrace = 100 * time.Millisecond
+	// settleTimeout bounds the wait for killed processes to be reaped.
+	settleTimeout = time.Second
+)
+
+// runExecutor is the sandbox init: it answers requests from in on out until
+// in is closed. It returns the process exit code.
+func runExecutor(in io.Reader, out io.Writer) int {
+	e := &executor{
+		reaper:  newReaper(),
+		baseEnv: os.Environ(),
+		out:     json.NewEncoder(out),
+	}
+	if err := e.serve(in); err != nil {
+		fmt.Fprintf(os.Stderr, "tenon sandbox init: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type executor struct {
+	reaper  *reaper
+	baseEnv []string
+
+	mu      sync.Mutex
+	out     *json.Encoder
+	cancel  chan struct{} // non-nil while an action runs
+	stopped bool
+}
+
+func (e *executor) send(r response) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.out.Encode(r)
+}
+
+func (e *executor) serve(in io.Reader) error {
+	if err := e.send(response{Op: opReady}); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(in)
+	for {
+		var req request
+		if err := dec.Decode(&req); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return fmt.Errorf("reading request: %w", err)
+		}
+		switch req.Op {
+		case opExec:
+			e.mu.Lock()
+			busy := e.cancel != nil
+			if !busy {
+				e.cancel = make(chan struct{})
+				e.stopped = false
+			}
+			cancel := e.cancel
+			e.mu.Unlock()
+			if busy {
+				if err := e.send(response{Op: opResult, Seq: req.Seq, ExitCode: 127, Error: "an action is already running"}); err != nil {
+					return err
+				}
+				continue
+			}
+			go func() {
+				r := e.run(req, cancel)
+				r.Seq = req.Seq
+				e.mu.Lock()
+				e.cancel = nil
+				e.mu.Unlock()
+				_ = e.send(r)
+			}()
+		case opCancel:
+			e.mu.Lock()
+			if e.cancel != nil && !e.stopped {
+				close(e.cancel)
+				e.stopped = true
+			}
+			e.mu.Unlock()
+		}
+	}
+}
+
+// run executes one action and waits for it.
+func (e *executor) run(req request, cancel <-chan struct{}) response {
+	env := mergeEnv(e.baseEnv, req.Env)
+	argv := req.Argv
+	if req.Shell != "" {
+		argv = []string{"/bin/sh", "-c", req.Shell}
+	}
+	if len(argv) == 0 {
+		return failed("empty command")
+	}
+	path, err := lookPath(argv[0], env)
+	if err != nil {
+		return failed(fmt.Sprintf("%s: %v", argv[0], err))
+	}
+	cwd := req.Cwd
+	if cwd == "" {
+		cwd = "/workspace"
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = sandbox.DefaultOutputLimit
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return failed(err.Error())
+	}
+	defer devnull.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return failed(err.Error())
+	}
+	defer outR.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		return failed(err.Error())
+	}
+	defer errR.Close()
+
+	pid, wait, err := e.reaper.start(path, argv, &syscall.ProcAttr{
+		Dir:   cwd,
+		Env:   env,
+		Files: []uintptr{devnull.Fd(), outW.Fd(), errW.Fd()},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		return failed(fmt.Sprintf("starting %s: %v", argv[0], err))
+	}
+
+	stdout, stderr := &capture{limit: limit}, &capture{limit: limit}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); stdout.readAll(outR) }()
+	go func() { defer wg.Done(); stderr.readAll(errR) }()
+
+	var timeout <-chan time.Time
+	if req.Timeout > 0 {
+		t := time.NewTimer(time.Duration(req.Timeout))
+		defer t.Stop()
+		timeout = t.C
+	}
+	var ws syscall.WaitStatus
+	r := response{Op: opResult}
+	select {
+	case ws = <-wait:
+	case <-timeout:
+		r.TimedOut = true
+		killAll(pid)
+		ws = <-wait
+	case <-cancel:
+		r.Canceled = true
+		killAll(pid)
+		ws = <-wait
+	}
+	if r.TimedOut || r.Canceled {
+		killAll(pid) // descendants started after the first kill
+	}
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(outputGrace):
+		outR.Close()
+		errR.Close()
+		<-done
+	}
+
+	switch {
+	case ws.Exited():
+		r.ExitCode = ws.ExitStatus()
+	default:
+		r.ExitCode = -1
+	}
+	r.Stdout, r.StdoutTruncated = stdout.buf, stdout.truncated
+	r.Stderr, r.StderrTruncated = stderr.buf, stderr.truncated
+	settle := time.Duration(0)
+	if r.TimedOut || r.Canceled {
+		settle = settleTimeout
+	}
+	r.Remaining = remaining(settle)
+	return r
+}
+
+// failed is the result of an action that could not start: exit code 127
+// and the reason on stderr, as a shell reports it.
+func failed(msg string) response {
+	return response{Op: opResult, ExitCode: 127, Stderr: []byte(msg + "\n"), Error: msg}
+}
+
+// killAll kills every process of the sandbox but init. Outside a pid
+// namespace (tests), it kills the action's process group only: kill(-1)
+// there would hit the whole host.
+func killAll(pid int) {
+	if os.Getpid() == 1 {
+		_ = syscall.Kill(-1, syscall.SIGKILL)
+		return
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+}
+
+// remaining counts the processes of the sandbox other than init, waiting up
+// to settle for the count to drop to 0. Outside a pid namespace it returns 0.
+func remaining(settle time.Duration) int {
+	if os.Getpid() != 1 {
+		return 0
+	}
+	deadline := time.Now().Add(settle)
+	for {
+		n := countProcs("/proc") - 1
+		if n <= 0 || !time.Now().Before(deadline) {
+			return max(n, 0)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// countProcs counts the numeric entries of procRoot.
+func countProcs(procRoot string) int {
+	d, err := os.Open(procRoot)
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, name := range names {
+		if _, err := strconv.Atoi(name); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// reaper collects the exit status of every child (as pid 1, also of every
+// orphan) and hands those of started actions to their waiters.
+type reaper struct {
+	mu      sync.Mutex
+	waiters map[int]chan syscall.WaitStatus
+}
+
+func newReaper() *reaper {
+	r := &reaper{waiters: make(map[int]chan syscall.WaitStatus)}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGCHLD)
+	go func() {
+		for range sig {
+			r.reap()
+		}
+	}()
+	return r
+}
+
+// start forks and execs under the reaper's lock, so the child cannot be
+// reaped before its waiter is registered.
+func (r *reaper) start(path string, argv []string, attr *syscall.ProcAttr) (int, <-chan syscall.WaitStatus, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pid, err := syscall.ForkExec(path, argv, attr)
+	if err != nil {
+		return 0, nil, err
+	}
+	ch := make(chan syscall.WaitStatus, 1)
+	r.waiters[pid] = ch
+	return pid, ch, nil
+}
+
+func (r *reaper) reap() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if pid <= 0 || err != nil {
+			return
+		}
+		if ch, ok := r.waiters[pid]; ok {
+			ch <- ws
+			delete(r.waiters, pid)
+		}
+	}
+}

@@ -1,0 +1,45 @@
+//go:build linux
+
+package process
+
+import (
+	"os"
+	"runtime"
+
+	"github.com/opencontainers/runc/libcontainer"
+	// nsenter's C constructor performs the namespace setup of libcontainer's
+	// "init" re-exec before the Go runtime starts.
+	_ "github.com/opencontainers/runc/libcontainer/nsenter"
+)
+
+// init keeps the main goroutine on the main thread for the life of the
+// program. libcontainer joins each new container's mount namespace from a
+// goroutine locked to its thread and lets the thread die afterwards; Go
+// cannot end the main thread and parks it instead, so were that goroutine
+// to run on the main thread, the process's /proc/self would show the
+// container's mount namespace from then on (and keep it alive). Locking
+// main here, as the runtime documents for init functions, keeps every other
+// goroutine off the main thread.
+func init() {
+	runtime.LockOSThread()
+}
+
+// MaybeInit must be the first call in main of every binary that links this
+// package (and in TestMain of its test binaries). When the process was
+// started as libcontainer's container bootstrap ("init", with libcontainer's
+// environment) it runs libcontainer.Init, which never returns; when started
+// as a sandbox's executor (argv[1] == "__sandbox-init") it serves actions and
+// exits. Otherwise it returns at once.
+func MaybeInit() {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case "init":
+		if os.Getenv("_LIBCONTAINER_INITTYPE") != "" {
+			libcontainer.Init() // never returns
+		}
+	case initArg:
+		os.Exit(runExecutor(os.Stdin, os.Stdout))
+	}
+}

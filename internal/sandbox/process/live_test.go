@@ -1,0 +1,99 @@
+//go:build linux
+
+package process
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/memtool"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+	"github.com/tenon-dev/tenon/internal/sandbox/sandboxtest"
+)
+
+func TestMain(m *testing.M) {
+	MaybeInit()
+	// Inside a sandbox the test binary is /usr/local/bin/tenon; serve
+	// `tenon tool mem` as cmd/tenon does.
+	if len(os.Args) > 2 && os.Args[1] == "tool" && os.Args[2] == "mem" {
+		o, err := memtool.ParseArgs(os.Args[3:])
+		if err == nil {
+			err = memtool.Run(context.Background(), o)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tenon tool mem:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// liveLayout skips unless the test runs as root with a cgroup v1 memory controller.
+func liveLayout(tb testing.TB) *cgroup.Layout {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		tb.Skip("live sandbox tests need root (namespaces, mounts, cgroups)")
+	}
+	l, err := cgroup.Detect("/proc")
+	if err != nil {
+		tb.Skipf("live sandbox tests need the cgroup memory controller: %v", err)
+	}
+	if m, _ := l.Controller(cgroup.Memory); m.Version != cgroup.V1 {
+		tb.Skip("live sandbox tests need the cgroup v1 memory controller (this host has v2)")
+	}
+	if _, ok := l.Controller(cgroup.Freezer); !ok {
+		tb.Skip("live sandbox tests need the cgroup freezer controller")
+	}
+	return l
+}
+
+// liveBackend makes a workload domain with budget bytes and a backend under
+// it; both are removed when the test ends.
+func liveBackend(tb testing.TB, budget int64) (*Backend, *cgroup.Domain) {
+	tb.Helper()
+	layout := liveLayout(tb)
+	log := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	ctx := context.Background()
+	name := fmt.Sprintf("tenon-test-process-%d", os.Getpid())
+	dom, err := cgroup.OpenDomain(ctx, layout, name, budget, log)
+	if err != nil {
+		tb.Fatalf("OpenDomain: %v", err)
+	}
+	b, err := New(Config{
+		StateDir:     tb.TempDir(),
+		CgroupParent: dom.Group().Path(),
+		Layout:       layout,
+		Logger:       log,
+	})
+	if err != nil {
+		_ = dom.Close(ctx)
+		tb.Fatalf("New: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := dom.Close(cctx); err != nil {
+			tb.Errorf("closing domain: %v", err)
+		}
+	})
+	return b, dom
+}
+
+func TestContract(t *testing.T) {
+	sandboxtest.Run(t, func(t *testing.T) sandbox.Backend {
+		b, _ := liveBackend(t, 4<<30)
+		return b
+	})
+}

@@ -1,0 +1,86 @@
+//go:build linux
+
+package process
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/memtool"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+)
+
+// TestOOMUnderDomainBudget runs two 180 MiB actions in two sandboxes of a
+// 256 MiB domain: at the same time, at least one is OOM-killed and reported
+// so; one after the other, neither is.
+func TestOOMUnderDomainBudget(t *testing.T) {
+	b, _ := liveBackend(t, 256<<20)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ids := []string{"oom-a", "oom-b"}
+	for _, id := range ids {
+		if _, err := b.Create(ctx, sandbox.Spec{ID: id, Workspace: filepath.Join(t.TempDir(), id)}); err != nil {
+			t.Fatalf("Create(%s): %v", id, err)
+		}
+	}
+	alloc := sandbox.ExecRequest{
+		Argv:    append([]string{exeMount}, memtool.Args(trajectory.MemProfile{PeakMiB: 180, RampS: 0.2, HoldS: 1})...),
+		Timeout: 30 * time.Second,
+	}
+	run := func(id string) sandbox.ExecResult {
+		r, err := b.Exec(ctx, id, alloc)
+		if err != nil {
+			t.Errorf("Exec(%s): %v", id, err)
+		}
+		return r
+	}
+
+	tests := []struct {
+		name       string
+		concurrent bool
+		wantOOM    bool
+	}{
+		{"at the same time", true, true},
+		{"one after the other", false, false},
+	}
+	for _, tt := range tests {
+		results := make([]sandbox.ExecResult, len(ids))
+		if tt.concurrent {
+			var wg sync.WaitGroup
+			for i, id := range ids {
+				wg.Go(func() { results[i] = run(id) })
+			}
+			wg.Wait()
+		} else {
+			for i, id := range ids {
+				results[i] = run(id)
+			}
+		}
+		oom := 0
+		for i, r := range results {
+			desc := fmt.Sprintf("%s: %s exit %d peak %d MiB oom %v stderr %q", tt.name, ids[i], r.ExitCode, r.PeakMemory>>20, r.OOMKilled, r.Stderr)
+			t.Log(desc)
+			if r.OOMKilled {
+				oom++
+				if r.ExitCode == 0 {
+					t.Errorf("%s: OOMKilled with exit 0", desc)
+				}
+			} else if r.ExitCode != 0 {
+				t.Errorf("%s: failed without an OOM kill", desc)
+			} else if r.PeakMemory < 180<<20 {
+				t.Errorf("%s: peak below the 180 MiB allocated", desc)
+			}
+		}
+		if tt.wantOOM && oom == 0 {
+			t.Errorf("%s: no action was OOM-killed, want at least one", tt.name)
+		}
+		if !tt.wantOOM && oom != 0 {
+			t.Errorf("%s: %d actions OOM-killed, want none", tt.name, oom)
+		}
+	}
+}

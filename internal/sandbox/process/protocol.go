@@ -1,0 +1,51 @@
+package process
+
+// The executor protocol: one JSON object a line, host → init on the init's
+// stdin, init → host on its stdout. The host sends at most one exec at a
+// time and may send a cancel while it runs.
+
+// Request operations.
+const (
+	opExec   = "exec"
+	opCancel = "cancel"
+)
+
+// Response operations.
+const (
+	opReady  = "ready"
+	opResult = "result"
+)
+
+// initArg is argv[1] of the executor mode.
+const initArg = "__sandbox-init"
+
+// request is a message from the host to the executor.
+type request struct {
+	Op      string   `json:"op"`
+	Seq     uint64   `json:"seq,omitempty"` // echoed in the result
+	Argv    []string `json:"argv,omitempty"`
+	Shell   string   `json:"shell,omitempty"`
+	Cwd     string   `json:"cwd,omitempty"`
+	Env     []string `json:"env,omitempty"`
+	Timeout int64    `json:"timeout_ns,omitempty"` // 0 = none
+	Limit   int      `json:"limit,omitempty"`      // per-stream output cap
+}
+
+// response is a message from the executor to the host.
+type response struct {
+	Op              string `json:"op"`
+	Seq             uint64 `json:"seq,omitempty"`
+	ExitCode        int    `json:"exit_code"`
+	Stdout          []byte `json:"stdout,omitempty"`
+	Stderr          []byte `json:"stderr,omitempty"`
+	StdoutTruncated bool   `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
+	TimedOut        bool   `json:"timed_out,omitempty"`
+	Canceled        bool   `json:"canceled,omitempty"`
+	// Remaining is the number of processes in the sandbox besides init when
+	// the result was sent (0: the action's whole process tree has exited).
+	Remaining int `json:"remaining"`
+	// Error is set when the action could not be started (no such program,
+	// bad cwd); ExitCode is then 127.
+	Error string `json:"error,omitempty"`
+}

@@ -1,0 +1,16 @@
+// Package sandboxtest is the contract suite every sandbox.Backend passes:
+// Run creates sandboxes through the backend under test and checks exec
+// semantics (exit codes, captured and capped output, cwd, env, timeouts that
+// kill the whole process tree), the workspace and writable layer, pause and
+// resume, stats, isolation (no network unless asked, read-only /usr, own pid
+// namespace) and the lifecycle errors (ErrNotFound after destroy,
+// ErrSandboxDead when init dies).
+//
+// Backends call it from a live test:
+//
+//	func TestContract(t *testing.T) {
+//		sandboxtest.Run(t, func(t *testing.T) sandbox.Backend { return newBackend(t) })
+//	}
+//
+// newBackend must arrange (t.Cleanup) for the backend to be closed.
+package sandboxtest
