@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const meminfo = "MemTotal:       25165824 kB\nMemFree:        20000000 kB\n"
@@ -56,7 +57,8 @@ func fakeDomainLayout(t *testing.T) *Layout {
 func TestOpenDomain(t *testing.T) {
 	newFakeKernel(t)
 	l := fakeDomainLayout(t)
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	d, err := OpenDomain(ctx, l, "", 4<<30, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +150,9 @@ func TestOpenDomainAdoptsStale(t *testing.T) {
 		}
 	}
 	var logs bytes.Buffer
-	d, err := OpenDomain(context.Background(), l, "tenon", 1<<30, slog.New(slog.NewTextHandler(&logs, nil)))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d, err := OpenDomain(ctx, l, "tenon", 1<<30, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,7 +136,9 @@ func TestFreezeThaw(t *testing.T) {
 			if err != nil || fr != tc.wantFrozen {
 				t.Errorf("Frozen = %v, %v; want %v", fr, err, tc.wantFrozen)
 			}
-			if err := g.Thaw(context.Background()); err != nil {
+			tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := g.Thaw(tctx); err != nil {
 				t.Fatalf("Thaw: %v", err)
 			}
 			if fr, err := g.Frozen(); err != nil || fr {

@@ -241,8 +241,9 @@ func TestLiveOOMKill(t *testing.T) {
 	if m.Limit != 32<<20 {
 		t.Errorf("Limit = %d, want %d", m.Limit, 32<<20)
 	}
-	if m.Peak > 32<<20 {
-		t.Errorf("Peak = %d exceeds the 32 MiB limit", m.Peak)
+	// The kernel's high-water mark may overshoot the limit by a few pages.
+	if m.Peak < 16<<20 || m.Peak > 32<<20+256<<10 {
+		t.Errorf("Peak = %d, want between 16 MiB and the 32 MiB limit (+256 KiB slack)", m.Peak)
 	}
 }
 
@@ -254,7 +255,9 @@ func TestLiveAdoptStaleDomain(t *testing.T) {
 		t.Fatalf("Child: %v", err)
 	}
 	h := startHelper(t, g, 1, true)
-	if err := g.Freeze(context.Background()); err != nil {
+	fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer fcancel()
+	if err := g.Freeze(fctx); err != nil {
 		t.Fatalf("Freeze: %v", err)
 	}
 	// A second OpenDomain of the same name is what a restart after a crash does.

@@ -157,7 +157,7 @@ func parseMax(s string) (int64, error) {
 // workingSet is usage less inactive file cache, floored at 0 (kubelet's
 // definition: inactive file pages are reclaimable without I/O on the task).
 func workingSet(usage, inactiveFile int64) int64 {
-	return usage - inactiveFile
+	return max(usage-inactiveFile, 0)
 }
 
 // ResetPeak resets the peak counter. v1 writes 0 to memory.max_usage_in_bytes.

@@ -166,7 +166,9 @@ func TestKillAllV2UsesCgroupKill(t *testing.T) {
 		}
 		return v, nil
 	}
-	if err := g.KillAll(context.Background()); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.KillAll(ctx); err != nil {
 		t.Fatalf("KillAll: %v", err)
 	}
 	if !slices.Contains(k.writes, filepath.Join(g.dirs[Memory], "cgroup.kill")+"=1") {
