@@ -1,0 +1,22 @@
+// Package anchor is tenon's memory-intent proxy (seed 001, Tide, "Anchor"):
+// the component that stands outside both the harness and the tools, sees
+// every phase boundary of the agent loop and turns each into a memory
+// operation. Its parts are subpackages, so each can be wired into the
+// process sandbox's in-sandbox executor or run on the host against any
+// cgroup:
+//
+//   - scope runs one tool invocation in its own child cgroup (the seed's
+//     arena T), buffers its output outside it and discards what the scope
+//     still holds when the process tree exits (destroy intent);
+//   - pageout pages a process's private memory out (process_madvise
+//     MADV_PAGEOUT) and back in (pageout intent, pagein);
+//   - broker decides, from model and tool call begin/end events of every
+//     agent sharing a harness, when the harness may be suspended and paged
+//     out and when it must be paged in and resumed;
+//   - suspend carries the broker's decisions out on a cgroup (freeze,
+//     confirm, page out; page in, thaw) and ticks the broker on time;
+//   - heap is the harness stand-in used to prove data survives page-out and
+//     page-in (`tenon harness heap`).
+//
+// This package holds only documentation; it owns nothing at run time.
+package anchor

@@ -1,0 +1,100 @@
+package scope
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/tenon-dev/tenon/internal/cgroup"
+)
+
+// reclaimRounds bounds the memory.reclaim writes on v2; the kernel answers
+// EAGAIN when one round could not reclaim the whole amount.
+const reclaimRounds = 8
+
+// fileOps are the kernel entry points of the drop; tests replace them.
+type fileOps struct {
+	write func(path, value string) error
+	read  func(path string) (string, error)
+}
+
+var sysFiles = fileOps{
+	write: func(path, value string) error {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, werr := f.WriteString(value)
+		cerr := f.Close()
+		return errors.Join(werr, cerr)
+	},
+	read: func(path string) (string, error) {
+		b, err := os.ReadFile(path)
+		return string(b), err
+	},
+}
+
+// Drop discards the memory an empty group still holds (page cache, tmpfs
+// where swap takes it) and removes the group: v1 memory.force_empty, v2
+// memory.reclaim of memory.current, then rmdir in every hierarchy. left is
+// the usage that remained after emptying, which the kernel leaves charged
+// to the parent.
+func Drop(layout *cgroup.Layout, g cgroup.Group) (left int64, err error) {
+	dirs, err := layout.Dirs(g.Path())
+	if err != nil {
+		return 0, err
+	}
+	m, ok := layout.Controller(cgroup.Memory)
+	if !ok {
+		return 0, cgroup.ErrNoMemoryController
+	}
+	left, err = dropMemory(dirs[cgroup.Memory], m.Version, sysFiles)
+	if derr := g.Delete(); derr != nil {
+		return left, errors.Join(err, fmt.Errorf("removing scope: %w", derr))
+	}
+	return left, err
+}
+
+// dropMemory empties the memory group at dir and returns its usage after.
+func dropMemory(dir string, v cgroup.Version, fs fileOps) (int64, error) {
+	if v == cgroup.V1 {
+		if err := fs.write(filepath.Join(dir, "memory.force_empty"), "0"); err != nil {
+			return 0, fmt.Errorf("emptying scope %s: %w", dir, err)
+		}
+		return readBytes(fs, filepath.Join(dir, "memory.usage_in_bytes"))
+	}
+	cur := filepath.Join(dir, "memory.current")
+	if _, err := fs.read(cur); errors.Is(err, os.ErrNotExist) {
+		return 0, nil // the memory controller is not enabled for this group
+	}
+	for range reclaimRounds {
+		n, err := readBytes(fs, cur)
+		if err != nil || n == 0 {
+			return n, err
+		}
+		err = fs.write(filepath.Join(dir, "memory.reclaim"), strconv.FormatInt(n, 10))
+		if errors.Is(err, syscall.EAGAIN) {
+			continue // partial: try again with what is left
+		}
+		if err != nil {
+			return n, fmt.Errorf("reclaiming scope %s: %w", dir, err)
+		}
+	}
+	return readBytes(fs, cur)
+}
+
+func readBytes(fs fileOps, path string) (int64, error) {
+	s, err := fs.read(path)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	return n, nil
+}
