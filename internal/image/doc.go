@@ -1,0 +1,15 @@
+// Package image builds tenon's base container image offline, with no
+// registry: a root file system assembled from the host's own installed
+// Debian packages (the dependency closure of a short list: a shell,
+// coreutils, util-linux, procps, python3, ...) is streamed as a tar into the
+// Docker engine's image import API and tagged (DefaultName).
+//
+// The tenon binary is not baked into the image: the docker backend
+// bind-mounts it read-only at TenonPath when it creates a container, so
+// rebuilding tenon needs no new image. The image only holds an empty file at
+// that path as the mount point (its /usr is mounted read-only in sandboxes).
+//
+// The package owns the image and nothing else: it reads the host's dpkg
+// database and files (every root injectable through Config) and talks to
+// the engine through the small Client interface.
+package image

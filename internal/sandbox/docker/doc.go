@@ -1,0 +1,23 @@
+// Package docker is the sandbox.Backend that runs each sandbox as a Docker
+// container through the Docker Engine API (github.com/docker/docker/client,
+// API 1.41 or later, negotiated).
+//
+// Every container lives under the workload domain (HostConfig.CgroupParent,
+// a cgroupfs path such as "/tenon"), has no network unless the Spec asks for
+// the host's, runs docker-init with "sleep infinity" as its init, and keeps
+// its writable layer as its own. The base image (internal/image) is mounted
+// with /usr and /etc read-only: they are bind-mounted read-only from the
+// image's own layer directory, so nothing is copied. The agent's workspace is
+// bind-mounted read-write at /workspace, and the tenon binary read-only at
+// /usr/local/bin/tenon.
+//
+// Each action is a fresh exec. Memory, the freezer state and OOM kills are
+// read from the container's own cgroup through internal/cgroup; a timed-out
+// action is ended by killing every task of the container's cgroup except the
+// init tasks, which reaches processes that left the action's session too.
+//
+// Containers carry the labels tenon.sandbox=1 and tenon.domain=<parent> so
+// RemoveStale finds what a crashed run left behind. The package owns the
+// containers it creates and nothing else: it never touches the domain group
+// itself.
+package docker
