@@ -1,0 +1,34 @@
+// Package archive captures a directory tree into a content-addressed,
+// gzip-compressed, sha256-checksummed tar blob and extracts such a blob
+// back, safely.
+//
+// A blob is named by the sha256 of its compressed bytes and is written
+// atomically (temporary file, fsync, rename, fsync of the blob directory),
+// so a crash or a full disk never leaves a partial blob under its final name.
+//
+// Capture records regular files, directories, symlinks, hard links, FIFOs,
+// modes, owners and nanosecond mtimes. It also records the two overlayfs
+// upper-directory markers explicitly so a sandbox's writable layer survives
+// a round trip: a whiteout (a 0/0 character device, which hides a lower
+// file) becomes an empty regular entry with the PAX record
+// "TENON.whiteout=1", and "trusted.overlay.*" / "user.overlay.*" extended
+// attributes (notably "trusted.overlay.opaque") become standard
+// "SCHILY.xattr." PAX records. Any other device node, and sockets, make
+// Capture fail (sockets are skipped: they are live state that cannot
+// survive a restart anyway).
+//
+// Extract verifies the blob's digest before writing anything, requires an
+// empty (or missing) destination, and refuses entries whose names are
+// absolute or contain "..", hard links whose target is not a regular file
+// already extracted from the same archive, symlinks whose relative target
+// climbs above the destination, any entry whose path passes through a
+// symlink, and device nodes other than whiteouts. It never follows a symlink
+// while writing: every write is relative to a directory file descriptor with
+// O_NOFOLLOW / AT_SYMLINK_NOFOLLOW, under an os.Root. Absolute symlink
+// targets are kept verbatim: in a writable layer they are resolved inside
+// the sandbox's root (e.g. /usr/bin/python3 -> /etc/alternatives/python3),
+// and Extract itself never resolves them.
+//
+// The package owns only the blob directory it is given and the destination
+// directory of an Extract; it touches nothing else.
+package archive

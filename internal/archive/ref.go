@@ -1,0 +1,43 @@
+package archive
+
+import (
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// DigestPrefix is the algorithm prefix of every digest.
+const DigestPrefix = "sha256:"
+
+// blobSuffix is the file-name suffix of a blob in the blob directory.
+const blobSuffix = ".tar.gz"
+
+// Ref names a captured blob.
+type Ref struct {
+	Digest string `json:"digest"` // "sha256:<hex>" of the compressed blob
+	Size   int64  `json:"size"`   // compressed size in bytes
+	Files  int    `json:"files"`  // number of entries (files, dirs, links, whiteouts), the root included
+	Bytes  int64  `json:"bytes"`  // uncompressed payload bytes of regular files
+}
+
+// ParseDigest checks a digest string and returns its hex part.
+func ParseDigest(d string) (string, error) {
+	h, ok := strings.CutPrefix(d, DigestPrefix)
+	if !ok || len(h) != 64 {
+		return "", fmt.Errorf("%w: %q", ErrBadDigest, d)
+	}
+	if _, err := hex.DecodeString(h); err != nil || strings.ToLower(h) != h {
+		return "", fmt.Errorf("%w: %q", ErrBadDigest, d)
+	}
+	return h, nil
+}
+
+// BlobPath returns where the blob with the given digest lives in blobDir.
+func BlobPath(blobDir, digest string) (string, error) {
+	h, err := ParseDigest(digest)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(blobDir, h+blobSuffix), nil
+}

@@ -1,0 +1,76 @@
+package residency
+
+import (
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/archive"
+)
+
+// Config tunes a Manager. Zero values take the documented defaults.
+type Config struct {
+	// StateDir holds blobs (StateDir/blobs) and staging directories
+	// (StateDir/staging). Required.
+	StateDir string
+	// LifecycleLimit bounds concurrent create/teardown/rematerialization
+	// operations; default 2 (seed 000 Figure 16).
+	LifecycleLimit int
+	// MaxRematAttempts bounds rematerialization tries per Ensure; default 4.
+	MaxRematAttempts int
+	// RematBackoff is the wait before the second try, doubled per try up
+	// to RematBackoffMax; defaults 100 ms and 2 s.
+	RematBackoff, RematBackoffMax time.Duration
+	// Pressure returns the current pressure state; default always Green.
+	Pressure func() Pressure
+	// PressurePoll is how often a rematerialization deferred by red
+	// pressure re-reads it; default 100 ms.
+	PressurePoll time.Duration
+	// Policy tunes Decide; Policy.AlwaysResident is the ablation switch.
+	Policy PolicyConfig
+	// ManualReclaim disables running the policy at every boundary; the
+	// caller then calls Tick.
+	ManualReclaim bool
+	// TeardownCostPrior and RematCostPrior seed the cost EWMAs before the
+	// first measurement; defaults 500 ms and 1 s. CostAlpha is the EWMA
+	// weight of a new measurement; default 0.3.
+	TeardownCostPrior, RematCostPrior time.Duration
+	CostAlpha                         float64
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Sink receives events; may be nil.
+	Sink Sink
+	// Capture tunes artifact capture (compression level, fault injection).
+	Capture archive.CaptureOptions
+}
+
+func (c *Config) defaults() {
+	if c.LifecycleLimit <= 0 {
+		c.LifecycleLimit = 2
+	}
+	if c.MaxRematAttempts <= 0 {
+		c.MaxRematAttempts = 4
+	}
+	if c.RematBackoff <= 0 {
+		c.RematBackoff = 100 * time.Millisecond
+	}
+	if c.RematBackoffMax <= 0 {
+		c.RematBackoffMax = 2 * time.Second
+	}
+	if c.Pressure == nil {
+		c.Pressure = func() Pressure { return Green }
+	}
+	if c.PressurePoll <= 0 {
+		c.PressurePoll = 100 * time.Millisecond
+	}
+	if c.TeardownCostPrior <= 0 {
+		c.TeardownCostPrior = 500 * time.Millisecond
+	}
+	if c.RematCostPrior <= 0 {
+		c.RematCostPrior = time.Second
+	}
+	if c.CostAlpha <= 0 || c.CostAlpha > 1 {
+		c.CostAlpha = 0.3
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}

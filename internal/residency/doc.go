@@ -1,0 +1,65 @@
+// Package residency virtualizes sandbox residency (seed 000 §3.1, §3.4,
+// Figure 6, Appendix D): a logical agent outlives its sandbox, which may be
+// torn down while the agent waits for its model and rebuilt before its next
+// action.
+//
+// It owns
+//   - the restart-safe contract (Check): a boundary is restartable only when
+//     the action exited, its result is recorded and no process but the
+//     sandbox init is alive; otherwise it is resident_only;
+//   - the teardown protocol (Manager.Teardown): block dispatch, validate,
+//     capture the WHOLE writable layer and the workspace (not only
+//     designated directories, so a package installed outside the workspace
+//     survives), commit a recovery record, and only then destroy the
+//     sandbox. Any failure before the commit leaves the sandbox resident;
+//   - rematerialization (in Manager.Ensure): a fresh sandbox from the
+//     recorded base with the artifacts extracted (digests verified) into
+//     staging directories the Host adopts, a new sandbox id (hence a new
+//     cgroup), and a readiness check; failures retry from the committed
+//     record with backoff, deleting partial state first;
+//   - the pressure policy (Decide, MayRematerialize; Table 1), the
+//     lifecycle concurrency limit, the "always resident" ablation, metrics
+//     and events, and crash recovery (Manager.Recover).
+//
+// It talks to sandboxes only through the Host interface and to disk only
+// through internal/archive (blobs under Config.StateDir) and internal/store.
+// It never touches /sys or /proc itself.
+//
+// # Host contract (for the backend adapter)
+//
+// Create(ctx, Spec) makes a sandbox with a new, never reused id from
+// Spec.BaseImage and Spec.Runtime. When Spec.UpperFrom is set, that
+// directory holds the sandbox's previous writable layer (an overlay upper
+// dir, with whiteouts and opaque xattrs) and must become the new sandbox's
+// writable layer before its init starts; likewise Spec.WorkspaceFrom for
+// the host workspace mounted at /workspace. The host must move (rename,
+// same filesystem: put Config.StateDir next to the backend's sandbox
+// directories) or copy them; after Create returns the manager deletes
+// whatever is left at those paths. Ready reports when an action can be
+// dispatched. Paths returns the host directories of the live writable layer
+// and workspace (read while the sandbox is quiescent). Procs lists live
+// processes except the sandbox init. List returns every sandbox the host
+// holds for this manager (Recover destroys those not in the registry).
+//
+// For the process backend: extract into StateDir/staging on the same
+// filesystem as the sandbox directories and, in Create, rename UpperFrom
+// to the new sandbox's overlay upper dir before mounting, and rename
+// WorkspaceFrom to the workspace directory passed as sandbox.Spec.Workspace
+// (never bind-mount the staging path itself: it is deleted after Create).
+// Procs is the sandbox cgroup's cgroup.procs minus the init (and minus any
+// resident in-sandbox executor), with /proc/<pid>/comm.
+//
+// # Controller adapter
+//
+// A controller.Sandboxes adapter maps Ensure(ctx, a) to Manager.Ensure
+// with AgentInfo{ID: a.ID, Attempt: a.Attempt, NextAction: a.Next, ...}
+// and sets a.SandboxID to the result; Boundary(ctx, a, o) to
+// Manager.Boundary with BoundaryInfo{ActionExited: o.Err == nil,
+// ResultRecorded: true, NextAction: o.Index + 1, PredictedWait: the next
+// model wait}; Release to Manager.Release. Teardowns run in the background
+// after Boundary, so sandbox arrival and departure (for cgroup
+// registration) are best observed in the adapter's Host.Create and
+// Host.Destroy. Call Manager.Recover once at start when the store may hold
+// state, and Manager.Tick whenever pressure changes (Boundary already
+// ticks unless Config.ManualReclaim).
+package residency

@@ -1,0 +1,23 @@
+package residency
+
+import "errors"
+
+var (
+	// ErrResidentOnly means the boundary is not restart-safe; the sandbox
+	// must stay resident (it may still be throttled, never torn down).
+	ErrResidentOnly = errors.New("residency: boundary is resident_only")
+	// ErrBusy means an action is in flight in the agent's sandbox.
+	ErrBusy = errors.New("residency: agent has an action in flight")
+	// ErrNotResident means the agent has no live sandbox to tear down.
+	ErrNotResident = errors.New("residency: agent not resident")
+	// ErrUnknownAgent means the manager does not know the agent.
+	ErrUnknownAgent = errors.New("residency: unknown agent")
+	// ErrNoRecord means an absent agent has no committed recovery record,
+	// so its state is lost and its workflow must restart.
+	ErrNoRecord = errors.New("residency: no recovery record")
+	// ErrRematFailed means rematerialization failed on every retry; the
+	// agent stays absent and its record intact, so a later Ensure retries.
+	ErrRematFailed = errors.New("residency: rematerialization failed")
+	// ErrClosed means the manager was closed.
+	ErrClosed = errors.New("residency: manager closed")
+)

@@ -1,0 +1,200 @@
+package residency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/store"
+)
+
+// AgentInfo describes a logical agent to Ensure.
+type AgentInfo struct {
+	ID         string
+	WorkflowID string
+	Attempt    int
+	NextAction int // index of the action about to run
+	BaseImage  string
+	Runtime    store.RuntimeConfig
+}
+
+// BoundaryInfo is what the controller knows at an action-done boundary.
+type BoundaryInfo struct {
+	ActionExited   bool
+	ResultRecorded bool
+	NextAction     int           // index of the next action
+	PredictedWait  time.Duration // predicted model wait before it; 0 = unknown
+	Pinned         string        // see Observation.Pinned
+}
+
+type agentState int
+
+const (
+	stateNew agentState = iota // known, never materialized
+	stateResident
+	stateAbsent
+	stateReleased
+)
+
+// agent is the manager's view of one logical agent. mu is held across
+// Ensure, teardown and Release: holding it blocks dispatch.
+type agent struct {
+	mu          sync.Mutex
+	info        AgentInfo
+	state       agentState
+	sandbox     string
+	busy        bool // an action is in flight (Ensure returned, Boundary not yet called)
+	haveVerdict bool
+	verdict     Verdict
+	idleSince   time.Time
+	wait        time.Duration
+	workingSet  int64
+	generation  uint64
+	pending     bool // queued for teardown; guarded by Manager.mu
+}
+
+// Manager virtualizes the residency of many agents' sandboxes.
+type Manager struct {
+	cfg      Config
+	host     Host
+	st       *store.Store
+	log      *slog.Logger
+	blobDir  string
+	stageDir string
+
+	mu     sync.Mutex
+	agents map[string]*agent
+	// zombies are sandboxes whose destroy failed after their record was
+	// committed; Tick retries destroying them.
+	zombies []string
+
+	lifecycle chan struct{} // semaphore of LifecycleLimit slots
+	gcMu      sync.RWMutex  // readers: capture..commit; writer: blob GC
+	tdCost    *ewma
+	rmCost    *ewma
+	metrics   metrics
+
+	bg     context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New returns a manager. Call Recover before first use when st may hold
+// state from an earlier run.
+func New(cfg Config, host Host, st *store.Store, log *slog.Logger) (*Manager, error) {
+	if cfg.StateDir == "" {
+		return nil, errors.New("residency: Config.StateDir is required")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg.defaults()
+	m := &Manager{
+		cfg: cfg, host: host, st: st, log: log,
+		blobDir:   filepath.Join(cfg.StateDir, "blobs"),
+		stageDir:  filepath.Join(cfg.StateDir, "staging"),
+		agents:    map[string]*agent{},
+		lifecycle: make(chan struct{}, cfg.LifecycleLimit),
+		tdCost:    newEWMA(cfg.CostAlpha, cfg.TeardownCostPrior),
+		rmCost:    newEWMA(cfg.CostAlpha, cfg.RematCostPrior),
+	}
+	for _, d := range []string{m.blobDir, m.stageDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", d, err)
+		}
+	}
+	m.bg, m.cancel = context.WithCancel(context.Background())
+	return m, nil
+}
+
+// Metrics returns a snapshot of the counters.
+func (m *Manager) Metrics() Metrics { return m.metrics.get() }
+
+// Costs returns the measured (EWMA) teardown and rematerialization costs.
+func (m *Manager) Costs() (teardown, remat time.Duration) { return m.tdCost.get(), m.rmCost.get() }
+
+// Wait blocks until no background teardown or rematerialization runs.
+func (m *Manager) Wait() { m.wg.Wait() }
+
+// Close stops background work and waits for it. Sandboxes are left as
+// they are (resident ones stay; the registry describes them for Recover).
+func (m *Manager) Close() error {
+	m.cancel()
+	m.wg.Wait()
+	return nil
+}
+
+func (m *Manager) emit(e Event) {
+	if e.Time.IsZero() {
+		e.Time = m.cfg.Now()
+	}
+	if m.cfg.Sink != nil {
+		m.cfg.Sink(e)
+	}
+}
+
+func (m *Manager) acquire(ctx context.Context) error {
+	select {
+	case m.lifecycle <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (m *Manager) release() { <-m.lifecycle }
+
+func (m *Manager) lookup(id string) (*agent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.agents[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownAgent, id)
+	}
+	return a, nil
+}
+
+func (m *Manager) getOrAdd(info AgentInfo) *agent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.agents[info.ID]
+	if !ok {
+		a = &agent{info: info}
+		m.agents[info.ID] = a
+	}
+	return a
+}
+
+// sortedAgents returns the agents in id order.
+func (m *Manager) sortedAgents() []*agent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*agent, 0, len(m.agents))
+	for _, a := range m.agents {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].info.ID < out[j].info.ID })
+	return out
+}
+
+// putAgent writes the registry entry of a (a.mu held).
+func (m *Manager) putAgent(a *agent) error {
+	e := store.Agent{
+		ID: a.info.ID, WorkflowID: a.info.WorkflowID, SandboxID: a.sandbox,
+		NextAction: a.info.NextAction, Attempt: a.info.Attempt, Generation: a.generation,
+		UpdatedAt: m.cfg.Now(),
+	}
+	switch a.state {
+	case stateResident:
+		e.State = store.StateResident
+	default:
+		e.State = store.StateAbsent
+	}
+	return m.st.PutAgent(e)
+}

@@ -1,0 +1,231 @@
+package residency
+
+import (
+	"context"
+	"reflect"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// idleAgents creates agents with the given working sets and leaves each
+// at a clean, restartable boundary. It returns their sandbox ids.
+func idleAgents(t *testing.T, e *env, ws map[string]int64) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	ids := map[string]string{}
+	for a, w := range ws {
+		e.host.workingSet[a] = w
+		id, err := e.m.Ensure(ctx, info(a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[a] = id
+		if _, err := e.m.Boundary(ctx, a, clean); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
+
+func TestReclaimOrderUnderPressure(t *testing.T) {
+	for _, p := range []Pressure{Yellow, Red} {
+		t.Run(p.String(), func(t *testing.T) {
+			e := newEnv(t, func(c *Config) { c.LifecycleLimit = 1 })
+			ids := idleAgents(t, e, map[string]int64{"a": 100 << 20, "b": 300 << 20, "c": 200 << 20})
+			e.press.Store(int32(p))
+			e.m.Tick()
+			e.m.Wait()
+			var want []string
+			for _, a := range []string{"b", "c", "a"} {
+				want = append(want, ids[a])
+			}
+			if !reflect.DeepEqual(e.host.destroyed, want) {
+				t.Errorf("destroy order = %v, want %v (decreasing working set)", e.host.destroyed, want)
+			}
+			if mt := e.m.Metrics(); mt.Teardowns != 3 || mt.MemoryReclaimed != 600<<20 {
+				t.Errorf("metrics = %+v", mt)
+			}
+		})
+	}
+}
+
+func TestGreenRetainsUnlessWaitAmortizes(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var elapsed atomic.Int64 // fake clock: advanced by the test and by slow destroys
+	clock := func() time.Time { return t0.Add(time.Duration(elapsed.Load())) }
+	e := newEnv(t, func(c *Config) {
+		c.Now = clock
+		c.TeardownCostPrior = time.Second
+		c.RematCostPrior = 2 * time.Second
+	})
+	e.host.destroyErr = func(string) error { elapsed.Add(int64(1500 * time.Millisecond)); return nil }
+	ctx := context.Background()
+	for _, a := range []string{"short", "long"} {
+		if _, err := e.m.Ensure(ctx, info(a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := clean
+	b.PredictedWait = 2 * time.Second
+	e.m.Boundary(ctx, "short", b)
+	b.PredictedWait = 10 * time.Second
+	e.m.Boundary(ctx, "long", b)
+	steps := []struct {
+		advance time.Duration
+		want    []string
+	}{
+		{0, []string{"long"}}, // 10 s ≥ 1 s + 2 s (priors); 2 s < 3 s
+		{0, nil},              // teardown measured 1.5 s; short has 0.5 s left
+		{5 * time.Second, nil},
+	}
+	for i, s := range steps {
+		elapsed.Add(int64(s.advance))
+		var got []string
+		for _, d := range e.m.Tick() {
+			got = append(got, d.ID)
+		}
+		e.m.Wait()
+		if !reflect.DeepEqual(got, s.want) {
+			t.Errorf("tick %d: reclaimed %v, want %v", i, got, s.want)
+		}
+	}
+	if e.host.live() != 1 {
+		t.Errorf("%d live sandboxes, want 1 (short retained)", e.host.live())
+	}
+}
+
+func TestAlwaysResidentAblation(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Policy.AlwaysResident = true; c.ManualReclaim = false })
+	idleAgents(t, e, map[string]int64{"a": 1 << 30, "b": 2 << 30}) // Boundary runs the policy
+	e.press.Store(int32(Red))
+	e.m.Tick()
+	e.m.Wait()
+	if e.host.live() != 2 || e.m.Metrics().Teardowns != 0 {
+		t.Errorf("always-resident tore down: live %d, metrics %+v", e.host.live(), e.m.Metrics())
+	}
+}
+
+func TestBoundaryAppliesPolicy(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.ManualReclaim = false })
+	e.press.Store(int32(Yellow))
+	idleAgents(t, e, map[string]int64{"a": 1 << 20})
+	e.m.Wait()
+	if e.host.live() != 0 || e.m.Metrics().Teardowns != 1 {
+		t.Errorf("yellow boundary did not reclaim: live %d, metrics %+v", e.host.live(), e.m.Metrics())
+	}
+}
+
+func TestRematDeferredInRed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, nil)
+		idleAgents(t, e, map[string]int64{"a": 1 << 20})
+		if err := e.m.Teardown(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		e.press.Store(int32(Red))
+		done := make(chan string, 1)
+		go func() {
+			id, err := e.m.Ensure(ctx, info("a"))
+			if err != nil {
+				t.Error(err)
+			}
+			done <- id
+		}()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("rematerialization started under red pressure")
+		default:
+		}
+		if e.host.live() != 0 {
+			t.Fatal("sandbox created under red pressure")
+		}
+		if e.m.Prefetch("a") {
+			t.Error("Prefetch started under red pressure")
+		}
+		e.press.Store(int32(Yellow)) // demand-driven remat may proceed in yellow
+		time.Sleep(time.Second)
+		synctest.Wait()
+		select {
+		case id := <-done:
+			if id == "" {
+				t.Fatal("no sandbox")
+			}
+		default:
+			t.Fatal("Ensure still blocked after pressure fell to yellow")
+		}
+		if mt := e.m.Metrics(); mt.RematDeferred != 1 || mt.Rematerializations != 1 {
+			t.Errorf("metrics = %+v", mt)
+		}
+	})
+}
+
+func TestPrefetchOnlyInGreen(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	idleAgents(t, e, map[string]int64{"a": 1 << 20})
+	if err := e.m.Teardown(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	e.press.Store(int32(Yellow))
+	if e.m.Prefetch("a") {
+		t.Error("predictive rematerialization started in yellow")
+	}
+	e.press.Store(int32(Green))
+	if !e.m.Prefetch("a") {
+		t.Fatal("predictive rematerialization refused in green")
+	}
+	e.m.Wait()
+	if e.host.live() != 1 {
+		t.Fatalf("prefetch did not rematerialize")
+	}
+	creates := len(e.host.created)
+	if _, err := e.m.Ensure(ctx, info("a")); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.host.created) != creates {
+		t.Errorf("Ensure rebuilt a prefetched sandbox")
+	}
+}
+
+func TestLifecycleLimit(t *testing.T) {
+	e := newEnv(t, nil) // default limit 2
+	idleAgents(t, e, map[string]int64{"a": 1, "b": 2, "c": 3, "d": 4})
+	var inflight, peak atomic.Int32
+	gate := make(chan struct{})
+	e.host.pathsHook = func() {
+		n := inflight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		<-gate
+	}
+	e.host.destroyErr = func(string) error { inflight.Add(-1); return nil }
+	e.press.Store(int32(Yellow))
+	if ds := e.m.Tick(); len(ds) != 4 {
+		t.Fatalf("decisions = %+v, want 4", ds)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for inflight.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // room for a third teardown to (wrongly) start
+	if n := inflight.Load(); n != 2 {
+		t.Errorf("%d teardowns in flight, want exactly the limit 2", n)
+	}
+	close(gate)
+	e.m.Wait()
+	if p := peak.Load(); p != 2 {
+		t.Errorf("peak concurrent teardowns = %d, want 2", p)
+	}
+	if mt := e.m.Metrics(); mt.Teardowns != 4 {
+		t.Errorf("teardowns = %d, want 4", mt.Teardowns)
+	}
+}

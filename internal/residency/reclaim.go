@@ -1,0 +1,149 @@
+package residency
+
+import "context"
+
+// Tick applies the residency policy at the current pressure: it snapshots
+// the idle resident sandboxes, calls Decide and starts the chosen
+// teardowns in the background, in decision order, at most LifecycleLimit at
+// once. It returns the decisions. Sandboxes whose agent is busy or locked
+// (another lifecycle operation) are skipped this tick.
+func (m *Manager) Tick() []ReclaimDecision {
+	if m.bg.Err() != nil {
+		return nil
+	}
+	m.reapZombies()
+	now := m.cfg.Now()
+	tdc, rmc := m.Costs()
+	var idle []IdleSandbox
+	for _, a := range m.sortedAgents() {
+		if !a.mu.TryLock() {
+			continue
+		}
+		if a.state == stateResident && !a.busy && a.haveVerdict && !m.isPending(a) {
+			idle = append(idle, IdleSandbox{
+				ID: a.info.ID, WorkingSet: a.workingSet, Restartable: a.verdict.Restartable,
+				IdleSince: a.idleSince, PredictedWait: a.wait, TeardownCost: tdc, RematCost: rmc,
+			})
+		}
+		a.mu.Unlock()
+	}
+	ds := Decide(now, m.cfg.Pressure(), idle, m.cfg.Policy)
+	if len(ds) == 0 {
+		return nil
+	}
+	var queue []*agent
+	m.mu.Lock()
+	for _, d := range ds {
+		if a, ok := m.agents[d.ID]; ok && !a.pending {
+			a.pending = true
+			queue = append(queue, a)
+		}
+	}
+	m.mu.Unlock()
+	for _, d := range ds {
+		m.emit(Event{Time: now, Kind: EventReclaimDecision, Agent: d.ID, WorkingSet: d.WorkingSet, Reason: d.Reason})
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		for _, a := range queue {
+			if err := m.acquire(m.bg); err != nil {
+				m.clearPending(a)
+				continue
+			}
+			m.wg.Add(1)
+			go func() {
+				defer m.wg.Done()
+				defer m.release()
+				defer m.clearPending(a)
+				m.reclaimOne(a)
+			}()
+		}
+	}()
+	return ds
+}
+
+// reclaimOne tears down an idle sandbox unless its agent moved on.
+func (m *Manager) reclaimOne(a *agent) {
+	if !a.mu.TryLock() {
+		return // Ensure or another lifecycle operation holds it: not idle
+	}
+	defer a.mu.Unlock()
+	if a.state != stateResident || a.busy {
+		return
+	}
+	_ = m.teardownLocked(m.bg, a) // failures are logged and counted; the sandbox stays
+}
+
+func (m *Manager) isPending(a *agent) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return a.pending
+}
+
+func (m *Manager) clearPending(a *agent) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a.pending = false
+}
+
+// Prefetch starts a predictive rematerialization of an absent agent in
+// the background when pressure is green (seed 000 Table 1) and reports
+// whether it started. Ensure later finds the sandbox resident.
+func (m *Manager) Prefetch(agentID string) bool {
+	if m.bg.Err() != nil || !MayRematerialize(m.cfg.Pressure(), true) {
+		return false
+	}
+	a, err := m.lookup(agentID)
+	if err != nil {
+		return false
+	}
+	if !a.mu.TryLock() {
+		return false
+	}
+	absent := a.state == stateAbsent
+	a.mu.Unlock()
+	if !absent {
+		return false
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		a.mu.Lock() // same order as Ensure: agent lock, then lifecycle slot
+		defer a.mu.Unlock()
+		if err := m.acquire(m.bg); err != nil {
+			return
+		}
+		defer m.release()
+		if a.state != stateAbsent || !MayRematerialize(m.cfg.Pressure(), true) {
+			return
+		}
+		_ = m.rematerialize(context.WithoutCancel(m.bg), a)
+	}()
+	return true
+}
+
+// reapZombies retries, in the background, destroying sandboxes whose
+// destroy failed after their record was committed.
+func (m *Manager) reapZombies() {
+	m.mu.Lock()
+	zs := m.zombies
+	m.zombies = nil
+	m.mu.Unlock()
+	if len(zs) == 0 {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		var failed []string
+		for _, id := range zs {
+			if err := m.host.Destroy(m.bg, id); err != nil {
+				failed = append(failed, id)
+			}
+		}
+		m.mu.Lock()
+		m.zombies = append(m.zombies, failed...)
+		m.mu.Unlock()
+	}()
+}

@@ -1,0 +1,140 @@
+package residency
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tenon-dev/tenon/internal/archive"
+	"github.com/tenon-dev/tenon/internal/store"
+)
+
+// Teardown dematerializes the agent's idle sandbox now, following the
+// protocol of Appendix D.2: block dispatch (the agent lock), validate,
+// capture, commit, destroy. It waits for a lifecycle slot. Any failure
+// before the commit leaves the sandbox resident and returns an error.
+func (m *Manager) Teardown(ctx context.Context, agentID string) error {
+	a, err := m.lookup(agentID)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := m.acquire(ctx); err != nil {
+		return err
+	}
+	defer m.release()
+	return m.teardownLocked(ctx, a)
+}
+
+// teardownLocked runs the protocol; a.mu and a lifecycle slot are held.
+func (m *Manager) teardownLocked(ctx context.Context, a *agent) (err error) {
+	switch {
+	case a.state != stateResident:
+		return fmt.Errorf("%w: %s", ErrNotResident, a.info.ID)
+	case a.busy:
+		return fmt.Errorf("%w: %s", ErrBusy, a.info.ID)
+	case !a.haveVerdict:
+		return fmt.Errorf("%w: %s: no boundary observed since the sandbox became resident", ErrResidentOnly, a.info.ID)
+	case !a.verdict.Restartable:
+		return fmt.Errorf("%w: %s: %s", ErrResidentOnly, a.info.ID, a.verdict.Reason)
+	}
+	start := m.cfg.Now()
+	id := a.sandbox
+	defer func() {
+		d := m.cfg.Now().Sub(start)
+		m.metrics.update(func(x *Metrics) { x.LifecycleOverhead += d })
+		if err != nil {
+			m.metrics.update(func(x *Metrics) { x.TeardownFailures++ })
+			m.emit(Event{Kind: EventTeardownFailed, Agent: a.info.ID, Sandbox: id, Duration: d, Err: err})
+			m.log.Info("teardown aborted; sandbox stays resident", "agent", a.info.ID, "sandbox", id, "err", err)
+		}
+	}()
+
+	// 1. Validate afresh: nothing may have started since the boundary.
+	procs, err := m.host.Procs(ctx, id)
+	if err != nil {
+		return fmt.Errorf("validating %s: listing processes: %w", id, err)
+	}
+	if v := Check(Observation{ActionExited: true, ResultRecorded: true, Procs: procs}); !v.Restartable {
+		a.verdict = v
+		return fmt.Errorf("%w: %s: %s", ErrResidentOnly, a.info.ID, v.Reason)
+	}
+	upper, ws, err := m.host.Paths(ctx, id)
+	if err != nil {
+		return fmt.Errorf("locating state of %s: %w", id, err)
+	}
+
+	// 2. Capture, and 3. commit, with blob GC held off in between.
+	rec, bytes, orphans, err := m.captureAndCommit(ctx, a, upper, ws)
+	if err != nil {
+		m.collect([]store.Record{{Artifacts: orphans}}) // blobs no record references
+		return err
+	}
+	a.generation = rec.Generation
+
+	// 4. Only now may the sandbox go.
+	if err := m.host.Destroy(ctx, id); err != nil {
+		// The record is committed, so the agent can be rebuilt from it;
+		// the half-destroyed sandbox is not used again.
+		m.log.Warn("destroy after commit failed; agent marked absent", "agent", a.info.ID, "sandbox", id, "err", err)
+		m.emit(Event{Kind: EventDestroyFailed, Agent: a.info.ID, Sandbox: id, Err: err})
+		m.mu.Lock()
+		m.zombies = append(m.zombies, id)
+		m.mu.Unlock()
+	}
+	a.state, a.sandbox, a.haveVerdict = stateAbsent, "", false
+	if err := m.putAgent(a); err != nil {
+		// Recover treats "resident in the registry, sandbox gone, record
+		// present" as absent, so this is recoverable.
+		m.log.Warn("registry update after teardown failed", "agent", a.info.ID, "err", err)
+	}
+	if gone, err := m.st.PruneRecords(a.info.ID, rec.Generation); err == nil {
+		m.collect(gone)
+	}
+	d := m.cfg.Now().Sub(start)
+	m.tdCost.observe(d)
+	ws0 := a.workingSet
+	m.metrics.update(func(x *Metrics) {
+		x.Teardowns++
+		x.BytesCaptured += bytes
+		x.MemoryReclaimed += ws0
+	})
+	m.emit(Event{Kind: EventTeardown, Agent: a.info.ID, Sandbox: id, Generation: rec.Generation,
+		Bytes: bytes, WorkingSet: ws0, Duration: d})
+	return nil
+}
+
+// captureAndCommit captures both artifacts and commits the record. On
+// error it also returns the artifacts it captured, for collection.
+func (m *Manager) captureAndCommit(ctx context.Context, a *agent, upper, ws string) (store.Record, int64, []store.Artifact, error) {
+	m.gcMu.RLock()
+	defer m.gcMu.RUnlock()
+	refU, err := archive.CaptureWith(ctx, upper, m.blobDir, m.cfg.Capture)
+	if err != nil {
+		return store.Record{}, 0, nil, fmt.Errorf("capturing writable layer of %s: %w", a.info.ID, err)
+	}
+	orphans := []store.Artifact{{Name: store.ArtifactUpper, Ref: refU}}
+	refW, err := archive.CaptureWith(ctx, ws, m.blobDir, m.cfg.Capture)
+	if err != nil {
+		return store.Record{}, 0, orphans, fmt.Errorf("capturing workspace of %s: %w", a.info.ID, err)
+	}
+	orphans = append(orphans, store.Artifact{Name: store.ArtifactWorkspace, Ref: refW})
+	rec := store.Record{
+		WorkflowID: a.info.WorkflowID,
+		AgentID:    a.info.ID,
+		Generation: a.generation + 1,
+		NextAction: a.info.NextAction,
+		Attempt:    a.info.Attempt,
+		Artifacts: []store.Artifact{
+			{Name: store.ArtifactUpper, Ref: refU},
+			{Name: store.ArtifactWorkspace, Ref: refW},
+		},
+		BaseImage: a.info.BaseImage,
+		Runtime:   a.info.Runtime,
+		CreatedAt: m.cfg.Now(),
+	}
+	if err := m.st.PutRecord(rec); err != nil {
+		return store.Record{}, 0, orphans, fmt.Errorf("committing recovery record of %s: %w", a.info.ID, err)
+	}
+	return rec, refU.Size + refW.Size, nil, nil
+}
