@@ -1,0 +1,199 @@
+"""tenon_client: a standard-library client for the tenon daemon's HTTP API.
+
+Connect over the daemon's unix socket (the default, /run/tenon/tenon.sock)
+or over TCP with a bearer token:
+
+    from tenon_client import TenonClient, TenonEnvironment
+    c = TenonClient()                                   # unix socket
+    c = TenonClient(address="127.0.0.1:7878", token="...")  # TCP
+
+TenonEnvironment matches mini-swe-agent's environment interface, so a
+harness switches to tenon by changing the line that builds its environment:
+
+    env = TenonEnvironment(image="host")
+    env.execute("ls -la")  # -> {"output": "...", "returncode": 0}
+"""
+
+import http.client
+import json
+import os
+import socket
+import urllib.parse
+
+DEFAULT_SOCKET = "/run/tenon/tenon.sock"
+
+__all__ = ["TenonClient", "TenonEnvironment", "TenonError", "DEFAULT_SOCKET"]
+
+
+class TenonError(Exception):
+    """A non-2xx answer from the daemon."""
+
+    def __init__(self, status, message):
+        super().__init__("tenon: %d %s" % (status, message))
+        self.status = status
+        self.message = message
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """An HTTPConnection over a unix stream socket."""
+
+    def __init__(self, path, timeout=None):
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if self.timeout is not None:
+            sock.settimeout(self.timeout)
+        sock.connect(self._path)
+        self.sock = sock
+
+
+class TenonClient:
+    """Typed calls for every endpoint of the tenon API."""
+
+    def __init__(self, socket_path=None, address=None, token=None, timeout=None):
+        self.socket_path = socket_path or os.environ.get("TENON_SOCKET", DEFAULT_SOCKET)
+        self.address = address
+        self.token = token if token is not None else os.environ.get("TENON_TOKEN", "")
+        self.timeout = timeout
+        if address and not self.token:
+            raise ValueError("a TCP address needs a token (token= or TENON_TOKEN)")
+
+    def _conn(self):
+        if self.address:
+            host, _, port = self.address.rpartition(":")
+            return http.client.HTTPConnection(host, int(port), timeout=self.timeout)
+        return UnixHTTPConnection(self.socket_path, timeout=self.timeout)
+
+    def _request(self, method, path, body=None, content_type=None, raw=False):
+        headers = {}
+        if content_type:
+            headers["Content-Type"] = content_type
+        if self.token and self.address:
+            headers["Authorization"] = "Bearer " + self.token
+        conn = self._conn()
+        try:
+            conn.request(method, path, body=body, headers=headers)
+            resp = conn.getresponse()
+            data = resp.read()
+        finally:
+            conn.close()
+        if resp.status // 100 != 2:
+            try:
+                msg = json.loads(data)["error"]
+            except (ValueError, KeyError, TypeError):
+                msg = data.decode("utf-8", "replace").strip()
+            raise TenonError(resp.status, msg)
+        if raw:
+            return data
+        if not data:
+            return None
+        return json.loads(data)
+
+    def _json(self, method, path, obj):
+        return self._request(method, path, json.dumps(obj).encode(), "application/json")
+
+    @staticmethod
+    def _agent(agent_id):
+        return "/v1/agents/" + urllib.parse.quote(agent_id, safe="")
+
+    def create_agent(self, image="", files=None, env=None, labels=None, backend="", tar=None):
+        """Create a logical agent; returns its id. tar is bytes of a tar archive."""
+        req = {}
+        if backend:
+            req["backend"] = backend
+        if image:
+            req["image"] = image
+        if files:
+            req["files"] = files
+        if env:
+            req["env"] = ["%s=%s" % kv for kv in env.items()] if isinstance(env, dict) else list(env)
+        if labels:
+            req["labels"] = labels
+        if tar:
+            import base64
+            req["tar"] = base64.b64encode(tar).decode()
+        return self._json("POST", "/v1/agents", req)["id"]
+
+    def list_agents(self):
+        return self._request("GET", "/v1/agents")
+
+    def get_agent(self, agent_id):
+        return self._request("GET", self._agent(agent_id))
+
+    def delete_agent(self, agent_id):
+        self._request("DELETE", self._agent(agent_id))
+
+    def exec(self, agent_id, command, cwd="", env=None, timeout=None, cls="", mem_hint_bytes=0):
+        """Run a shell command in the agent's sandbox; returns the ExecResponse dict."""
+        req = {"command": command}
+        if cwd:
+            req["cwd"] = cwd
+        if env:
+            req["env"] = ["%s=%s" % kv for kv in env.items()] if isinstance(env, dict) else list(env)
+        if timeout:
+            req["timeout_s"] = float(timeout)
+        if cls:
+            req["class"] = cls
+        if mem_hint_bytes:
+            req["mem_hint_bytes"] = int(mem_hint_bytes)
+        return self._json("POST", self._agent(agent_id) + "/exec", req)
+
+    def wait(self, agent_id, begin):
+        """Announce the begin (True) or end (False) of a model wait."""
+        self._json("POST", self._agent(agent_id) + "/wait", {"state": "begin" if begin else "end"})
+
+    def _file(self, agent_id, path):
+        return self._agent(agent_id) + "/files/" + urllib.parse.quote(path, safe="").replace(".", "%2E")
+
+    def put_file(self, agent_id, path, data):
+        if isinstance(data, str):
+            data = data.encode()
+        self._request("PUT", self._file(agent_id, path), data, "application/octet-stream")
+
+    def get_file(self, agent_id, path):
+        return self._request("GET", self._file(agent_id, path), raw=True)
+
+    def status(self):
+        return self._request("GET", "/v1/status")
+
+    def metrics(self):
+        return self._request("GET", "/metrics", raw=True).decode()
+
+    def chat_completions(self, agent_id, body):
+        """Send an OpenAI chat-completions body through the agent's model proxy."""
+        return self._json("POST", self._agent(agent_id) + "/openai/v1/chat/completions", body)
+
+
+class TenonEnvironment:
+    """mini-swe-agent compatible environment backed by one tenon agent.
+
+    execute(command, cwd="", *, timeout=None) -> {"output": str, "returncode": int}
+    """
+
+    def __init__(self, image="", cwd="", env=None, timeout=None, files=None, client=None, **client_kwargs):
+        self.client = client or TenonClient(**client_kwargs)
+        self.cwd = cwd
+        self.timeout = timeout
+        self.agent_id = self.client.create_agent(image=image, env=env, files=files)
+
+    def execute(self, command, cwd="", *, timeout=None):
+        res = self.client.exec(self.agent_id, command, cwd=cwd or self.cwd, timeout=timeout or self.timeout)
+        return {"output": res.get("stdout", "") + res.get("stderr", ""), "returncode": res["exit_code"]}
+
+    def get_template_vars(self):
+        return {"agent_id": self.agent_id}
+
+    def cleanup(self):
+        if self.agent_id:
+            try:
+                self.client.delete_agent(self.agent_id)
+            finally:
+                self.agent_id = None
+
+    def __del__(self):
+        try:
+            self.cleanup()
+        except Exception:
+            pass

@@ -1,0 +1,84 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+)
+
+// Config configures a Server.
+type Config struct {
+	// StateDir holds the registry (agents.db) and the workspaces
+	// (workspaces/<agent id>). Required; created if missing.
+	StateDir string
+	// Backend runs the sandboxes. Required.
+	Backend sandbox.Backend
+	// Policy decides when agents and actions run. Required; the server
+	// calls Start in New and Stop in Shutdown.
+	Policy controller.Policy
+	// Budget is the workload domain's memory budget in bytes.
+	Budget int64
+	// Domain observes the workload domain; nil uses the backend when it
+	// implements controller.Domain (the fake does), else no observations.
+	Domain controller.Domain
+	// Clock defaults to the wall clock.
+	Clock controller.Clock
+	// Logger nil discards.
+	Logger *slog.Logger
+	// Token is the bearer token TCP listeners require; unix sockets are
+	// protected by their file mode instead.
+	Token string
+	// Upstream is the base URL of an OpenAI-compatible API (e.g.
+	// "http://127.0.0.1:8000/v1"); "" disables the model-call proxy.
+	Upstream string
+	// UpstreamKey, when set, replaces the Authorization header sent upstream.
+	UpstreamKey string
+	// ExecTimeout is the action timeout when a request gives none; 0 means 10 min.
+	ExecTimeout time.Duration
+	// MaxBodyBytes caps request bodies; 0 means 64 MiB.
+	MaxBodyBytes int64
+	// OutputLimit caps each of stdout and stderr; 0 means 1 MiB.
+	OutputLimit int
+	// IdleAfter is how long an agent with no action and no announced wait
+	// stays "idle" before it is reported in a model wait; 0 means 2 s.
+	IdleAfter time.Duration
+}
+
+func (c *Config) fill() error {
+	if c.StateDir == "" {
+		return errors.New("api: Config.StateDir is required")
+	}
+	if c.Backend == nil {
+		return errors.New("api: Config.Backend is required")
+	}
+	if c.Policy == nil {
+		return errors.New("api: Config.Policy is required")
+	}
+	if c.Domain == nil {
+		if d, ok := c.Backend.(controller.Domain); ok {
+			c.Domain = d
+		}
+	}
+	if c.Clock == nil {
+		c.Clock = controller.RealClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.ExecTimeout <= 0 {
+		c.ExecTimeout = 10 * time.Minute
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 64 << 20
+	}
+	if c.OutputLimit <= 0 {
+		c.OutputLimit = 1 << 20
+	}
+	if c.IdleAfter <= 0 {
+		c.IdleAfter = 2 * time.Second
+	}
+	return nil
+}

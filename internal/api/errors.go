@@ -1,0 +1,19 @@
+package api
+
+import "errors"
+
+var (
+	// ErrNotFound means no agent has the requested id.
+	ErrNotFound = errors.New("api: no such agent")
+	// ErrBadRequest means a request body or parameter was malformed.
+	ErrBadRequest = errors.New("api: bad request")
+	// ErrBadPath means a workspace path was absolute, escaped the workspace
+	// or crossed a symlink leading outside it.
+	ErrBadPath = errors.New("api: path outside the workspace")
+	// ErrShuttingDown means the server is draining and takes no new work.
+	ErrShuttingDown = errors.New("api: server shutting down")
+	// ErrNoToken means a TCP listener was requested without a bearer token.
+	ErrNoToken = errors.New("api: a TCP listener needs a bearer token (--token or TENON_TOKEN)")
+	// ErrUnauthorized means the bearer token was missing or wrong.
+	ErrUnauthorized = errors.New("api: missing or wrong bearer token")
+)

@@ -1,0 +1,183 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"regexp"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+)
+
+var idPattern = regexp.MustCompile(`^ag-[0-9a-f]{12}$`)
+
+// agentOf returns the agent named by the {id} path value.
+func (s *Server) agentOf(r *http.Request) (*agent, error) {
+	id := r.PathValue("id")
+	if !idPattern.MatchString(id) {
+		return nil, fmt.Errorf("%w: agent id %q is malformed (want ag-<12 hex digits>)", ErrNotFound, id)
+	}
+	ag := s.lookup(id)
+	if ag == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return ag, nil
+}
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		writeError(w, ErrShuttingDown)
+		return
+	}
+	req, err := DecodeCreateAgent(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Backend != "" && req.Backend != s.cfg.Backend.Name() {
+		writeError(w, fmt.Errorf("%w: backend %q is not served here (this server runs %q)", ErrBadRequest, req.Backend, s.cfg.Backend.Name()))
+		return
+	}
+	rec := record{
+		ID: newAgentID(), Backend: s.cfg.Backend.Name(), Image: req.Image,
+		Env: req.Env, Labels: req.Labels, Created: s.cfg.Clock.Now().UTC(),
+	}
+	dir := s.workspaceDir(rec.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		writeError(w, fmt.Errorf("creating workspace: %w", err))
+		return
+	}
+	if err := seed(dir, req); err != nil {
+		_ = os.RemoveAll(dir)
+		writeError(w, err)
+		return
+	}
+	if err := s.reg.put(rec); err != nil {
+		_ = os.RemoveAll(dir)
+		writeError(w, err)
+		return
+	}
+	s.addAgent(rec)
+	s.emit(controller.Event{Kind: controller.EventSubmit, Workflow: rec.ID})
+	writeJSON(w, http.StatusCreated, CreateAgentResponse{ID: rec.ID})
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	out := []Agent{}
+	for _, ag := range s.sortedAgents() {
+		out = append(out, s.describe(r.Context(), ag))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
+	ag, err := s.agentOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.describe(r.Context(), ag))
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
+	ag, err := s.agentOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	delete(s.agents, ag.rec.ID)
+	s.mu.Unlock()
+	errRetire := s.retire(r.Context(), ag)
+	if err := s.reg.delete(ag.rec.ID); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := os.RemoveAll(ag.workspace); err != nil {
+		writeError(w, fmt.Errorf("removing workspace: %w", err))
+		return
+	}
+	if errRetire != nil {
+		s.log.Warn("deleting agent", "agent", ag.rec.ID, "err", errRetire)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// describe builds the API view of an agent.
+func (s *Server) describe(ctx context.Context, ag *agent) Agent {
+	out := Agent{
+		ID: ag.rec.ID, Backend: ag.rec.Backend, Image: ag.rec.Image, Env: ag.rec.Env, Labels: ag.rec.Labels,
+		Created: ag.rec.Created, State: ag.state(s.cfg.Clock.Now(), s.cfg.IdleAfter), Workspace: ag.workspace,
+	}
+	ag.mu.Lock()
+	out.Sandbox, out.Actions, out.Queued = ag.sandbox, ag.actions, ag.waiting
+	ag.mu.Unlock()
+	if out.Sandbox != "" {
+		if st, err := s.cfg.Backend.Stats(ctx, out.Sandbox); err == nil {
+			out.MemBytes = st.Memory
+		}
+	}
+	return out
+}
+
+func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		writeError(w, ErrShuttingDown)
+		return
+	}
+	ag, err := s.agentOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	req, err := DecodeExec(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	resp, err := s.runAction(r.Context(), ag, req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) handleWait(w http.ResponseWriter, r *http.Request) {
+	ag, err := s.agentOf(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	req, err := DecodeWait(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.modelWait(ag, req.State == "begin")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Model-wait event kinds (the controller has no constants for them yet).
+const (
+	eventWaitBegin = "wait_begin"
+	eventWaitEnd   = "wait_end"
+)
+
+// modelWait records the begin or end of a model wait.
+func (s *Server) modelWait(ag *agent, begin bool) {
+	ag.mu.Lock()
+	if begin {
+		ag.model++
+	} else if ag.model > 0 {
+		ag.model--
+	}
+	sb := ag.sandbox
+	ag.mu.Unlock()
+	kind := eventWaitEnd
+	if begin {
+		kind = eventWaitBegin
+	}
+	s.emit(controller.Event{Kind: kind, Workflow: ag.rec.ID, Sandbox: sb})
+}

@@ -1,0 +1,98 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/api"
+	"github.com/tenon-dev/tenon/internal/api/client"
+	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/sandbox/process"
+)
+
+// liveBackend opens a workload domain and a process backend in it, or
+// skips naming the missing feature. Both are closed at cleanup.
+func liveBackend(t *testing.T, budget int64) *process.Backend {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("live api test skipped in -short mode")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("live api test needs root (namespaces, mounts, cgroups)")
+	}
+	layout, err := cgroup.Detect("/proc")
+	if err != nil {
+		t.Skipf("live api test needs the cgroup memory controller: %v", err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	name := fmt.Sprintf("tenon-test-api-%d", os.Getpid())
+	dom, err := cgroup.OpenDomain(context.Background(), layout, name, budget, log)
+	if err != nil {
+		t.Skipf("live api test needs a workload domain cgroup: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := dom.Close(ctx); err != nil {
+			t.Errorf("closing domain: %v", err)
+		}
+	})
+	be, err := process.New(process.Config{StateDir: t.TempDir(), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log})
+	if err != nil {
+		t.Skipf("process backend not available: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := be.Close(); err != nil {
+			t.Errorf("closing backend: %v", err)
+		}
+	})
+	return be
+}
+
+func TestLiveProcessBackend(t *testing.T) {
+	be := liveBackend(t, 1<<30)
+	d := startDaemon(t, daemonOpts{backend: be})
+	c := d.client
+	ctx := context.Background()
+	id, err := c.CreateAgent(ctx, api.CreateAgentRequest{Files: map[string]string{"hello.txt": "hi there\n"}, Env: []string{"GREETING=hello"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, cmd, wantOut string
+		wantExit           int
+	}{
+		{name: "reads the seeded workspace", cmd: "cat /workspace/hello.txt", wantOut: "hi there"},
+		{name: "sees the agent env", cmd: "echo $GREETING", wantOut: "hello"},
+		{name: "writes the workspace", cmd: "echo result > /workspace/out.txt && ln -s /etc/passwd /workspace/pw"},
+		{name: "exit code", cmd: "exit 5", wantExit: 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := c.Exec(ctx, id, api.ExecRequest{Command: tt.cmd, TimeoutS: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode != tt.wantExit || !strings.Contains(res.Stdout, tt.wantOut) {
+				t.Errorf("exec %q = %+v, want exit %d and %q", tt.cmd, res, tt.wantExit, tt.wantOut)
+			}
+		})
+	}
+	if b, err := c.GetFile(ctx, id, "out.txt"); err != nil || string(b) != "result\n" {
+		t.Errorf("out.txt = %q, %v", b, err)
+	}
+	if b, err := c.GetFile(ctx, id, "pw"); !client.IsStatus(err, 400) && !client.IsStatus(err, 404) {
+		t.Errorf("symlink made in the sandbox to /etc/passwd: got %q, %v; want refused", b, err)
+	}
+	if err := c.DeleteAgent(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.srv.Status(ctx).Resident; n != 0 {
+		t.Errorf("%d sandboxes resident after delete", n)
+	}
+}

@@ -1,0 +1,114 @@
+package api
+
+import "time"
+
+// CreateAgentRequest is the body of POST /v1/agents.
+type CreateAgentRequest struct {
+	// Backend names the sandbox backend; "" is the server's default.
+	Backend string `json:"backend,omitempty"`
+	// Image is the base image; "" or "host" is the host base.
+	Image string `json:"image,omitempty"`
+	// Files seeds the workspace: relative path -> content.
+	Files map[string]string `json:"files,omitempty"`
+	// Tar seeds the workspace with a tar archive (base64 in JSON); only
+	// regular files and directories are extracted.
+	Tar []byte `json:"tar,omitempty"`
+	// Env is KEY=VALUE added to every action.
+	Env    []string          `json:"env,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// CreateAgentResponse is the answer to POST /v1/agents.
+type CreateAgentResponse struct {
+	ID string `json:"id"`
+}
+
+// Agent states reported by the API.
+const (
+	StateQueued  = "queued"  // waiting for the policy to let the agent start (AgentReady)
+	StateIdle    = "idle"    // admitted, no action running, no model wait announced
+	StateRunning = "running" // an action executes or waits for admission
+	StateModel   = "model"   // a model wait was announced or is being proxied
+)
+
+// Agent describes one logical agent.
+type Agent struct {
+	ID        string            `json:"id"`
+	Backend   string            `json:"backend"`
+	Image     string            `json:"image,omitempty"`
+	Env       []string          `json:"env,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Created   time.Time         `json:"created"`
+	State     string            `json:"state"`
+	Sandbox   string            `json:"sandbox,omitempty"` // "" when absent
+	Actions   int               `json:"actions"`           // actions run so far
+	Queued    int               `json:"queued"`            // actions waiting (0 or more)
+	MemBytes  int64             `json:"mem_bytes"`         // sandbox memory, 0 when absent
+	Workspace string            `json:"workspace"`         // host directory of the workspace
+}
+
+// ExecRequest is the body of POST /v1/agents/{id}/exec.
+type ExecRequest struct {
+	// Command is a shell command line run with /bin/sh -c.
+	Command string   `json:"command"`
+	Cwd     string   `json:"cwd,omitempty"`
+	Env     []string `json:"env,omitempty"`
+	// TimeoutS is the action timeout in seconds; 0 means the server default.
+	TimeoutS float64 `json:"timeout_s,omitempty"`
+	// Class is the action class (bash, test, build, ...) for prediction.
+	Class string `json:"class,omitempty"`
+	// MemHintBytes is the caller's guess of the action's peak memory.
+	MemHintBytes int64 `json:"mem_hint_bytes,omitempty"`
+}
+
+// ExecResponse is what an action did.
+type ExecResponse struct {
+	ExitCode        int     `json:"exit_code"`
+	Stdout          string  `json:"stdout"`
+	Stderr          string  `json:"stderr"`
+	StdoutTruncated bool    `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool    `json:"stderr_truncated,omitempty"`
+	DurationS       float64 `json:"duration_s"`
+	QueuedS         float64 `json:"queued_s"` // time waiting for the policy
+	PeakBytes       int64   `json:"peak_bytes"`
+	OOM             bool    `json:"oom,omitempty"`
+	TimedOut        bool    `json:"timed_out,omitempty"`
+	Sandbox         string  `json:"sandbox"`
+}
+
+// WaitRequest is the body of POST /v1/agents/{id}/wait.
+type WaitRequest struct {
+	State string `json:"state"` // "begin" or "end"
+}
+
+// Status is the answer to GET /v1/status.
+type Status struct {
+	Policy         string        `json:"policy"`
+	Pressure       string        `json:"pressure"` // green, yellow, red
+	BudgetBytes    int64         `json:"budget_bytes"`
+	UsageBytes     int64         `json:"usage_bytes"`
+	AvailableBytes int64         `json:"available_bytes"`
+	WaterLevel     float64       `json:"water_level"`    // usage / budget
+	ChargeBytes    int64         `json:"charge_bytes"`   // admitted charge outstanding
+	QueuedAgents   int           `json:"queued_agents"`  // waiting in AgentReady
+	QueuedActions  int           `json:"queued_actions"` // waiting in ActionReady or behind another action
+	Running        int           `json:"running"`        // actions executing
+	Resident       int           `json:"resident"`       // agents with a live sandbox
+	Absent         int           `json:"absent"`         // agents without one
+	Agents         []AgentStatus `json:"agents"`
+}
+
+// AgentStatus is one agent's line in Status.
+type AgentStatus struct {
+	ID       string `json:"id"`
+	State    string `json:"state"`
+	Sandbox  string `json:"sandbox,omitempty"`
+	MemBytes int64  `json:"mem_bytes"`
+	Queued   int    `json:"queued"`
+	Actions  int    `json:"actions"`
+}
+
+// Error is the body of every 4xx and 5xx answer.
+type Error struct {
+	Error string `json:"error"`
+}
