@@ -1,0 +1,40 @@
+package controller
+
+import (
+	"log/slog"
+
+	"github.com/tenon-dev/tenon/internal/sandbox"
+)
+
+// Domain observes the workload domain, the parent cgroup every sandbox
+// lives under. A cgroup-backed implementation reads the domain group's
+// memory; the fake sandbox backend implements it from its simulated counter.
+type Domain interface {
+	// Usage is the domain's current memory use in bytes.
+	Usage() (int64, error)
+	// Available is the budget minus Usage, floored at 0.
+	Available() (int64, error)
+}
+
+// Env is what a policy is started with.
+type Env struct {
+	Clock  Clock
+	Budget int64  // domain memory budget in bytes
+	Domain Domain // nil when the driver has no domain to observe
+	// Backend runs the sandboxes; policies may read Stats and Pause/Resume.
+	Backend sandbox.Backend
+	// Live lists the live sandboxes at the time of the call.
+	Live func() []LiveSandbox
+	// Emit records an event; Emit stamps the time and domain memory.
+	Emit   func(Event)
+	Logger *slog.Logger
+}
+
+// LiveSandbox is one sandbox the driver knows to be up.
+type LiveSandbox struct {
+	Agent *Agent       // read-only for policies; the driver goroutine owns it
+	Info  sandbox.Info // Info.CgroupPath locates its cgroup
+	// Running is true while an action executes in the sandbox (between
+	// action_start and action_done); false during model waits.
+	Running bool
+}

@@ -1,0 +1,14 @@
+package controller
+
+import "errors"
+
+// Attempt failure reasons, returned by Outcome.Failure and passed to
+// Policy.AgentDone. A failed attempt is retried with a fresh sandbox.
+var (
+	// ErrOOM means a task of the agent's sandbox was killed by the OOM killer.
+	ErrOOM = errors.New("controller: action OOM-killed")
+	// ErrTimeout means an action exceeded its timeout and was killed.
+	ErrTimeout = errors.New("controller: action timed out")
+	// ErrSandboxLost means the sandbox could not be created or died.
+	ErrSandboxLost = errors.New("controller: sandbox lost")
+)

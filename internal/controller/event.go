@@ -1,0 +1,74 @@
+package controller
+
+// Event kinds. Every event carries t_s (seconds since the run started) and
+// mem_bytes (domain usage at that time) where the emitter knows it.
+const (
+	EventRunStart       = "run_start"       // the run began; BudgetBytes, TimeScale
+	EventRunEnd         = "run_end"         // every workflow ended
+	EventSubmit         = "submit"          // workflow submitted (its arrival)
+	EventAgentStart     = "agent_start"     // an attempt passed AgentReady
+	EventSandboxCreate  = "sandbox_create"  // a sandbox came up
+	EventSandboxDestroy = "sandbox_destroy" // a sandbox was destroyed
+	EventAdmit          = "admit"           // ActionReady returned; QueuedS is the wait
+	EventActionStart    = "action_start"    // Exec began
+	EventActionDone     = "action_done"     // Exec returned; the predictor's training record
+	EventOOM            = "oom"             // an action was OOM-killed
+	EventTimeout        = "timeout"         // an action timed out
+	EventSandboxLost    = "sandbox_lost"    // the sandbox could not be created or died
+	EventRetry          = "retry"           // a failed attempt is re-enqueued
+	EventWorkflowDone   = "workflow_done"   // every action of an attempt completed
+	EventWorkflowFailed = "workflow_failed" // retries exhausted or the run was cancelled
+	EventPause          = "pause"           // a policy paused a sandbox
+	EventResume         = "resume"          // a policy resumed a sandbox
+	EventSample         = "sample"          // periodic domain memory and concurrency
+	EventError          = "error"           // an unexpected error that did not stop the run
+)
+
+// Event is one line of the JSONL event log. Action is a pointer so that
+// action 0 is distinguishable from "no action".
+type Event struct {
+	T        float64 `json:"t_s"`
+	Kind     string  `json:"kind"`
+	Policy   string  `json:"policy,omitempty"`
+	Workflow string  `json:"workflow,omitempty"`
+	Attempt  int     `json:"attempt,omitempty"`
+	Action   *int    `json:"action,omitempty"`
+	Class    string  `json:"class,omitempty"`
+	Command  string  `json:"command,omitempty"`
+	Sandbox  string  `json:"sandbox,omitempty"`
+	// MemBytes is the domain memory usage when the event was recorded.
+	MemBytes int64 `json:"mem_bytes,omitempty"`
+
+	// admit
+	QueuedS float64 `json:"queued_s,omitempty"`
+	Charge  int64   `json:"charge_bytes,omitempty"`
+
+	// action_done (also the predictor's training input)
+	ActionKind string  `json:"action_kind,omitempty"` // "run" or "mem"
+	AvgBytes   int64   `json:"avg_bytes,omitempty"`
+	PeakBytes  int64   `json:"peak_bytes,omitempty"`
+	DurationS  float64 `json:"duration_s,omitempty"`
+	Exit       *int    `json:"exit,omitempty"`
+	OOM        bool    `json:"oom,omitempty"`
+	TimedOut   bool    `json:"timed_out,omitempty"`
+	// ProfilePeakBytes is the declared Mem profile or recorded peak, for
+	// comparing prediction inputs with measurements.
+	ProfilePeakBytes int64 `json:"profile_peak_bytes,omitempty"`
+
+	// sample
+	Running int `json:"running,omitempty"` // actions executing
+	Agents  int `json:"agents,omitempty"`  // attempts between AgentReady and AgentDone
+	Live    int `json:"live,omitempty"`    // live sandboxes
+
+	LatencyS float64 `json:"latency_s,omitempty"` // workflow_done/failed: submit to end
+
+	// run_start
+	BudgetBytes int64   `json:"budget_bytes,omitempty"`
+	TimeScale   float64 `json:"time_scale,omitempty"`
+	Workflows   int     `json:"workflows,omitempty"`
+	Reason      string  `json:"reason,omitempty"`
+	Error       string  `json:"error,omitempty"`
+}
+
+// IntPtr returns a pointer to v, for Event.Action and Event.Exit.
+func IntPtr(v int) *int { return &v }

@@ -1,0 +1,211 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/admission"
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/predict"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+)
+
+// admitPeriod is how often the admission scheduler re-checks its queues
+// even without a completion (physical headroom changes as memory is freed).
+const admitPeriod = 50 * time.Millisecond
+
+// admitter is action admission (seed 000 §3.4): each ready action gets a
+// descriptor from the predictor and waits in the water-level admitter until
+// its logical charge fits the budget and the physical headroom allows it.
+type admitter struct {
+	pred   predict.Predictor
+	margin int64 // physical safety margin, bytes
+
+	adm      *admission.Admitter
+	env      controller.Env
+	kick     chan struct{}
+	stop     context.CancelFunc
+	finished chan struct{}
+	seq      atomic.Uint64
+
+	mu      sync.Mutex
+	agents  map[string]*agentHistory // by agent id
+	running map[uint64]*runningAction
+}
+
+// agentHistory is one attempt's completed actions, the predictor's history.
+type agentHistory struct {
+	attempt int
+	start   time.Time
+	done    []predict.Completed
+}
+
+// runningAction is an admitted action whose memory may not have
+// materialized yet.
+type runningAction struct {
+	sandbox string
+	before  int64 // sandbox memory when the action was admitted
+	charge  int64
+	ticket  *admission.Ticket
+	start   time.Time
+}
+
+func newAdmitter(pred predict.Predictor, margin int64) *admitter {
+	return &admitter{pred: pred, margin: margin}
+}
+
+func (a *admitter) start(env controller.Env, cfg admission.Config) {
+	if cfg.Budget == 0 {
+		cfg.Budget = env.Budget
+	}
+	a.env = env
+	a.adm = admission.New(cfg, env.Clock.Now)
+	a.kick = make(chan struct{}, 1)
+	a.agents = map[string]*agentHistory{}
+	a.running = map[uint64]*runningAction{}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stop, a.finished = cancel, make(chan struct{})
+	go a.loop(ctx)
+}
+
+func (a *admitter) close() {
+	if a.stop != nil {
+		a.stop()
+		<-a.finished
+	}
+}
+
+func (a *admitter) loop(ctx context.Context) {
+	defer close(a.finished)
+	for {
+		a.schedule(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.kick:
+		case <-a.env.Clock.After(admitPeriod):
+		}
+	}
+}
+
+func (a *admitter) poke() {
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// physicalHeadroom is the domain's available memory, less the safety
+// margin, less what running admitted actions were charged but have not yet
+// allocated (their growth so far is already in the observed usage).
+func (a *admitter) physicalHeadroom(ctx context.Context) int64 {
+	avail := a.env.Budget
+	if a.env.Domain != nil {
+		if v, err := a.env.Domain.Available(); err == nil {
+			avail = v
+		}
+	}
+	a.mu.Lock()
+	running := make([]runningAction, 0, len(a.running))
+	for _, r := range a.running {
+		running = append(running, *r)
+	}
+	a.mu.Unlock()
+	var pending int64
+	for _, r := range running {
+		grown := int64(0)
+		if st, err := a.env.Backend.Stats(ctx, r.sandbox); err == nil {
+			grown = max(st.Memory-r.before, 0)
+		}
+		pending += max(r.charge-grown, 0)
+	}
+	return avail - a.margin - pending
+}
+
+func (a *admitter) schedule(ctx context.Context) {
+	a.adm.Schedule(a.physicalHeadroom(ctx))
+}
+
+// history returns the agent's completed actions for its current attempt.
+func (a *admitter) history(ag *controller.Agent) *agentHistory {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	h := a.agents[ag.ID]
+	if h == nil || h.attempt != ag.Attempt {
+		h = &agentHistory{attempt: ag.Attempt, start: a.env.Clock.Now()}
+		a.agents[ag.ID] = h
+	}
+	return h
+}
+
+// ready predicts the action, queues it and blocks until it is admitted.
+func (a *admitter) ready(ctx context.Context, ag *controller.Agent, act *trajectory.Action, policyName string) (controller.Grant, error) {
+	h := a.history(ag)
+	now := a.env.Clock.Now()
+	a.mu.Lock()
+	hist := append([]predict.Completed(nil), h.done...)
+	a.mu.Unlock()
+	desc := a.pred.Predict(predict.ContextFor(ag.ID, *act, hist, now.Sub(h.start).Seconds()))
+	before := int64(0)
+	if ag.SandboxID != "" {
+		if st, err := a.env.Backend.Stats(ctx, ag.SandboxID); err == nil {
+			before = st.Memory
+		}
+	}
+	id := a.seq.Add(1)
+	t := a.adm.Enqueue(admission.Request{ID: ag.ID + "/" + strconv.Itoa(ag.Next), Descriptor: desc, Enqueued: now})
+	a.poke()
+	if err := a.adm.Wait(ctx, t); err != nil {
+		return controller.Grant{}, err
+	}
+	a.mu.Lock()
+	a.running[id] = &runningAction{sandbox: ag.SandboxID, before: before, charge: t.Charge(), ticket: t, start: a.env.Clock.Now()}
+	a.mu.Unlock()
+	return controller.Grant{ID: id, Charge: t.Charge(), Heavy: t.Heavy(), Token: desc}, nil
+}
+
+// done releases the charge and records the measured outcome in the history.
+func (a *admitter) done(ag *controller.Agent, g controller.Grant, o controller.Outcome) error {
+	a.mu.Lock()
+	r := a.running[g.ID]
+	delete(a.running, g.ID)
+	h := a.agents[ag.ID]
+	a.mu.Unlock()
+	if r == nil {
+		return fmt.Errorf("admission: grant %d released twice or never admitted", g.ID)
+	}
+	err := a.adm.Release(r.ticket)
+	a.poke()
+	if h != nil && h.attempt == ag.Attempt && o.Err == nil {
+		act := ag.Action()
+		c := predict.Completed{
+			PeakBytes:  max(o.PeakBytes-r.before, 0),
+			AvgBytes:   max(o.AvgBytes-r.before, 0),
+			DurationS:  o.Duration.Seconds(),
+			EndOffsetS: a.env.Clock.Now().Sub(h.start).Seconds(),
+		}
+		if act != nil {
+			c.Class, c.Command = act.Class, act.Command
+		}
+		a.mu.Lock()
+		h.done = append(h.done, c)
+		a.mu.Unlock()
+	}
+	return err
+}
+
+// forget drops an agent's history when its attempt ends.
+func (a *admitter) forget(ag *controller.Agent) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if h := a.agents[ag.ID]; h != nil && h.attempt == ag.Attempt {
+		delete(a.agents, ag.ID)
+	}
+}
+
+// status is the admitter's current state, for status views and tests.
+func (a *admitter) status() admission.Status { return a.adm.Snapshot() }

@@ -1,0 +1,163 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+)
+
+// gateRunner runs the runtime execution gate (seed 000 Algorithm 1) over the
+// live sandboxes of a replay or daemon: every control period it reads each
+// sandbox's footprint and CPU time through the backend, steps the gate
+// controller, and pauses or resumes sandboxes through the backend's freezer.
+// It is backend-agnostic: Backend.Stats and Backend.Pause/Resume are the
+// observation and the actuator.
+type gateRunner struct {
+	cfg gate.Config
+
+	mu       sync.Mutex
+	loop     *gate.Loop
+	cancel   context.CancelFunc
+	done     chan struct{}
+	pressure gate.Pressure
+}
+
+func newGateRunner(cfg gate.Config) (*gateRunner, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: gate: %v", ErrBadOption, err)
+	}
+	return &gateRunner{cfg: cfg}, nil
+}
+
+// backendActuator pauses and resumes sandboxes through the backend (the
+// process backend's Pause is a verified cgroup freeze).
+type backendActuator struct{ b sandbox.Backend }
+
+func (a backendActuator) Name() string { return "freezer" }
+
+func (a backendActuator) Allow(ctx context.Context, id string) error {
+	err := a.b.Resume(ctx, id)
+	if errors.Is(err, sandbox.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (a backendActuator) Deny(ctx context.Context, id string) error {
+	err := a.b.Pause(ctx, id)
+	if errors.Is(err, sandbox.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (g *gateRunner) start(env controller.Env, policyName string) error {
+	if env.Backend == nil || env.Live == nil {
+		return fmt.Errorf("%w: the gate needs a backend and a live-sandbox list", ErrBadOption)
+	}
+	budget := env.Budget
+	observer := func(ctx context.Context) (gate.Observation, error) {
+		obs := gate.Observation{Budget: budget}
+		if env.Domain != nil {
+			avail, err := env.Domain.Available()
+			if err != nil {
+				return obs, fmt.Errorf("reading domain memory: %w", err)
+			}
+			obs.Available = avail
+		} else {
+			obs.Available = budget
+		}
+		for _, ls := range env.Live() {
+			st, err := env.Backend.Stats(ctx, ls.Info.ID)
+			if err != nil {
+				continue // gone between listing and reading: the gate drops it
+			}
+			obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU})
+		}
+		return obs, nil
+	}
+	sink := func(e gate.Event) {
+		switch e.Kind {
+		case gate.EventDeny:
+			env.Emit(controller.Event{Kind: controller.EventPause, Policy: policyName, Sandbox: e.Sandbox, Reason: "gate deny (" + e.Pressure.String() + ")"})
+		case gate.EventAllow:
+			env.Emit(controller.Event{Kind: controller.EventResume, Policy: policyName, Sandbox: e.Sandbox, Reason: "gate allow (" + e.Pressure.String() + ")"})
+		case gate.EventPressure:
+			env.Emit(controller.Event{Kind: "pressure", Policy: policyName, Reason: e.From + "->" + e.To})
+			g.mu.Lock()
+			g.pressure = e.Pressure
+			g.mu.Unlock()
+		case gate.EventBudget:
+			env.Emit(controller.Event{Kind: "gate_budget", Policy: policyName, Reason: e.From + "->" + e.To})
+		case gate.EventObserveError, gate.EventActuatorError:
+			msg := ""
+			if e.Err != nil {
+				msg = e.Err.Error()
+			}
+			env.Emit(controller.Event{Kind: controller.EventError, Policy: policyName, Sandbox: e.Sandbox, Error: "gate: " + msg})
+		}
+	}
+	loop, err := gate.NewLoop(gate.LoopOptions{
+		Controller: gate.New(g.cfg),
+		Observer:   observer,
+		Actuator:   backendActuator{b: env.Backend},
+		Sink:       sink,
+		Logger:     env.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g.mu.Lock()
+	g.loop, g.cancel, g.done = loop, cancel, make(chan struct{})
+	done := g.done
+	g.mu.Unlock()
+	go func() {
+		defer close(done)
+		loop.Run(ctx)
+	}()
+	return nil
+}
+
+// stop ends the loop; Loop.Run allows (resumes) every sandbox before returning.
+func (g *gateRunner) stop(ctx context.Context) error {
+	g.mu.Lock()
+	cancel, done := g.cancel, g.done
+	g.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stopping the gate: %w", ctx.Err())
+	case <-time.After(10 * time.Second):
+		return errors.New("stopping the gate: loop did not stop within 10s")
+	}
+}
+
+// currentPressure is the last pressure the gate published (green before the first).
+func (g *gateRunner) currentPressure() gate.Pressure {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.pressure
+}
+
+// stats returns the loop's counters.
+func (g *gateRunner) stats() gate.Stats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.loop == nil {
+		return gate.Stats{}
+	}
+	return g.loop.Stats()
+}

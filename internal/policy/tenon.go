@@ -1,0 +1,138 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tenon-dev/tenon/internal/admission"
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/predict"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+)
+
+// TenonConfig selects tenon's mechanisms; each can be switched off for the
+// ablations of seed 000 Table 4.
+type TenonConfig struct {
+	Name string // policy name in reports
+
+	Gate       bool        // runtime execution gate (Algorithm 1)
+	GateConfig gate.Config // zero fields take the Table 5 defaults
+
+	// Admission turns on water-level action admission (§3.4) with
+	// Predictor's descriptors; Predictor is required when it is on.
+	Admission       bool
+	Predictor       predict.Predictor
+	AdmissionConfig admission.Config // zero fields: defaults scaled to the budget
+	// Margin is the physical safety margin of admission in bytes; 0 means
+	// min(256 MiB, budget/16).
+	Margin int64
+}
+
+// Tenon is tenon's policy: the mechanisms of TenonConfig working together.
+type Tenon struct {
+	controller.Nop
+	cfg   TenonConfig
+	gate  *gateRunner
+	admit *admitter
+}
+
+var _ controller.Policy = (*Tenon)(nil)
+
+// NewTenon builds the policy described by cfg.
+func NewTenon(cfg TenonConfig) (*Tenon, error) {
+	if cfg.Name == "" {
+		return nil, fmt.Errorf("%w: tenon policy needs a name", ErrBadOption)
+	}
+	t := &Tenon{cfg: cfg}
+	if cfg.Gate {
+		g, err := newGateRunner(cfg.GateConfig)
+		if err != nil {
+			return nil, err
+		}
+		t.gate = g
+	}
+	if cfg.Admission {
+		if cfg.Predictor == nil {
+			return nil, fmt.Errorf("%w: admission needs a predictor", ErrBadOption)
+		}
+		t.admit = newAdmitter(cfg.Predictor, cfg.Margin)
+	}
+	return t, nil
+}
+
+// Name returns the configured name.
+func (t *Tenon) Name() string { return t.cfg.Name }
+
+// Start launches the gate loop when the gate is on.
+func (t *Tenon) Start(ctx context.Context, env controller.Env) error {
+	if t.gate != nil {
+		if err := t.gate.start(env, t.cfg.Name); err != nil {
+			return fmt.Errorf("starting the gate: %w", err)
+		}
+	}
+	if t.admit != nil {
+		if t.admit.margin == 0 {
+			t.admit.margin = min(256<<20, env.Budget/16)
+		}
+		t.admit.start(env, t.cfg.AdmissionConfig)
+	}
+	return ctx.Err()
+}
+
+// Stop stops the gate, which resumes every sandbox it paused.
+func (t *Tenon) Stop(ctx context.Context) error {
+	var errs []error
+	if t.gate != nil {
+		errs = append(errs, t.gate.stop(ctx))
+	}
+	if t.admit != nil {
+		t.admit.close()
+	}
+	return errors.Join(errs...)
+}
+
+// ActionReady waits for admission when it is on.
+func (t *Tenon) ActionReady(ctx context.Context, a *controller.Agent, act *trajectory.Action) (controller.Grant, error) {
+	if t.admit == nil {
+		return controller.Grant{}, ctx.Err()
+	}
+	return t.admit.ready(ctx, a, act, t.cfg.Name)
+}
+
+// ActionDone releases the action's admission charge.
+func (t *Tenon) ActionDone(a *controller.Agent, g controller.Grant, o controller.Outcome) {
+	if t.admit == nil {
+		return
+	}
+	if err := t.admit.done(a, g, o); err != nil && t.admit.env.Logger != nil {
+		t.admit.env.Logger.Warn("releasing admission charge", "agent", a.ID, "err", err)
+	}
+}
+
+// AgentDone forgets the attempt's prediction history.
+func (t *Tenon) AgentDone(a *controller.Agent, _ error) {
+	if t.admit != nil {
+		t.admit.forget(a)
+	}
+}
+
+// GateStats returns the gate's counters (zero when the gate is off).
+func (t *Tenon) GateStats() gate.Stats {
+	if t.gate == nil {
+		return gate.Stats{}
+	}
+	return t.gate.stats()
+}
+
+func init() {
+	Register(Entry{Name: "gate", Help: "runtime execution gate alone: pause fast-growing sandboxes under pressure (seed 000 Algorithm 1)",
+		New: func(_ string, opts Options) (controller.Policy, error) {
+			cfg := TenonConfig{Name: "gate", Gate: true}
+			if err := gateParams(&cfg.GateConfig, opts.Params); err != nil {
+				return nil, err
+			}
+			return NewTenon(cfg)
+		}})
+}

@@ -1,0 +1,37 @@
+package replay
+
+import (
+	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/controller"
+)
+
+// CgroupDomain observes a cgroup workload domain for the driver and the
+// policies: Usage is the domain group's memory usage, Available is
+// cgroup.Domain.Available (limit less working set), Peak its max usage
+// counter.
+type CgroupDomain struct {
+	Domain *cgroup.Domain
+}
+
+var _ controller.Domain = CgroupDomain{}
+
+// Usage is the domain's memory usage in bytes.
+func (d CgroupDomain) Usage() (int64, error) {
+	m, err := d.Domain.Group().Memory()
+	if err != nil {
+		return 0, err
+	}
+	return m.Usage, nil
+}
+
+// Available is what sandboxes can still grow into without an OOM kill.
+func (d CgroupDomain) Available() (int64, error) { return d.Domain.Available() }
+
+// Peak is the domain's peak usage since it was created or last reset.
+func (d CgroupDomain) Peak() (int64, error) {
+	m, err := d.Domain.Group().Memory()
+	if err != nil {
+		return 0, err
+	}
+	return m.Peak, nil
+}

@@ -1,0 +1,175 @@
+//go:build linux
+
+package replay
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/memtool"
+	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/sandbox/process"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// TestMain serves the process backend's sandbox init and, since the test
+// binary is /usr/local/bin/tenon inside a sandbox, `tenon tool mem`.
+func TestMain(m *testing.M) {
+	process.MaybeInit()
+	if len(os.Args) > 2 && os.Args[1] == "tool" && os.Args[2] == "mem" {
+		o, err := memtool.ParseArgs(os.Args[3:])
+		if err == nil {
+			err = memtool.Run(context.Background(), o)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tenon tool mem:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// liveLayout skips unless the test runs as root with cgroup v1 memory.
+func liveLayout(t *testing.T) *cgroup.Layout {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("live replay test skipped in -short mode")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("live replay test needs root (namespaces, mounts, cgroups)")
+	}
+	l, err := cgroup.Detect("/proc")
+	if err != nil {
+		t.Skipf("live replay test needs the cgroup memory controller: %v", err)
+	}
+	if m, _ := l.Controller(cgroup.Memory); m.Version != cgroup.V1 {
+		t.Skip("live replay test needs the cgroup v1 memory controller")
+	}
+	return l
+}
+
+// liveWorkload is four workflows arriving together, each with two mem
+// actions; the 220 MiB peaks of all four do not fit a 512 MiB domain, one
+// at a time does.
+func liveWorkload() []trajectory.Workflow {
+	var wfs []trajectory.Workflow
+	for i := range 4 {
+		w := trajectory.Workflow{Version: trajectory.Version, ID: fmt.Sprintf("live-%d", i)}
+		for j, peak := range []float64{220, 60} {
+			w.Actions = append(w.Actions, trajectory.Action{
+				Wait: 0.2, Class: "test", Command: fmt.Sprintf("python step%d.py", j),
+				Mem: &trajectory.MemProfile{PeakMiB: peak, RampS: 0.3, HoldS: 0.8},
+			})
+		}
+		wfs = append(wfs, w)
+	}
+	return wfs
+}
+
+func TestLiveEagerVersusStatic(t *testing.T) {
+	layout := liveLayout(t)
+	const budget = 512 * units.MiB
+	tests := []struct {
+		name    string
+		policy  string
+		wantOOM bool
+	}{
+		{name: "eager OOMs and retries", policy: "eager", wantOOM: true},
+		{name: "static-1 never OOMs", policy: "static-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			log := slog.New(slog.DiscardHandler)
+			name := fmt.Sprintf("tenon-test-replay-%d", os.Getpid())
+			dom, err := cgroup.OpenDomain(ctx, layout, name, budget, log)
+			if err != nil {
+				t.Fatalf("OpenDomain: %v", err)
+			}
+			t.Cleanup(func() {
+				cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := dom.Close(cctx); err != nil {
+					t.Errorf("closing domain: %v", err)
+				}
+			})
+			noSwap(t, layout, dom)
+			be, err := process.New(process.Config{StateDir: t.TempDir(), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log})
+			if err != nil {
+				t.Skipf("process backend not available: %v", err)
+			}
+			t.Cleanup(func() {
+				if err := be.Close(); err != nil {
+					t.Errorf("closing backend: %v", err)
+				}
+			})
+			p, err := policy.Lookup(tt.policy, policy.Options{Budget: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var events countingWriter
+			wfs := liveWorkload()
+			res, err := Run(ctx, Config{
+				Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{dom},
+				ActionTimeout: 20 * time.Second, SandboxPrefix: name, WorkspaceRoot: t.TempDir(),
+				EventLog: &events, Logger: log,
+			})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			t.Logf("%s: makespan %.1fs attempts %d failed %d oom %d timeouts %d lost %d completed %d/%d peak %s",
+				res.Policy, res.Makespan.Seconds(), res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost,
+				res.Completed, len(wfs), units.FormatSize(res.PeakBytes))
+			if res.Completed+res.Failed != len(wfs) || len(res.Workflows) != len(wfs) {
+				t.Errorf("completed %d + failed %d != %d workflows", res.Completed, res.Failed, len(wfs))
+			}
+			if res.FailedAttempts != res.OOMEvents+res.Timeouts+res.Lost {
+				t.Errorf("failed attempts %d != oom %d + timeouts %d + lost %d", res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost)
+			}
+			if got := res.OOMEvents > 0; got != tt.wantOOM {
+				t.Errorf("OOM events = %d, want any: %v", res.OOMEvents, tt.wantOOM)
+			}
+			if tt.wantOOM && res.Attempts <= len(wfs) {
+				t.Errorf("%d attempts for %d workflows: OOMs were not retried", res.Attempts, len(wfs))
+			}
+			if !tt.wantOOM && res.Completed != len(wfs) {
+				t.Errorf("completed %d of %d", res.Completed, len(wfs))
+			}
+			if res.PeakBytes == 0 || res.PeakBytes > budget+units.MiB {
+				t.Errorf("peak %s, want in (0, budget]", units.FormatSize(res.PeakBytes))
+			}
+			if events.n == 0 {
+				t.Error("empty event log")
+			}
+		})
+	}
+}
+
+// noSwap sets the domain's memory.swappiness to 0, as seed 000 §5.1 runs
+// the workload domain without swap: with a swap device active (another test
+// may enable zram) cgroup reclaim would swap instead of OOM-killing. On v1,
+// children created afterwards inherit the setting.
+func noSwap(t *testing.T, layout *cgroup.Layout, dom *cgroup.Domain) {
+	t.Helper()
+	m, _ := layout.Controller(cgroup.Memory)
+	p := filepath.Join(m.Root, dom.Group().Path(), "memory.swappiness")
+	if err := os.WriteFile(p, []byte("0"), 0o644); err != nil {
+		t.Skipf("live replay test needs memory.swappiness to disable swap in the domain: %v", err)
+	}
+}
+
+// countingWriter counts bytes written.
+type countingWriter struct{ n int }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+var _ controller.Domain = CgroupDomain{}

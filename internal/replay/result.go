@@ -1,0 +1,81 @@
+package replay
+
+import "time"
+
+// Result is what a replay run did. Times are offsets from the run's start.
+type Result struct {
+	Policy    string
+	Budget    int64
+	TimeScale float64
+	Start     time.Time
+	// Makespan is from the start to the end of the last workflow.
+	Makespan  time.Duration
+	Workflows []WorkflowResult // in Config.Workflows order
+	Samples   []Sample
+	// PeakBytes is the largest domain memory seen (samples, events and the
+	// domain's own peak counter where it has one).
+	PeakBytes int64
+
+	Attempts       int // attempts started (passed AgentReady)
+	FailedAttempts int // attempts that ended without completing
+	OOMEvents      int // actions OOM-killed
+	Timeouts       int // actions timed out
+	Lost           int // sandboxes that could not be created or died
+	Completed      int // workflows that completed
+	Failed         int // workflows that exhausted retries or were cancelled
+	Actions        int // actions executed (Exec called), every attempt
+	NonZeroExits   int // actions that exited non-zero without OOM or timeout
+}
+
+// WorkflowResult is one workflow's fate.
+type WorkflowResult struct {
+	ID        string
+	Submit    time.Duration // scaled arrival offset
+	End       time.Duration // completion or failure
+	Latency   time.Duration // End - Submit, retries included
+	Attempts  int
+	Completed bool
+	OOMs      int
+	Timeouts  int
+	Lost      int
+	Queued    time.Duration // total time in ActionReady, every attempt
+	Actions   int           // actions executed, every attempt
+	// NonZeroExits counts actions that exited non-zero without OOM or timeout.
+	NonZeroExits int
+	Err          string // why it failed; "" when completed
+}
+
+// Sample is one sampler reading.
+type Sample struct {
+	T        time.Duration
+	MemBytes int64 // domain usage
+	Running  int   // actions executing
+	Agents   int   // attempts between AgentReady and AgentDone
+	Live     int   // live sandboxes
+}
+
+// Tally recomputes the counters from Workflows and raises PeakBytes to the
+// largest sample. A failed workflow's attempts all count as failed; a
+// completed one's all but the last.
+func (res *Result) Tally() {
+	res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost = 0, 0, 0, 0, 0
+	res.Completed, res.Failed, res.Actions, res.NonZeroExits = 0, 0, 0, 0
+	for _, s := range res.Samples {
+		res.PeakBytes = max(res.PeakBytes, s.MemBytes)
+	}
+	for _, w := range res.Workflows {
+		res.Attempts += w.Attempts
+		res.OOMEvents += w.OOMs
+		res.Timeouts += w.Timeouts
+		res.Lost += w.Lost
+		res.Actions += w.Actions
+		res.NonZeroExits += w.NonZeroExits
+		if w.Completed {
+			res.Completed++
+			res.FailedAttempts += w.Attempts - 1
+		} else {
+			res.Failed++
+			res.FailedAttempts += w.Attempts
+		}
+	}
+}

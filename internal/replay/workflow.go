@@ -1,0 +1,108 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+)
+
+// workflow runs workflow i to completion or failure.
+func (r *runner) workflow(ctx context.Context, i int) (res WorkflowResult) {
+	wf := &r.wfs[i]
+	res.ID = wf.ID
+	clock := r.cfg.Clock
+	arrival := durationS(wf.Arrival)
+	res.Submit = arrival
+	defer r.report(1)
+
+	finish := func(err error) WorkflowResult {
+		res.End = r.rec.since(clock.Now())
+		res.Latency = res.End - res.Submit
+		ev := controller.Event{Kind: controller.EventWorkflowDone, Workflow: wf.ID, Attempt: res.Attempts, LatencyS: res.Latency.Seconds()}
+		if err != nil {
+			res.Err = err.Error()
+			ev.Kind, ev.Error = controller.EventWorkflowFailed, res.Err
+		} else {
+			res.Completed = true
+		}
+		r.rec.emit(ev)
+		return res
+	}
+
+	if err := controller.Sleep(ctx, clock, arrival-r.rec.since(clock.Now())); err != nil {
+		// Never submitted in time: still accounted for, as failed.
+		r.rec.emit(controller.Event{Kind: controller.EventSubmit, Workflow: wf.ID})
+		return finish(fmt.Errorf("cancelled before arrival: %w", err))
+	}
+	submitted := clock.Now()
+	r.rec.emit(controller.Event{Kind: controller.EventSubmit, Workflow: wf.ID})
+
+	for attempt := 1; ; attempt++ {
+		a := &controller.Agent{ID: wf.ID, Workflow: wf, Attempt: attempt, Submitted: submitted}
+		if err := r.cfg.Policy.AgentReady(ctx, a); err != nil {
+			return finish(fmt.Errorf("waiting to start attempt %d: %w", attempt, err))
+		}
+		a.Started = clock.Now()
+		res.Attempts++
+		r.rec.addAgents(1)
+		r.rec.emit(controller.Event{Kind: controller.EventAgentStart, Workflow: wf.ID, Attempt: attempt})
+
+		err := r.attempt(ctx, a, &res)
+		r.release(ctx, a)
+		r.rec.addAgents(-1)
+		r.cfg.Policy.AgentDone(a, err)
+		switch {
+		case err == nil:
+			return finish(nil)
+		case ctx.Err() != nil:
+			return finish(fmt.Errorf("attempt %d: %w", attempt, err))
+		case attempt > r.cfg.MaxRetries:
+			return finish(fmt.Errorf("giving up after %d attempts: %w", attempt, err))
+		}
+		r.rec.emit(controller.Event{Kind: controller.EventRetry, Workflow: wf.ID, Attempt: attempt + 1, Reason: reason(err), Error: err.Error()})
+	}
+}
+
+// release ends the attempt's sandbox and workspace; it runs even when ctx
+// is cancelled.
+func (r *runner) release(ctx context.Context, a *controller.Agent) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancel()
+	if err := r.mgr.Release(cctx, a); err != nil {
+		r.cfg.Logger.Warn("releasing sandbox", "workflow", a.ID, "attempt", a.Attempt, "err", err)
+		r.rec.emit(controller.Event{Kind: controller.EventError, Workflow: a.ID, Attempt: a.Attempt, Reason: "release", Error: err.Error()})
+	}
+	if r.cfg.WorkspaceRoot != "" && a.Workspace != "" {
+		if err := os.RemoveAll(a.Workspace); err != nil {
+			r.cfg.Logger.Warn("removing workspace", "dir", a.Workspace, "err", err)
+		}
+	}
+}
+
+// workspace returns the attempt's fresh workspace directory, "" when the
+// backend picks one.
+func (r *runner) workspace(a *controller.Agent) string {
+	if r.cfg.WorkspaceRoot == "" {
+		return ""
+	}
+	return filepath.Join(r.cfg.WorkspaceRoot, fmt.Sprintf("%s-%d-a%d", r.cfg.SandboxPrefix, r.index(a), a.Attempt))
+}
+
+// reason names an attempt failure for the event log.
+func reason(err error) string {
+	switch {
+	case errors.Is(err, controller.ErrOOM):
+		return "oom"
+	case errors.Is(err, controller.ErrTimeout):
+		return "timeout"
+	case errors.Is(err, controller.ErrSandboxLost):
+		return "sandbox_lost"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "cancelled"
+	}
+	return "error"
+}

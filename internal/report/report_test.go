@@ -1,0 +1,240 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/replay"
+	"github.com/tenon-dev/tenon/internal/sandbox/fake"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+func TestPercentile(t *testing.T) {
+	tests := []struct {
+		name string
+		xs   []float64
+		p    float64
+		want float64
+	}{
+		{name: "empty", xs: nil, p: 50, want: 0},
+		{name: "one", xs: []float64{7}, p: 95, want: 7},
+		{name: "median odd", xs: []float64{3, 1, 2}, p: 50, want: 2},
+		{name: "median even", xs: []float64{4, 1, 3, 2}, p: 50, want: 2.5},
+		{name: "p95 interpolates", xs: []float64{0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100}, p: 95, want: 95},
+		{name: "max", xs: []float64{5, 9, 1}, p: 100, want: 9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Percentile(tt.xs, tt.p); math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("Percentile(%v, %g) = %g, want %g", tt.xs, tt.p, got, tt.want)
+			}
+		})
+	}
+}
+
+// result builds a Result with the given workflow latencies (seconds);
+// negative latencies mark failed workflows.
+func result(policy string, makespan float64, lat ...float64) *replay.Result {
+	r := &replay.Result{Policy: policy, Budget: units.GiB, Makespan: time.Duration(makespan * float64(time.Second)), PeakBytes: units.GiB / 2}
+	for i, l := range lat {
+		w := replay.WorkflowResult{ID: fmt.Sprint(i), Attempts: 1, Completed: l >= 0}
+		if l < 0 {
+			w.Attempts, w.OOMs, w.Err = 2, 2, "gave up"
+			l = -l
+		}
+		w.Latency = time.Duration(l * float64(time.Second))
+		r.Workflows = append(r.Workflows, w)
+	}
+	r.Tally()
+	return r
+}
+
+func TestSummarize(t *testing.T) {
+	m := Summarize(result("p", 100, 10, 20, 30, -90))
+	want := Metrics{
+		Policy: "p", MakespanS: 100, P50S: 20, P95S: 29, PeakBytes: units.GiB / 2, OOMEvents: 2,
+		Attempts: 5, FailedAttempts: 2, Workflows: 4, Completed: 3, Failed: 1,
+		AttemptFailureRate: 0.4, PeakOverBudget: 0.5,
+	}
+	if m != want {
+		t.Errorf("Summarize =\n%+v\nwant\n%+v", m, want)
+	}
+}
+
+func workload() []trajectory.Workflow {
+	mk := func(id string, peak float64) trajectory.Workflow {
+		return trajectory.Workflow{Version: trajectory.Version, ID: id, Actions: []trajectory.Action{
+			{Wait: 2, Class: "test", Command: "pytest", Mem: &trajectory.MemProfile{PeakMiB: peak, RampS: 1, HoldS: 4}},
+			{Wait: 1, Class: "build", Command: "make", Mem: &trajectory.MemProfile{PeakMiB: peak / 2, RampS: 1, HoldS: 2}},
+		}}
+	}
+	return []trajectory.Workflow{mk("a", 600), mk("b", 600), mk("c", 600), mk("d", 300)}
+}
+
+func TestCompare(t *testing.T) {
+	wfs := workload()
+	c := Compare(wfs, units.GiB, 0.5, result("static-1", 40, 10, 20), result("eager", 80, 10, 20))
+	if want := 2100.0 / 1024; math.Abs(c.Oversubscription-want) > 1e-9 {
+		t.Errorf("oversubscription = %g, want %g", c.Oversubscription, want)
+	}
+	// scaled: longest alone = (2+5+1+3)*0.5 = 5.5 s; area = (600*5+300*3)*3 + 300*5+150*3 = 13650 MiB·s, *0.5 / 1024 MiB = 6.66 s
+	if want := 13650.0 * 0.5 / 1024; math.Abs(c.LowerBoundS-want) > 1e-9 {
+		t.Errorf("lower bound = %g, want %g", c.LowerBoundS, want)
+	}
+	if got := c.Results[0].SpeedupVsEager; got != 2 {
+		t.Errorf("static-1 speedup vs eager = %g, want 2", got)
+	}
+	if got := c.Results[1].SpeedupVsEager; got != 1 {
+		t.Errorf("eager speedup vs eager = %g, want 1", got)
+	}
+	if got, want := c.Results[0].OverLowerBound, 40/c.LowerBoundS; math.Abs(got-want) > 1e-9 {
+		t.Errorf("makespan / bound = %g, want %g", got, want)
+	}
+}
+
+func TestJSONContract(t *testing.T) {
+	c := Compare(workload(), units.GiB, 1, result("eager", 80, 10, -20))
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"budget_bytes", "oversubscription", "lower_bound_s", "results"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("top level lacks %q: %s", k, buf.String())
+		}
+	}
+	res, _ := doc["results"].([]any)
+	if len(res) != 1 {
+		t.Fatalf("results = %v, want one", doc["results"])
+	}
+	row := res[0].(map[string]any)
+	for _, k := range []string{"policy", "makespan_s", "p50_s", "p95_s", "peak_bytes", "oom_events", "timeouts", "attempts", "failed_attempts", "workflows", "completed"} {
+		if _, ok := row[k]; !ok {
+			t.Errorf("result lacks %q", k)
+		}
+	}
+	if row["policy"] != "eager" || row["workflows"] != 2.0 || row["completed"] != 1.0 || row["budget_bytes"] != nil {
+		t.Errorf("result row = %v", row)
+	}
+	if doc["budget_bytes"] != float64(units.GiB) {
+		t.Errorf("budget_bytes = %v", doc["budget_bytes"])
+	}
+}
+
+func TestTable(t *testing.T) {
+	c := Compare(workload(), units.GiB, 1, result("eager", 80, 10, -20), result("static-2", 40, 10, 20))
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, s := range []string{"eager", "static-2", "2.00x", "1.00 GiB", "512.0 MiB", "80.0 s", "66.7%", "1/2", "2/2"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("table lacks %q:\n%s", s, out)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("table has %d lines, want 5:\n%s", len(lines), out)
+	}
+	if len(lines[2]) != len(lines[3]) || len(lines[3]) != len(lines[4]) {
+		t.Errorf("rows not aligned:\n%s", out)
+	}
+}
+
+// replayBoth runs eager and static-1 on the fake backend and returns their
+// results and the concatenated event log.
+func replayBoth(t *testing.T) ([]*replay.Result, *bytes.Buffer) {
+	var (
+		out []*replay.Result
+		log bytes.Buffer
+	)
+	for _, name := range []string{"eager", "static-1"} {
+		synctest.Test(t, func(t *testing.T) {
+			be := fake.New(fake.Options{Budget: units.GiB})
+			defer be.Close()
+			p, err := policy.Lookup(name, policy.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := replay.Run(context.Background(), replay.Config{
+				Workflows: workload(), Backend: be, Policy: p, Budget: units.GiB, Domain: be, TimeScale: 0.5, EventLog: &log,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, res)
+		})
+	}
+	return out, &log
+}
+
+func TestPlot(t *testing.T) {
+	results, _ := replayBoth(t)
+	c := Compare(workload(), units.GiB, 0.5, results...)
+	var buf bytes.Buffer
+	if err := WritePlot(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatalf("plot is not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 500 || b.Dy() < 500 {
+		t.Errorf("plot is %v, want at least 500x500", b)
+	}
+}
+
+func TestFromEventsMatchesResult(t *testing.T) {
+	results, log := replayBoth(t)
+	got, err := FromEvents(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(results) {
+		t.Fatalf("%d results from the log, want %d", len(got), len(results))
+	}
+	for i, want := range results {
+		g := got[i]
+		if g.Policy != want.Policy || g.Budget != want.Budget || g.TimeScale != want.TimeScale {
+			t.Errorf("run %d: policy %q budget %d scale %g, want %q %d %g", i, g.Policy, g.Budget, g.TimeScale, want.Policy, want.Budget, want.TimeScale)
+		}
+		type counts struct{ A, F, O, T, L, C, X, N int }
+		gc := counts{g.Attempts, g.FailedAttempts, g.OOMEvents, g.Timeouts, g.Lost, g.Completed, g.Failed, g.Actions}
+		wc := counts{want.Attempts, want.FailedAttempts, want.OOMEvents, want.Timeouts, want.Lost, want.Completed, want.Failed, want.Actions}
+		if gc != wc {
+			t.Errorf("%s: counts from log %+v, from result %+v", want.Policy, gc, wc)
+		}
+		if d := g.Makespan - want.Makespan; d < -time.Millisecond || d > time.Millisecond {
+			t.Errorf("%s: makespan from log %v, from result %v", want.Policy, g.Makespan, want.Makespan)
+		}
+		if g.PeakBytes != want.PeakBytes {
+			t.Errorf("%s: peak from log %d, from result %d", want.Policy, g.PeakBytes, want.PeakBytes)
+		}
+		if len(g.Samples) != len(want.Samples) {
+			t.Errorf("%s: %d samples from log, %d in result", want.Policy, len(g.Samples), len(want.Samples))
+		}
+		gm, wm := Summarize(g), Summarize(want)
+		if math.Abs(gm.P50S-wm.P50S) > 1e-3 || math.Abs(gm.P95S-wm.P95S) > 1e-3 {
+			t.Errorf("%s: P50/P95 from log %g/%g, from result %g/%g", want.Policy, gm.P50S, gm.P95S, wm.P50S, wm.P95S)
+		}
+	}
+	if !slices.ContainsFunc(results, func(r *replay.Result) bool { return r.OOMEvents > 0 }) {
+		t.Error("no run had OOM events: the workload does not exercise the failure path")
+	}
+}
