@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -171,4 +172,28 @@ func (d *Domain) Close(ctx context.Context) error {
 		d.log.Info("workload domain removed", "group", d.group.path)
 	}
 	return errors.Join(errs...)
+}
+
+// DisableSwap keeps the domain's memory out of swap, as seed 000 §5.1 runs
+// its workload domain: on v1 memory.swappiness is set to 0 (children created
+// afterwards inherit it), on v2 memory.swap.max to 0. Without it, a budget
+// overrun pages memory out instead of failing, and comparisons between
+// policies measure swap speed. A kernel without either file is left as is.
+func (d *Domain) DisableSwap() error {
+	dir, v, err := d.group.dir(Memory)
+	if err != nil {
+		return err
+	}
+	file := "memory.swap.max"
+	if v == V1 {
+		file = "memory.swappiness"
+	}
+	p := filepath.Join(dir, file)
+	if _, err := os.Stat(p); err != nil {
+		return nil
+	}
+	if err := d.group.write(p, "0"); err != nil {
+		return fmt.Errorf("disabling swap for domain %s: %w", d.group.path, err)
+	}
+	return nil
 }

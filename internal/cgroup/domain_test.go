@@ -174,3 +174,33 @@ func TestOpenDomainAdoptsStale(t *testing.T) {
 		t.Errorf("limit = %s", got)
 	}
 }
+
+func TestDomainDisableSwap(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		layout     func(*testing.T) *Layout
+	}{
+		{name: "v1 swappiness", file: "memory.swappiness", layout: fakeV1},
+		{name: "v2 swap.max", file: "memory.swap.max", layout: fakeV2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			newFakeKernel(t)
+			l := tc.layout(t)
+			writeFiles(t, l.ProcRoot, map[string]string{"meminfo": meminfo})
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			d, err := OpenDomain(ctx, l, "", 1<<30, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(d.group.dirs[Memory], tc.file)
+			writeFiles(t, filepath.Dir(p), map[string]string{tc.file: "60\n"})
+			if err := d.DisableSwap(); err != nil {
+				t.Fatal(err)
+			}
+			if got := readFile(t, p); got != "0" {
+				t.Errorf("%s = %q, want 0", tc.file, got)
+			}
+		})
+	}
+}

@@ -24,6 +24,10 @@ type Config struct {
 	DMax            time.Duration // overdue threshold (3000 ms)
 	YellowFraction  float64       // yellow region as a fraction of the budget (0.125)
 	RedFraction     float64       // red region as a fraction of the budget (0.125)
+	// NoLivenessEscape turns off the liveness escape (see selectPermitted):
+	// with it set the gate follows Algorithm 1 to the letter, which can hold
+	// every sandbox denied forever when their memory keeps H at zero.
+	NoLivenessEscape bool
 }
 
 // DefaultConfig returns Table 5 of seed 000.

@@ -29,11 +29,20 @@ type gateRunner struct {
 }
 
 func newGateRunner(cfg gate.Config) (*gateRunner, error) {
-	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.WithDefaults().Validate(); err != nil {
 		return nil, fmt.Errorf("%w: gate: %v", ErrBadOption, err)
 	}
 	return &gateRunner{cfg: cfg}, nil
+}
+
+// gateConfigFor fills the safety margin S for a budget: Table 5's 256 MiB
+// was set for 8–16 GiB hosts; on smaller budgets it would reserve a large
+// share of memory, so S is min(256 MiB, budget/8) unless configured.
+func gateConfigFor(cfg gate.Config, budget int64) gate.Config {
+	if cfg.SafetyMargin == 0 && budget > 0 {
+		cfg.SafetyMargin = min(256*gate.MiB, budget/8)
+	}
+	return cfg.WithDefaults()
 }
 
 // backendActuator pauses and resumes sandboxes through the backend (the
@@ -105,7 +114,7 @@ func (g *gateRunner) start(env controller.Env, policyName string) error {
 		}
 	}
 	loop, err := gate.NewLoop(gate.LoopOptions{
-		Controller: gate.New(g.cfg),
+		Controller: gate.New(gateConfigFor(g.cfg, budget)),
 		Observer:   observer,
 		Actuator:   backendActuator{b: env.Backend},
 		Sink:       sink,

@@ -12,10 +12,7 @@ import (
 // knownStalls lists policies known to stall on the burst, with the reason;
 // their subtests skip after checking the accounting. Remove an entry when
 // the policy is fixed.
-var knownStalls = map[string]string{
-	"gate": "gate alone (no admission, no residency) keeps every sandbox of the burst paused " +
-		"while the paused sandboxes' memory holds pressure up; nothing ever drains (reported to the lead)",
-}
+var knownStalls = map[string]string{}
 
 // TestEveryRegisteredPolicyAccountsForEveryWorkflow replays the burst under
 // every registered policy on the fake backend: whatever a policy decides,
