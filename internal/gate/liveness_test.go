@@ -41,4 +41,3 @@ func TestLivenessEscape(t *testing.T) {
 		})
 	}
 }
-
