@@ -4,21 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/api"
-	"github.com/tenon-dev/tenon/internal/cgroup"
-	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/policy"
-	"github.com/tenon-dev/tenon/internal/replay"
-	"github.com/tenon-dev/tenon/internal/sandbox"
-	"github.com/tenon-dev/tenon/internal/sandbox/fake"
-	"github.com/tenon-dev/tenon/internal/sandbox/process"
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
@@ -51,7 +43,7 @@ SIGTERM or Ctrl-C stops accepting requests, waits for running actions up to
 	fs.Var(&budget, "budget", "memory budget of the workload domain, e.g. 4GiB")
 	domain := fs.String("domain", "tenon", "name of the workload domain cgroup")
 	pol := fs.String("policy", defaultPolicy(), "policy: "+fmt.Sprint(policy.Names()))
-	backend := fs.String("backend", "process", "sandbox backend: process or fake (simulated, for demos)")
+	backend := fs.String("backend", "process", "sandbox backend: "+backendNames)
 	upstream := fs.String("upstream", "", "OpenAI-compatible base URL the model proxy forwards to, e.g. http://127.0.0.1:8000/v1")
 	upstreamKey := fs.String("upstream-key", os.Getenv("TENON_UPSTREAM_KEY"), "API key sent upstream (default $TENON_UPSTREAM_KEY)")
 	drain := fs.Duration("drain-timeout", 60*time.Second, "how long shutdown waits for running actions")
@@ -116,42 +108,4 @@ SIGTERM or Ctrl-C stops accepting requests, waits for running actions up to
 	defer cancel()
 	err = srv.Shutdown(sctx)
 	return errors.Join(serveErr, err)
-}
-
-// openBackend opens the sandbox backend and, for the process backend, the
-// workload domain cgroup it lives under.
-func openBackend(ctx context.Context, name, stateDir, domain string, budget int64, log *slog.Logger) (sandbox.Backend, controller.Domain, func(), error) {
-	switch name {
-	case "fake":
-		be := fake.New(fake.Options{Budget: budget, SandboxBytes: 8 * units.MiB})
-		return be, be, func() { be.Close() }, nil
-	case "process":
-		layout, err := cgroup.Detect("/proc")
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		dom, err := cgroup.OpenDomain(ctx, layout, domain, budget, log)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("opening workload domain %s: %w", domain, err)
-		}
-		be, err := process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log})
-		if err != nil {
-			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = dom.Close(cctx)
-			return nil, nil, nil, err
-		}
-		closer := func() {
-			if err := be.Close(); err != nil {
-				log.Warn("closing backend", "err", err)
-			}
-			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := dom.Close(cctx); err != nil {
-				log.Warn("closing domain", "err", err)
-			}
-		}
-		return be, replay.CgroupDomain{Domain: dom}, closer, nil
-	}
-	return nil, nil, nil, fmt.Errorf("unknown backend %q: want process or fake", name)
 }

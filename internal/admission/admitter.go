@@ -71,11 +71,14 @@ func (a *Admitter) Schedule(physicalHeadroom int64) []*Ticket {
 	a.accrue(now)
 	phys := physicalHeadroom
 	var out []*Ticket
+	// The logical check uses the interpolated charge (the water level); the
+	// physical check uses what the action will really need at its peak.
+	need := func(t *Ticket, c int64) int64 { return max(c, min(t.req.Descriptor.PredPeak, a.cfg.Budget)) }
 	admit := func(t *Ticket, c int64) {
 		t.state, t.charge, t.admitted = Admitted, c, now
 		a.level += c
 		a.running++
-		phys -= c
+		phys -= need(t, c)
 		close(t.ready)
 		out = append(out, t)
 	}
@@ -83,7 +86,7 @@ func (a *Admitter) Schedule(physicalHeadroom int64) []*Ticket {
 	reserved := int64(a.credit)
 	a.light = slices.DeleteFunc(a.light, func(t *Ticket) bool {
 		c := a.chargeOf(t)
-		if c <= a.cfg.Budget-a.level-reserved && c <= phys {
+		if c <= a.cfg.Budget-a.level-reserved && need(t, c) <= phys {
 			admit(t, c)
 			return true
 		}
@@ -93,7 +96,7 @@ func (a *Admitter) Schedule(physicalHeadroom int64) []*Ticket {
 	for len(a.heavy) > 0 {
 		h := a.heavy[0]
 		c := a.chargeOf(h)
-		if c > a.cfg.Budget-a.level || c > phys {
+		if c > a.cfg.Budget-a.level || need(h, c) > phys {
 			break
 		}
 		admit(h, c)
@@ -104,7 +107,7 @@ func (a *Admitter) Schedule(physicalHeadroom int64) []*Ticket {
 	if len(a.heavy) > 1 {
 		rest := slices.DeleteFunc(a.heavy[1:], func(t *Ticket) bool {
 			c := a.chargeOf(t)
-			if c <= a.cfg.Budget-a.level-reserved && c <= phys {
+			if c <= a.cfg.Budget-a.level-reserved && need(t, c) <= phys {
 				admit(t, c)
 				return true
 			}

@@ -195,3 +195,23 @@ func ids(ts []*Ticket) []string {
 	}
 	return out
 }
+
+// TestPhysicalCheckUsesPeaks: at a low water level charges sit near the
+// average, but two actions whose predicted peaks do not fit the physical
+// headroom together are not admitted in the same round.
+func TestPhysicalCheckUsesPeaks(t *testing.T) {
+	c := newClock()
+	a := New(Config{Budget: 1000 * mib}, c.now)
+	x := a.Enqueue(Request{ID: "x", Descriptor: desc(250, 600)})
+	y := a.Enqueue(Request{ID: "y", Descriptor: desc(250, 600)})
+	got := a.Schedule(900 * mib)
+	if len(got) != 1 || got[0] != x {
+		t.Fatalf("admitted %d tickets, want only x (peaks 600+600 > 900 MiB headroom)", len(got))
+	}
+	if x.Charge() >= 600*mib {
+		t.Errorf("x charged %d MiB: the logical charge should stay interpolated", x.Charge()/mib)
+	}
+	if y.State() != Waiting {
+		t.Errorf("y is %v, want waiting", y.State())
+	}
+}

@@ -14,8 +14,9 @@ func (a *Admitter) Wait(ctx context.Context, t *Ticket) error {
 	case <-t.ready:
 	case <-ctx.Done():
 		a.mu.Lock()
-		defer a.mu.Unlock()
-		if a.cancelLocked(t) {
+		cancelled := a.cancelLocked(t)
+		a.mu.Unlock() // not deferred: t.State below takes the same lock
+		if cancelled {
 			return fmt.Errorf("waiting for admission of %s: %w", t.req.ID, ctx.Err())
 		}
 	}

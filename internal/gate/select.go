@@ -35,7 +35,7 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 		k = b
 	}
 	var r int64
-	n, permitted := 0, 0
+	n := 0
 	for _, e := range c.cand {
 		x := 0
 		if e.demand > 0 {
@@ -45,18 +45,23 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 			e.inPrev = true
 			r += e.demand
 			n += x
-			permitted++
 		}
 	}
-	// Liveness escape (an extension of Algorithm 1): when no live sandbox
-	// is permitted at all, nothing runs, so nothing can finish and release
-	// memory; if the denied sandboxes' own memory keeps H below every
-	// demand, Algorithm 1 would deny them forever. The first candidate,
-	// which is overdue-first, runs alone once it is overdue: a single probe
-	// whose denial has already lasted DMax. Growth is still bounded by one
-	// sandbox, and the kernel's limit remains the backstop.
-	if permitted == 0 && !c.cfg.NoLivenessEscape && len(c.cand) > 0 && c.cand[0].overdue {
-		c.cand[0].inPrev = true
+	// Liveness escape (an extension of Algorithm 1): when no sandbox with
+	// positive demand is permitted, no action that is still growing can
+	// finish and release its memory (and admission charge); if the denied
+	// sandboxes' own memory keeps H below every demand, Algorithm 1 would
+	// deny them forever. The first overdue candidate with positive demand
+	// then runs as the single probe: its denial has already lasted DMax,
+	// growth is still bounded by one sandbox, and the kernel's limit remains
+	// the backstop.
+	if n == 0 && !c.cfg.NoLivenessEscape {
+		for _, e := range c.cand {
+			if e.overdue && e.demand > 0 {
+				e.inPrev = true
+				break
+			}
+		}
 	}
 }
 

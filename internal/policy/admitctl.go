@@ -32,9 +32,13 @@ type admitter struct {
 	finished chan struct{}
 	seq      atomic.Uint64
 
-	mu      sync.Mutex
-	agents  map[string]*agentHistory // by agent id
-	running map[uint64]*runningAction
+	mu     sync.Mutex
+	agents map[string]*agentHistory // by agent id
+	// waiting holds queued actions; schedule moves each admitted one to
+	// running before the next Schedule call, so the physical check never
+	// misses an action that was admitted but has not started.
+	waiting map[*admission.Ticket]*runningAction
+	running map[*admission.Ticket]*runningAction
 }
 
 // agentHistory is one attempt's completed actions, the predictor's history.
@@ -50,6 +54,7 @@ type runningAction struct {
 	sandbox string
 	before  int64 // sandbox memory when the action was admitted
 	charge  int64
+	peak    int64 // predicted peak above before
 	ticket  *admission.Ticket
 	start   time.Time
 }
@@ -66,7 +71,8 @@ func (a *admitter) start(env controller.Env, cfg admission.Config) {
 	a.adm = admission.New(cfg, env.Clock.Now)
 	a.kick = make(chan struct{}, 1)
 	a.agents = map[string]*agentHistory{}
-	a.running = map[uint64]*runningAction{}
+	a.waiting = map[*admission.Ticket]*runningAction{}
+	a.running = map[*admission.Ticket]*runningAction{}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop, a.finished = cancel, make(chan struct{})
 	go a.loop(ctx)
@@ -100,8 +106,11 @@ func (a *admitter) poke() {
 }
 
 // physicalHeadroom is the domain's available memory, less the safety
-// margin, less what running admitted actions were charged but have not yet
-// allocated (their growth so far is already in the observed usage).
+// margin, less the growth running admitted actions are still predicted to
+// make: predicted peak minus what they have grown so far (that part is
+// already in the observed usage). The logical water level interpolates
+// charges between average and peak; the physical check is about memory
+// that will really be needed, so it counts peaks.
 func (a *admitter) physicalHeadroom(ctx context.Context) int64 {
 	avail := a.env.Budget
 	if a.env.Domain != nil {
@@ -121,13 +130,22 @@ func (a *admitter) physicalHeadroom(ctx context.Context) int64 {
 		if st, err := a.env.Backend.Stats(ctx, r.sandbox); err == nil {
 			grown = max(st.Memory-r.before, 0)
 		}
-		pending += max(r.charge-grown, 0)
+		pending += max(max(r.peak, r.charge)-grown, 0)
 	}
 	return avail - a.margin - pending
 }
 
 func (a *admitter) schedule(ctx context.Context) {
-	a.adm.Schedule(a.physicalHeadroom(ctx))
+	admitted := a.adm.Schedule(a.physicalHeadroom(ctx))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, t := range admitted {
+		if r := a.waiting[t]; r != nil {
+			delete(a.waiting, t)
+			r.charge, r.ticket, r.start = t.Charge(), t, a.env.Clock.Now()
+			a.running[t] = r
+		}
+	}
 }
 
 // history returns the agent's completed actions for its current attempt.
@@ -158,21 +176,34 @@ func (a *admitter) ready(ctx context.Context, ag *controller.Agent, act *traject
 	}
 	id := a.seq.Add(1)
 	t := a.adm.Enqueue(admission.Request{ID: ag.ID + "/" + strconv.Itoa(ag.Next), Descriptor: desc, Enqueued: now})
+	a.mu.Lock()
+	a.waiting[t] = &runningAction{sandbox: ag.SandboxID, before: before, peak: desc.PredPeak}
+	a.mu.Unlock()
 	a.poke()
 	if err := a.adm.Wait(ctx, t); err != nil {
+		a.mu.Lock()
+		delete(a.waiting, t)
+		a.mu.Unlock()
 		return controller.Grant{}, err
 	}
 	a.mu.Lock()
-	a.running[id] = &runningAction{sandbox: ag.SandboxID, before: before, charge: t.Charge(), ticket: t, start: a.env.Clock.Now()}
+	if r := a.waiting[t]; r != nil {
+		// Admitted by a Schedule call whose result schedule has not
+		// recorded yet: record it here.
+		delete(a.waiting, t)
+		r.charge, r.ticket, r.start = t.Charge(), t, a.env.Clock.Now()
+		a.running[t] = r
+	}
 	a.mu.Unlock()
-	return controller.Grant{ID: id, Charge: t.Charge(), Heavy: t.Heavy(), Token: desc}, nil
+	return controller.Grant{ID: id, Charge: t.Charge(), Heavy: t.Heavy(), Token: t}, nil
 }
 
 // done releases the charge and records the measured outcome in the history.
 func (a *admitter) done(ag *controller.Agent, g controller.Grant, o controller.Outcome) error {
+	t, _ := g.Token.(*admission.Ticket)
 	a.mu.Lock()
-	r := a.running[g.ID]
-	delete(a.running, g.ID)
+	r := a.running[t]
+	delete(a.running, t)
 	h := a.agents[ag.ID]
 	a.mu.Unlock()
 	if r == nil {

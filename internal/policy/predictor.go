@@ -36,6 +36,9 @@ func (c *crossFit) Predict(ctx predict.ActionContext) predict.Descriptor {
 	return c.models[1-f].Predict(ctx)
 }
 
+// smallTraining is the example count below which forests grow full trees.
+const smallTraining = 200
+
 // TrainPredictor builds the predictor of the given kind from workflows with
 // recorded measurements, cross-fitted over two task folds. heavy is the
 // heavy-action threshold in bytes (0: the predictor's default).
@@ -70,7 +73,13 @@ func TrainPredictor(kind string, wfs []trajectory.Workflow, heavy int64, seed ui
 			if kind == PredStatic {
 				fs = predict.FeatureSetStatic
 			}
-			m, err := predict.Train(ex, predict.TrainConfig{FeatureSet: fs, Seed: seed, HeavyThreshold: heavy, Trees: 40})
+			tc := predict.TrainConfig{FeatureSet: fs, Seed: seed, HeavyThreshold: heavy, Trees: 40}
+			if len(ex) < smallTraining {
+				// Too few examples for leaves of 3 and a third of the
+				// features per split: grow full trees on every feature.
+				tc.MinLeaf, tc.FeatureFraction = 1, 1
+			}
+			m, err := predict.Train(ex, tc)
 			if err != nil {
 				return nil, fmt.Errorf("training the %s predictor: %w", kind, err)
 			}

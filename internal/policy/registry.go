@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/predict"
+	"github.com/tenon-dev/tenon/internal/trajectory"
 	"log/slog"
 	"sort"
 	"strconv"
@@ -18,6 +20,15 @@ type Options struct {
 	// Params holds policy-specific settings (key=value from the command
 	// line); constructors reject keys they do not know.
 	Params map[string]string
+	// Workflows with recorded measurements train the predictors of the
+	// policies that admit actions (cross-fitted by task, see TrainPredictor).
+	Workflows []trajectory.Workflow
+	// Predictor, when set, is used instead of training one from Workflows
+	// (e.g. a model file loaded with predict.Load).
+	Predictor predict.Predictor
+	// TimeScale is the replay's time compression (0 means 1); residency
+	// uses it to turn a next action's recorded wait into a predicted wait.
+	TimeScale float64
 }
 
 // Factory builds a policy. arg is the part of the name after the

@@ -126,13 +126,47 @@ func (t *Tenon) GateStats() gate.Stats {
 	return t.gate.stats()
 }
 
-func init() {
-	Register(Entry{Name: "gate", Help: "runtime execution gate alone: pause fast-growing sandboxes under pressure (seed 000 Algorithm 1)",
-		New: func(_ string, opts Options) (controller.Policy, error) {
-			cfg := TenonConfig{Name: "gate", Gate: true}
-			if err := gateParams(&cfg.GateConfig, opts.Params); err != nil {
-				return nil, err
+// variant is one registered configuration of the tenon policy.
+type variant struct {
+	name, help      string
+	gate, admission bool
+	predictor       string
+}
+
+// variants are tenon and its ablations (seed 000 Table 4).
+var variants = []variant{
+	{name: "tenon", help: "tenon: predicted-memory admission + growth gate (the full policy)", gate: true, admission: true, predictor: PredCurrent},
+	{name: "gate", help: "runtime execution gate alone: pause fast-growing sandboxes under pressure (seed 000 Algorithm 1)", gate: true},
+	{name: "admission", help: "water-level action admission alone, current predictor", admission: true, predictor: PredCurrent},
+	{name: "tenon-no-admission", help: "ablation: tenon without admission control", gate: true},
+	{name: "tenon-no-gate", help: "ablation: tenon without memory-growth control", admission: true, predictor: PredCurrent},
+	{name: "tenon-static-pred", help: "ablation: tenon with the static predictor (class and command only)", gate: true, admission: true, predictor: PredStatic},
+	{name: "tenon-history-pred", help: "ablation: tenon with the history-only predictor", gate: true, admission: true, predictor: PredHistory},
+}
+
+func (v variant) build(opts Options) (controller.Policy, error) {
+	cfg := TenonConfig{Name: v.name, Gate: v.gate, Admission: v.admission}
+	if err := tenonParams(&cfg, opts.Params); err != nil {
+		return nil, err
+	}
+	if v.admission {
+		heavy := opts.Budget / 8
+		switch {
+		case opts.Predictor != nil && v.predictor == PredCurrent:
+			cfg.Predictor = opts.Predictor
+		default:
+			p, err := TrainPredictor(v.predictor, opts.Workflows, heavy, 1)
+			if err != nil {
+				return nil, fmt.Errorf("policy %s: %w", v.name, err)
 			}
-			return NewTenon(cfg)
-		}})
+			cfg.Predictor = p
+		}
+	}
+	return NewTenon(cfg)
+}
+
+func init() {
+	for _, v := range variants {
+		Register(Entry{Name: v.name, Help: v.help, New: func(_ string, opts Options) (controller.Policy, error) { return v.build(opts) }})
+	}
 }

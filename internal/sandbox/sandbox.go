@@ -13,6 +13,15 @@ type Spec struct {
 	Env       []string          // KEY=VALUE added to every action
 	Network   bool              // give the sandbox a network (default: none)
 	Labels    map[string]string // free-form, reported back by Info
+	// RootfsFrom, when set, is a host directory holding a writable layer
+	// captured from an earlier sandbox (what its backend's WritableLayer
+	// returned, restored): the new sandbox starts from it instead of an
+	// empty layer. The backend moves it into place (rename; a copy when it
+	// lies on another file system), so the directory is gone or must be
+	// considered consumed after Create. Backends that support it say so
+	// with a SupportsRootfsFrom() bool method returning true; callers must
+	// check it, since other backends ignore the field.
+	RootfsFrom string
 }
 
 // WorkspaceMount is where the workspace appears inside every sandbox.
@@ -27,6 +36,13 @@ type ExecRequest struct {
 	Timeout time.Duration // 0 means no timeout
 	// OutputLimit caps each of stdout and stderr; 0 means DefaultOutputLimit.
 	OutputLimit int
+	// Scoped runs the action in its own memory scope (seed 001, "arena T"):
+	// a child cgroup of the sandbox's, entered before the action's first
+	// instruction and emptied and removed when its process tree exits, so
+	// the page cache and memory it leaves behind are dropped at once.
+	// Trivial commands (ls, pwd, echo, ...) skip the scope. Backends that
+	// cannot scope ignore it.
+	Scoped bool
 }
 
 // DefaultOutputLimit is the per-stream capture cap when ExecRequest.OutputLimit is 0.

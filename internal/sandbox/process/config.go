@@ -27,6 +27,13 @@ type Config struct {
 	// Executable is the tenon binary bound at /usr/local/bin/tenon and run as
 	// every sandbox's init; "" means os.Executable().
 	Executable string
+	// SalvageDir, when set, keeps the writable layers of the sandboxes an
+	// earlier backend on the same StateDir left behind: New moves each
+	// stale <StateDir>/sandboxes/<id>/rootfs to <SalvageDir>/<id> (same
+	// file system; the rest of the stale sandbox is removed as usual), so a
+	// caller can rebuild the sandbox from it with Spec.RootfsFrom. ""
+	// deletes them.
+	SalvageDir string
 	// HostRoot is where the system directories (/usr, /etc, ...) are taken
 	// from; "" means "/".
 	HostRoot string

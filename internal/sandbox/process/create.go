@@ -33,6 +33,9 @@ func (b *Backend) Create(ctx context.Context, spec sandbox.Spec) (info sandbox.I
 		return sandbox.Info{}, fmt.Errorf("sandbox %s: image %q (the process backend has only \"host\"): %w",
 			spec.ID, spec.Image, sandbox.ErrUnsupportedImage)
 	}
+	if spec.RootfsFrom != "" && !filepath.IsAbs(spec.RootfsFrom) {
+		return sandbox.Info{}, fmt.Errorf("sandbox %s: rootfs-from %q is not an absolute path: %w", spec.ID, spec.RootfsFrom, sandbox.ErrInvalidSpec)
+	}
 	if spec.Workspace != "" && !filepath.IsAbs(spec.Workspace) {
 		return sandbox.Info{}, fmt.Errorf("sandbox %s: workspace %q is not an absolute path: %w", spec.ID, spec.Workspace, sandbox.ErrInvalidSpec)
 	}
@@ -116,7 +119,12 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	if err != nil {
 		return nil, fmt.Errorf("resolving workspace: %w", err)
 	}
-	if err := makeRootfs(bx.rootfs, b.system); err != nil {
+	if spec.RootfsFrom != "" {
+		err = adoptRootfs(spec.RootfsFrom, bx.rootfs, b.system)
+	} else {
+		err = makeRootfs(bx.rootfs, b.system)
+	}
+	if err != nil {
 		return nil, err
 	}
 	config := containerConfig(containerSpec{

@@ -17,6 +17,16 @@
 // made in the host's mount namespace, so a dead sandbox cannot leak mounts.
 // WritableLayer returns the directory for capture.
 //
+// Spec.RootfsFrom starts a sandbox from such a directory captured earlier
+// (and restored): it is renamed into place as the new rootfs before init
+// starts (copied, then removed, when it lies on another file system), and
+// whatever the skeleton lacks is created (SupportsRootfsFrom reports true).
+// Procs lists the processes of the sandbox's cgroup except init (the
+// executor), with their comm names: what an action left running.
+// With Config.SalvageDir set, New moves the rootfs of each stale sandbox
+// there instead of deleting it, so a caller can rebuild the sandbox after a
+// crash (internal/residency/managed does).
+//
 // # Executor
 //
 // The container's init is the tenon binary itself in a hidden mode
@@ -36,6 +46,17 @@
 // group or session the executor could target): Stats.Procs
 // counts the sandbox's processes, so Procs == 1 means only init remains (the
 // condition residency needs before capturing a sandbox).
+//
+// Scoped actions (sandbox.ExecRequest.Scoped, seed 001's per-tool arena)
+// run in their own child cgroup <sandbox cgroup>/tool-<seq>: the executor
+// starts the action blocked on a gate trampoline and announces its pid
+// (op "gate"); the host finds the host pid (NSpid), creates the scope,
+// moves the pid in and opens the gate (op "open"; "abort" on failure, the
+// action then exits 125 unstarted and Exec returns the error). When the
+// result is in, the host kills what is left in the scope, empties its
+// memory (internal/anchor/scope.Drop: v1 force_empty, v2 memory.reclaim)
+// and removes it. Trivial commands (scope.Trivial) skip the scope; the
+// default path has no gate and no extra round trip. See scoped.go.
 //
 // Binaries that link this package must call MaybeInit first thing in main
 // (and test binaries in TestMain): it serves both libcontainer's "init"

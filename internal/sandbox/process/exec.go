@@ -8,6 +8,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/anchor/scope"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -29,10 +30,14 @@ func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 	if limit == 0 {
 		limit = sandbox.DefaultOutputLimit
 	}
+	var sc *toolScope
+	if req.Scoped && !scope.Trivial(scopedArgv(req.Argv, req.Shell), nil) {
+		sc = &toolScope{layout: b.cfg.Layout}
+	}
 	return bx.exec(ctx, request{
 		Op: opExec, Argv: req.Argv, Shell: req.Shell, Cwd: req.Cwd, Env: req.Env,
-		Timeout: int64(req.Timeout), Limit: limit,
-	})
+		Timeout: int64(req.Timeout), Limit: limit, Gate: sc != nil,
+	}, sc)
 }
 
 func validateExec(req sandbox.ExecRequest) error {
@@ -51,7 +56,8 @@ func validateExec(req sandbox.ExecRequest) error {
 	return nil
 }
 
-func (bx *box) exec(ctx context.Context, req request) (sandbox.ExecResult, error) {
+// exec runs req; sc, when non-nil, is the action's scope (req.Gate set).
+func (bx *box) exec(ctx context.Context, req request, sc *toolScope) (res sandbox.ExecResult, err error) {
 	bx.execMu.Lock()
 	defer bx.execMu.Unlock()
 	if bx.isDead() {
@@ -69,13 +75,23 @@ func (bx *box) exec(ctx context.Context, req request) (sandbox.ExecResult, error
 
 	bx.seq++
 	req.Seq = bx.seq
+	if sc != nil {
+		sc.path = fmt.Sprintf("%s/tool-%d", bx.cgroupPath, req.Seq)
+		defer func() {
+			held, left, derr := sc.drop()
+			if derr != nil && err == nil {
+				err = fmt.Errorf("exec in sandbox %s: %w", bx.id, derr)
+			}
+			bx.log.Debug("scope dropped", "scope", sc.path, "held", held, "left", left)
+		}()
+	}
 	start := time.Now()
 	smp := startSampler(usage, time.Now, sampleInterval)
-	r, waitErr := bx.roundTrip(ctx, req)
+	r, waitErr := bx.roundTrip(ctx, req, sc)
 	dur := time.Since(start)
 	peak, avg := smp.finish(usage, time.Now)
 
-	res := sandbox.ExecResult{
+	res = sandbox.ExecResult{
 		ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr,
 		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
 		Duration: dur, AvgMemory: avg, PeakMemory: peak, TimedOut: r.TimedOut,
@@ -94,21 +110,30 @@ func (bx *box) exec(ctx context.Context, req request) (sandbox.ExecResult, error
 }
 
 // roundTrip sends req and waits for its result, the death of init, or ctx.
-func (bx *box) roundTrip(ctx context.Context, req request) (response, error) {
+// A gate message places the gated action in sc and opens (or aborts) it.
+func (bx *box) roundTrip(ctx context.Context, req request, sc *toolScope) (response, error) {
 	if err := bx.enc.Encode(req); err != nil {
 		if bx.waitDead(time.Second) {
 			return response{}, sandbox.ErrSandboxDead
 		}
 		return response{}, fmt.Errorf("sending request: %w", err)
 	}
-	var ctxErr error
+	var ctxErr, placeErr error
 	done := ctx.Done()
 	var grace <-chan time.Time
 	for {
 		select {
 		case r := <-bx.results:
+			if r.Op == opGate && r.Seq == req.Seq && sc != nil {
+				placeErr = sc.place(bx.group, r.Pid)
+				_ = bx.enc.Encode(request{Op: opOpen, Seq: req.Seq, Abort: placeErr != nil})
+				continue
+			}
 			if r.Op != opResult || r.Seq != req.Seq {
 				continue // the late answer to a canceled action
+			}
+			if placeErr != nil {
+				return r, fmt.Errorf("action not started: %w", placeErr)
 			}
 			return r, ctxErr
 		case <-bx.dead:

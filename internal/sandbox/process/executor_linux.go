@@ -45,7 +45,14 @@ type executor struct {
 	out     *json.Encoder
 	cancel  chan struct{} // non-nil while an action runs
 	stopped bool
+	gate    chan bool // non-nil while a Gate action runs; true opens, false aborts
 }
+
+// gateScript blocks on fd 3 until the host has placed the shell in the
+// action's scope, then execs the action with fd 3 closed; EOF without a
+// line (the host aborted) exits 125 without running it. The same
+// trampoline as internal/anchor/scope's.
+const gateScript = `read -r _ <&3 || exit 125; exec "$@" 3<&-`
 
 func (e *executor) send(r response) error {
 	e.mu.Lock()
@@ -73,8 +80,12 @@ func (e *executor) serve(in io.Reader) error {
 			if !busy {
 				e.cancel = make(chan struct{})
 				e.stopped = false
+				e.gate = nil
+				if req.Gate {
+					e.gate = make(chan bool, 1)
+				}
 			}
-			cancel := e.cancel
+			cancel, gate := e.cancel, e.gate
 			e.mu.Unlock()
 			if busy {
 				if err := e.send(response{Op: opResult, Seq: req.Seq, ExitCode: 127, Error: "an action is already running"}); err != nil {
@@ -83,13 +94,22 @@ func (e *executor) serve(in io.Reader) error {
 				continue
 			}
 			go func() {
-				r := e.run(req, cancel)
+				r := e.run(req, cancel, gate)
 				r.Seq = req.Seq
 				e.mu.Lock()
-				e.cancel = nil
+				e.cancel, e.gate = nil, nil
 				e.mu.Unlock()
 				_ = e.send(r)
 			}()
+		case opOpen:
+			e.mu.Lock()
+			if e.gate != nil {
+				select {
+				case e.gate <- !req.Abort:
+				default: // answered already
+				}
+			}
+			e.mu.Unlock()
 		case opCancel:
 			e.mu.Lock()
 			if e.cancel != nil && !e.stopped {
@@ -101,8 +121,10 @@ func (e *executor) serve(in io.Reader) error {
 	}
 }
 
-// run executes one action and waits for it.
-func (e *executor) run(req request, cancel <-chan struct{}) response {
+// run executes one action and waits for it. A Gate action (gate non-nil)
+// starts blocked on the trampoline; run announces it with opGate and lets
+// it exec only once the host answers opOpen.
+func (e *executor) run(req request, cancel <-chan struct{}, gate <-chan bool) response {
 	env := mergeEnv(e.baseEnv, req.Env)
 	argv := req.Argv
 	if req.Shell != "" {
@@ -140,16 +162,35 @@ func (e *executor) run(req request, cancel <-chan struct{}) response {
 	}
 	defer errR.Close()
 
+	files := []uintptr{devnull.Fd(), outW.Fd(), errW.Fd()}
+	var gateR, gateW *os.File
+	if gate != nil {
+		if gateR, gateW, err = os.Pipe(); err != nil {
+			outW.Close()
+			errW.Close()
+			return failed(err.Error())
+		}
+		defer gateW.Close()
+		files = append(files, gateR.Fd())
+		argv = append([]string{"/bin/sh", "-c", gateScript, "tenon-scope"}, argv...)
+		path = "/bin/sh"
+	}
 	pid, wait, err := e.reaper.start(path, argv, &syscall.ProcAttr{
 		Dir:   cwd,
 		Env:   env,
-		Files: []uintptr{devnull.Fd(), outW.Fd(), errW.Fd()},
+		Files: files,
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
 	outW.Close()
 	errW.Close()
+	if gateR != nil {
+		gateR.Close()
+	}
 	if err != nil {
 		return failed(fmt.Sprintf("starting %s: %v", argv[0], err))
+	}
+	if gate != nil {
+		e.openGate(req.Seq, pid, gateW, gate, cancel)
 	}
 
 	stdout, stderr := &capture{limit: limit}, &capture{limit: limit}
@@ -205,6 +246,24 @@ func (e *executor) run(req request, cancel <-chan struct{}) response {
 	}
 	r.Remaining = remaining(settle)
 	return r
+}
+
+// openGate announces the gated process and waits for the host's answer:
+// open writes the line the trampoline waits for, abort (or a cancel)
+// closes the pipe so it exits 125 unstarted.
+func (e *executor) openGate(seq uint64, pid int, w *os.File, gate <-chan bool, cancel <-chan struct{}) {
+	if err := e.send(response{Op: opGate, Seq: seq, Pid: pid}); err != nil {
+		w.Close()
+		return
+	}
+	select {
+	case open := <-gate:
+		if open {
+			_, _ = w.Write([]byte("go\n"))
+		}
+	case <-cancel:
+	}
+	w.Close()
 }
 
 // failed is the result of an action that could not start: exit code 127

@@ -8,12 +8,19 @@ package process
 const (
 	opExec   = "exec"
 	opCancel = "cancel"
+	// opOpen answers a gate message: Abort false lets the gated action
+	// exec, Abort true ends it unstarted (exit 125).
+	opOpen = "open"
 )
 
 // Response operations.
 const (
 	opReady  = "ready"
 	opResult = "result"
+	// opGate says a Gate exec is started and blocked before its first
+	// instruction: Pid (in the sandbox's pid namespace) is the process the
+	// host must place in the action's scope before it sends opOpen.
+	opGate = "gate"
 )
 
 // initArg is argv[1] of the executor mode.
@@ -29,6 +36,11 @@ type request struct {
 	Env     []string `json:"env,omitempty"`
 	Timeout int64    `json:"timeout_ns,omitempty"` // 0 = none
 	Limit   int      `json:"limit,omitempty"`      // per-stream output cap
+	// Gate (exec) starts the action blocked on a gate trampoline and sends
+	// opGate before it may run; the default path has no gate.
+	Gate bool `json:"gate,omitempty"`
+	// Abort (open) closes the gate without running the action.
+	Abort bool `json:"abort,omitempty"`
 }
 
 // response is a message from the executor to the host.
@@ -48,4 +60,6 @@ type response struct {
 	// Error is set when the action could not be started (no such program,
 	// bad cwd); ExitCode is then 127.
 	Error string `json:"error,omitempty"`
+	// Pid (gate) is the gated process in the sandbox's pid namespace.
+	Pid int `json:"pid,omitempty"`
 }

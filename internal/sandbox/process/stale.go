@@ -48,8 +48,32 @@ func (b *Backend) reapStale() {
 			b.log.Warn("unmounting stale sandbox files", "dir", dir, "err", err)
 			continue
 		}
+		if b.cfg.SalvageDir != "" {
+			b.salvage(e.Name(), filepath.Join(dir, "rootfs"))
+		}
 		if err := os.RemoveAll(dir); err != nil {
 			b.log.Warn("removing stale sandbox files", "dir", dir, "err", err)
 		}
 	}
+}
+
+// salvage moves a stale sandbox's rootfs to Config.SalvageDir/<id>.
+func (b *Backend) salvage(id, rootfs string) {
+	if _, err := os.Lstat(rootfs); err != nil {
+		return
+	}
+	if err := os.MkdirAll(b.cfg.SalvageDir, 0o700); err != nil {
+		b.log.Warn("salvaging a stale writable layer", "sandbox", id, "err", err)
+		return
+	}
+	dst := filepath.Join(b.cfg.SalvageDir, id)
+	if err := os.RemoveAll(dst); err != nil {
+		b.log.Warn("salvaging a stale writable layer", "sandbox", id, "err", err)
+		return
+	}
+	if err := os.Rename(rootfs, dst); err != nil {
+		b.log.Warn("salvaging a stale writable layer", "sandbox", id, "err", err)
+		return
+	}
+	b.log.Info("salvaged a stale writable layer", "sandbox", id, "dir", dst)
 }

@@ -3,7 +3,9 @@
 // semantics (exit codes, captured and capped output, cwd, env, timeouts that
 // kill the whole process tree), the workspace and writable layer, pause and
 // resume, stats, isolation (no network unless asked, read-only /usr, own pid
-// namespace) and the lifecycle errors (ErrNotFound after destroy,
+// namespace), starting from a captured writable layer (Spec.RootfsFrom;
+// only for backends with WritableLayer(id) and SupportsRootfsFrom() true)
+// and the lifecycle errors (ErrNotFound after destroy,
 // ErrSandboxDead when init dies).
 //
 // Backends call it from a live test:

@@ -40,6 +40,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) sandbox.Backend) {
 		{"Timeout", testTimeout},
 		{"Workspace", testWorkspace},
 		{"WritableLayer", testWritableLayer},
+		{"RootfsFrom", testRootfsFrom},
 		{"PauseResume", testPauseResume},
 		{"Stats", testStats},
 		{"Network", testNetwork},

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/replay"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+	"github.com/tenon-dev/tenon/internal/sandbox/docker"
+	"github.com/tenon-dev/tenon/internal/sandbox/fake"
+	"github.com/tenon-dev/tenon/internal/sandbox/process"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// backendNames lists the sandbox backends the commands accept.
+const backendNames = "process (embedded default), docker, or fake (simulated memory, for demos)"
+
+// openBackend opens the sandbox backend and, for the real backends, the
+// workload domain cgroup every sandbox lives under (swap off, limit =
+// budget). The returned close function destroys every sandbox and removes
+// the domain; callers must call it, also on error paths after success.
+func openBackend(ctx context.Context, name, stateDir, domain string, budget int64, log *slog.Logger) (sandbox.Backend, controller.Domain, func(), error) {
+	if budget <= 0 {
+		return nil, nil, nil, fmt.Errorf("--budget must be positive, e.g. --budget 2GiB")
+	}
+	if name == "fake" {
+		be := fake.New(fake.Options{Budget: budget, SandboxBytes: 8 * units.MiB})
+		return be, be, func() { be.Close() }, nil
+	}
+	if name != "process" && name != "docker" {
+		return nil, nil, nil, fmt.Errorf("unknown backend %q: want %s", name, backendNames)
+	}
+	if err := cgroup.RequireRoot(); err != nil {
+		return nil, nil, nil, err
+	}
+	layout, err := cgroup.Detect("/proc")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dom, err := cgroup.OpenDomain(ctx, layout, domain, budget, log)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("opening workload domain %s: %w", domain, err)
+	}
+	closeDomain := func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := dom.Close(cctx); err != nil {
+			log.Warn("closing workload domain", "err", err)
+		}
+	}
+	if err := dom.DisableSwap(); err != nil {
+		closeDomain()
+		return nil, nil, nil, err
+	}
+	var be sandbox.Backend
+	switch name {
+	case "process":
+		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log})
+	case "docker":
+		self, _ := os.Executable()
+		be, err = docker.New(ctx, docker.Config{Domain: dom.Group().Path(), Layout: layout, TenonBinary: self, Log: log})
+	}
+	if err != nil {
+		closeDomain()
+		return nil, nil, nil, err
+	}
+	closer := func() {
+		if err := be.Close(); err != nil {
+			log.Warn("closing backend", "err", err)
+		}
+		closeDomain()
+	}
+	return be, replay.CgroupDomain{Domain: dom}, closer, nil
+}

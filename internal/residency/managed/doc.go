@@ -1,0 +1,39 @@
+// Package managed connects internal/residency to real sandboxes and to the
+// controller.
+//
+// Host is a residency.Host over any sandbox.Backend that exposes its
+// sandboxes' writable layers (LayerBackend: WritableLayer(id) (string,
+// error)) and can start a sandbox from a captured one
+// (RootfsRestorer.SupportsRootfsFrom, sandbox.Spec.RootfsFrom); the process
+// backend does both. Create renames the restored workspace into the
+// sandbox's workspace directory (a copy when it lies on another file system) and passes the restored writable layer as
+// Spec.RootfsFrom (never a bind mount of a staging path); Ready runs `true`;
+// Procs uses the backend's optional ProcLister (process.Backend.Procs) or
+// falls back to Stats.Procs; WorkingSet is Stats.WorkingSet; Destroy also
+// removes the workspace (its content was captured before any teardown).
+// Each live sandbox's spec is written to <Dir>/meta/<id>.json so that, after
+// a crash, Revive can rebuild it under the same id from the layer the new
+// process backend salvaged (process.Config.SalvageDir = SalvageDir(stateDir)).
+// The docker backend can be wired the same way with a small wrapper type
+// that turns its WritableLayer(ctx, id) into WritableLayer(id) and restores
+// a layer with RestoreLayer when Spec.RootfsFrom is set.
+//
+// Manager is a controller.Sandboxes over a residency.Manager, for the
+// tenon policy's SandboxManager(h) method:
+//
+//	m, err := managed.NewManager(managed.Config{StateDir: dir, TimeScale: scale}, h, pressure, log)
+//	// return m (a controller.Sandboxes); Close it (io.Closer) after the run.
+//
+// Ensure → residency Ensure (create or rematerialize); Boundary →
+// residency Boundary (restartable only when the action finished; the
+// predicted wait is the next action's Wait × TimeScale), after which the
+// reclaim policy runs at the pressure the caller supplies; Release →
+// destroy and forget the agent's records. SandboxHost.Up and Down are
+// called for every sandbox coming and going, background teardowns and
+// rematerializations included. NewManager recovers: it revives resident
+// sandboxes lost in a crash (their processes are gone; their files are as
+// the crash left them), and residency.Manager.Recover marks agents with a
+// committed record absent (rebuilt on demand) and drops the rest.
+//
+// The package touches no /sys or /proc path itself.
+package managed

@@ -1,0 +1,103 @@
+//go:build linux
+
+package managed
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/memtool"
+	"github.com/tenon-dev/tenon/internal/residency"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/workloads"
+)
+
+// predictedRestartable says, from the trajectory alone, which action-done
+// boundaries are restart-safe: none from the first action that leaves a
+// background process (a mem profile with Background and retained memory,
+// or Hints.Background), since that process lives until the sandbox dies.
+func predictedRestartable(wf trajectory.Workflow) []bool {
+	out := make([]bool, len(wf.Actions))
+	bg := false
+	for i, a := range wf.Actions {
+		if a.Hints.Background || (a.Mem != nil && a.Mem.Background && a.Mem.RetainMiB > 0) {
+			bg = true
+		}
+		out[i] = !bg
+	}
+	return out
+}
+
+// TestLiveWorkloadShare replays workflows of the bundled workload through
+// the adapter under yellow pressure (every restartable boundary is torn
+// down and rematerialized before the next action), with mem profiles
+// sped up 100×, and checks each boundary's verdict against
+// predictedRestartable. By default one workflow runs; with
+// TENON_RESIDENCY_WORKLOAD=all every one does and the share is logged.
+func TestLiveWorkloadShare(t *testing.T) {
+	wfs, err := trajectory.Load(bytes.NewReader(workloads.Default))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("TENON_RESIDENCY_WORKLOAD") != "all" {
+		wfs = wfs[len(wfs)-1:]
+	}
+	e := newLiveEnv(t)
+	b := e.backend()
+	var p pressureVar
+	p.set(residency.Yellow)
+	m := newManager(t, e, newNotes().host(b, "wl"), &p)
+	t.Cleanup(func() { m.Close() })
+	ctx := context.Background()
+	var boundaries, restartable int
+	for _, wf := range wfs {
+		a := &controller.Agent{ID: wf.ID, Workflow: &wf, Attempt: 1}
+		want := predictedRestartable(wf)
+		for i, act := range wf.Actions {
+			a.Next = i
+			id, err := m.Ensure(ctx, a)
+			if err != nil {
+				t.Fatalf("%s action %d: Ensure: %v", wf.ID, i, err)
+			}
+			req := sandbox.ExecRequest{Shell: act.Run, Timeout: time.Minute}
+			if act.Mem != nil {
+				mp := *act.Mem
+				mp.RampS, mp.HoldS, mp.RetainS = mp.RampS/100, mp.HoldS/100, mp.RetainS/100
+				req = sandbox.ExecRequest{Argv: append([]string{"/usr/local/bin/tenon"}, memtool.Args(mp)...), Timeout: time.Minute}
+			}
+			r, err := b.Exec(ctx, id, req)
+			if err != nil || r.ExitCode != 0 {
+				t.Fatalf("%s action %d: %v exit %d %s", wf.ID, i, err, r.ExitCode, r.Stderr)
+			}
+			before := m.Residency().Metrics().RestartableBoundaries
+			if err := m.Boundary(ctx, a, controller.Outcome{Index: i, Sandbox: id}); err != nil {
+				t.Fatalf("%s action %d: Boundary: %v", wf.ID, i, err)
+			}
+			got := m.Residency().Metrics().RestartableBoundaries > before
+			if got != want[i] {
+				t.Errorf("%s action %d: restartable %v, want %v", wf.ID, i, got, want[i])
+			}
+			boundaries++
+			if got {
+				restartable++
+			}
+			m.Residency().Wait()
+		}
+		if err := m.Release(ctx, a); err != nil {
+			t.Errorf("Release(%s): %v", wf.ID, err)
+		}
+	}
+	mt := m.Residency().Metrics()
+	t.Logf("%d workflows, %d boundaries, %d restartable (%.1f%%), %d teardowns, %d rematerializations, lifecycle overhead %v",
+		len(wfs), boundaries, restartable, 100*float64(restartable)/float64(boundaries), mt.Teardowns, mt.Rematerializations, mt.LifecycleOverhead)
+	// Under yellow pressure every restartable boundary is reclaimed.
+	if mt.Teardowns != restartable {
+		t.Errorf("%d teardowns for %d restartable boundaries", mt.Teardowns, restartable)
+	}
+	assertClean(t, e)
+}

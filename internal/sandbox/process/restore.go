@@ -1,0 +1,147 @@
+//go:build linux
+
+package process
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// SupportsRootfsFrom reports that Create honours sandbox.Spec.RootfsFrom.
+func (b *Backend) SupportsRootfsFrom() bool { return true }
+
+// adoptRootfs moves the captured writable layer from into place as the
+// rootfs dst (which must not exist), then completes the skeleton: a layer
+// captured from another sandbox holds the mount points already, but one
+// restored from elsewhere may lack some. A rename is used when from and dst
+// share a file system; otherwise the tree is copied and from removed.
+func adoptRootfs(from, dst string, sys []systemDir) error {
+	fi, err := os.Lstat(from)
+	if err != nil {
+		return fmt.Errorf("rootfs-from: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("rootfs-from %s is not a directory", from)
+	}
+	if err := os.Rename(from, dst); err != nil {
+		if !errors.Is(err, syscall.EXDEV) {
+			return fmt.Errorf("moving rootfs-from %s into place: %w", from, err)
+		}
+		if err := copyTree(from, dst); err != nil {
+			_ = os.RemoveAll(dst)
+			return fmt.Errorf("rootfs-from %s is on another file system than the state dir and copying it failed "+
+				"(put it on the state dir's file system): %w", from, err)
+		}
+		if err := os.RemoveAll(from); err != nil {
+			return fmt.Errorf("removing rootfs-from %s after copying it: %w", from, err)
+		}
+	}
+	if err := os.Chmod(dst, 0o755); err != nil {
+		return fmt.Errorf("adopting rootfs: %w", err)
+	}
+	return completeRootfs(dst, sys)
+}
+
+// completeRootfs creates whatever of the rootfs skeleton is missing in dir.
+// Existing entries are left as they are (their modes are the layer's).
+func completeRootfs(dir string, sys []systemDir) error {
+	for _, s := range skeleton {
+		p := filepath.Join(dir, s.path)
+		if _, err := os.Lstat(p); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("completing rootfs: %w", err)
+		}
+		if err := os.Mkdir(p, s.mode); err != nil {
+			return fmt.Errorf("completing rootfs: %w", err)
+		}
+		if err := os.Chmod(p, s.mode); err != nil {
+			return fmt.Errorf("completing rootfs: %w", err)
+		}
+	}
+	for _, s := range sys {
+		p := filepath.Join(dir, s.path)
+		if _, err := os.Lstat(p); err == nil {
+			continue
+		}
+		var err error
+		if s.target != "" {
+			err = os.Symlink(s.target, p)
+		} else {
+			err = os.Mkdir(p, 0o755)
+		}
+		if err != nil {
+			return fmt.Errorf("completing rootfs: %w", err)
+		}
+	}
+	return nil
+}
+
+// copyTree copies directories, regular files and symlinks from src to the
+// new directory dst, keeping modes and owners. Other file types fail.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		out := filepath.Join(dst, rel)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.IsDir():
+			if err := os.Mkdir(out, fi.Mode().Perm()); err != nil {
+				return err
+			}
+			err = os.Chmod(out, fi.Mode()&(fs.ModePerm|fs.ModeSticky|fs.ModeSetuid|fs.ModeSetgid))
+		case fi.Mode()&fs.ModeSymlink != 0:
+			t, rerr := os.Readlink(p)
+			if rerr != nil {
+				return rerr
+			}
+			err = os.Symlink(t, out)
+		case fi.Mode().IsRegular():
+			err = copyFile(p, out, fi.Mode())
+		default:
+			return fmt.Errorf("%s: unsupported file type %s", rel, fi.Mode().Type())
+		}
+		if err != nil {
+			return err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			return os.Lchown(out, int(st.Uid), int(st.Gid))
+		}
+		return nil
+	})
+}
+
+func copyFile(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode.Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(dst, mode&(fs.ModePerm|fs.ModeSticky|fs.ModeSetuid|fs.ModeSetgid))
+}
