@@ -16,7 +16,10 @@
 //   - suspend carries the broker's decisions out on a cgroup (freeze,
 //     confirm, page out; page in, thaw) and ticks the broker on time;
 //   - heap is the harness stand-in used to prove data survives page-out and
-//     page-in (`tenon harness heap`).
+//     page-in (`tenon harness heap`);
+//   - harness replays a trajectory against that heap in a process sandbox,
+//     without and with intents (Scoped tools, broker-driven suspension),
+//     and measures backing memory and harness time (`tenon harness replay`).
 //
 // This package holds only documentation; it owns nothing at run time.
 package anchor

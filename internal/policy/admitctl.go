@@ -10,6 +10,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/admission"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/predict"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
@@ -39,6 +40,7 @@ type admitter struct {
 	// misses an action that was admitted but has not started.
 	waiting map[*admission.Ticket]*runningAction
 	running map[*admission.Ticket]*runningAction
+	active  int // agents between agentReady and agentDone
 }
 
 // agentHistory is one attempt's completed actions, the predictor's history.
@@ -55,6 +57,7 @@ type runningAction struct {
 	before  int64 // sandbox memory when the action was admitted
 	charge  int64
 	peak    int64 // predicted peak above before
+	enq     time.Time
 	ticket  *admission.Ticket
 	start   time.Time
 }
@@ -135,8 +138,31 @@ func (a *admitter) physicalHeadroom(ctx context.Context) int64 {
 	return avail - a.margin - pending
 }
 
+// livenessWait is how long the oldest queued action waits while nothing is
+// running before it is admitted on the logical check alone.
+const livenessWait = 2 * time.Second
+
 func (a *admitter) schedule(ctx context.Context) {
-	admitted := a.adm.Schedule(a.physicalHeadroom(ctx))
+	phys := a.physicalHeadroom(ctx)
+	// Liveness: with no admitted action running, waiting cannot free any
+	// memory that admitted work holds; if the physical check keeps every
+	// queued action out (memory held by idle sandboxes), admit the oldest
+	// one once it has waited livenessWait, with just enough headroom for it.
+	now := a.env.Clock.Now()
+	a.mu.Lock()
+	if len(a.running) == 0 {
+		var oldest *runningAction
+		for _, r := range a.waiting {
+			if oldest == nil || r.enq.Before(oldest.enq) {
+				oldest = r
+			}
+		}
+		if oldest != nil && now.Sub(oldest.enq) >= livenessWait {
+			phys = max(phys, oldest.peak)
+		}
+	}
+	a.mu.Unlock()
+	admitted := a.adm.Schedule(phys)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, t := range admitted {
@@ -146,6 +172,49 @@ func (a *admitter) schedule(ctx context.Context) {
 			a.running[t] = r
 		}
 	}
+}
+
+// agentReady blocks a new agent until starting it is safe: every agent
+// started holds memory in its sandbox until its workflow ends (retained
+// files and background processes), so starting agents faster than memory
+// allows turns into actions that can never be admitted. A new agent starts
+// when no action is waiting for admission, the gate (if on) reports green,
+// and its first action's predicted peak fits the physical headroom; or at
+// once when no agent is running.
+func (a *admitter) agentReady(ctx context.Context, ag *controller.Agent, pressure func() gate.Pressure) error {
+	first := ag.Action()
+	for {
+		a.mu.Lock()
+		queued, active := len(a.waiting), a.active
+		a.mu.Unlock()
+		ok := active == 0
+		if !ok && queued == 0 && (pressure == nil || pressure() == gate.Green) {
+			need := int64(0)
+			if first != nil {
+				need = a.pred.Predict(predict.ContextFor(ag.ID, *first, nil, 0)).PredPeak
+			}
+			ok = a.physicalHeadroom(ctx) >= need
+		}
+		if ok {
+			a.mu.Lock()
+			a.active++
+			a.mu.Unlock()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-a.env.Clock.After(admitPeriod):
+		}
+	}
+}
+
+// agentDone ends an agent started by agentReady.
+func (a *admitter) agentDone() {
+	a.mu.Lock()
+	a.active--
+	a.mu.Unlock()
+	a.poke()
 }
 
 // history returns the agent's completed actions for its current attempt.
@@ -177,7 +246,7 @@ func (a *admitter) ready(ctx context.Context, ag *controller.Agent, act *traject
 	id := a.seq.Add(1)
 	t := a.adm.Enqueue(admission.Request{ID: ag.ID + "/" + strconv.Itoa(ag.Next), Descriptor: desc, Enqueued: now})
 	a.mu.Lock()
-	a.waiting[t] = &runningAction{sandbox: ag.SandboxID, before: before, peak: desc.PredPeak}
+	a.waiting[t] = &runningAction{sandbox: ag.SandboxID, before: before, peak: desc.PredPeak, enq: now}
 	a.mu.Unlock()
 	a.poke()
 	if err := a.adm.Wait(ctx, t); err != nil {

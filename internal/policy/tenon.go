@@ -111,10 +111,23 @@ func (t *Tenon) ActionDone(a *controller.Agent, g controller.Grant, o controller
 	}
 }
 
+// AgentReady paces new agents when admission is on (see admitter.agentReady).
+func (t *Tenon) AgentReady(ctx context.Context, a *controller.Agent) error {
+	if t.admit == nil {
+		return ctx.Err()
+	}
+	var pressure func() gate.Pressure
+	if t.gate != nil {
+		pressure = t.gate.currentPressure
+	}
+	return t.admit.agentReady(ctx, a, pressure)
+}
+
 // AgentDone forgets the attempt's prediction history.
 func (t *Tenon) AgentDone(a *controller.Agent, _ error) {
 	if t.admit != nil {
 		t.admit.forget(a)
+		t.admit.agentDone()
 	}
 }
 

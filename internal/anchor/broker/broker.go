@@ -99,7 +99,9 @@ const (
 	prefetched
 )
 
-type agent struct{ model, tools int }
+// agent counts one agent's calls in flight; reasoned counts the model calls
+// whose reasoning stage has ended (their responses are near).
+type agent struct{ model, reasoned, tools int }
 
 // Broker decides suspension of one harness.
 type Broker struct {
@@ -231,6 +233,11 @@ func (b *Broker) step(k Kind, id string, now time.Time) Decision {
 		if a.model > 0 {
 			a.model--
 		}
+		a.reasoned = min(a.reasoned, a.model)
+	case ReasoningEnd:
+		if a.reasoned < a.model {
+			a.reasoned++
+		}
 	case ToolBegin:
 		a.tools++
 		b.tools++
@@ -272,7 +279,7 @@ func (b *Broker) step(k Kind, id string, now time.Time) Decision {
 func (b *Broker) updateIdle(now time.Time) {
 	idle := len(b.agents) > 0 && b.tools == 0
 	for _, a := range b.agents {
-		if a.model == 0 {
+		if a.model-a.reasoned <= 0 {
 			idle = false
 			break
 		}

@@ -63,6 +63,21 @@ func TestBrokerTickByTick(t *testing.T) {
 			{100 * ms, ReasoningEnd, "a", Nothing, false},
 			{100 * ms, ModelEnd, "a", Nothing, false},
 		}},
+		{"reasoning end before the grace prevents the suspension", 0, []step{
+			{0, ModelBegin, "a", Nothing, false},
+			{300 * ms, ReasoningEnd, "a", Nothing, false},
+			{time.Second, Tick, "", Nothing, false},
+			{time.Second, ModelEnd, "a", Nothing, false},
+			// The next call is idle again from its own begin.
+			{0, ModelBegin, "a", Nothing, false},
+			{500 * ms, Tick, "", Suspend, false},
+		}},
+		{"one agent's reasoning end keeps a shared harness busy", 0, []step{
+			{0, ModelBegin, "a", Nothing, false},
+			{0, ModelBegin, "b", Nothing, false},
+			{100 * ms, ReasoningEnd, "b", Nothing, false},
+			{time.Second, Tick, "", Nothing, false},
+		}},
 		{"short model call never suspends", 0, []step{
 			{0, ModelBegin, "a", Nothing, false},
 			{400 * ms, Tick, "", Nothing, false},

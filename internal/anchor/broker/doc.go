@@ -10,9 +10,12 @@
 // agent is also registered by its first call).
 //
 // Idle. The harness is idle when there is at least one live agent, every
-// live agent has at least one model call in flight, and no agent has a tool
-// call in flight. An agent with no call in flight is running in the harness
-// (assembling context, parsing a response), so the harness is busy. Tide
+// live agent has at least one model call in flight whose reasoning has not
+// ended, and no agent has a tool call in flight. An agent with no call in
+// flight is running in the harness (assembling context, parsing a
+// response), so the harness is busy; an agent whose reasoning ended will
+// be shortly, so a suspension started then would be paid back on the
+// response's path (page-in while the response waits) for little gain. Tide
 // also pages out while tools run; tenon does not: a harness is never paged
 // out while any tool call is in flight, because tools share the sandbox and
 // often read what the harness wrote, and the harness must be able to take

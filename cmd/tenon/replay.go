@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+func init() {
+	register(&command{name: "replay", summary: "replay a trajectory file under one or more policies and a memory budget", run: runReplay})
+}
+
+func policyHelp() string {
+	var s string
+	for _, e := range policy.Entries() {
+		s += fmt.Sprintf("\n  %-20s %s", e.Name, e.Help)
+	}
+	return s
+}
+
+func runReplay(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "replay", "",
+		"Replay recorded or generated agent workflows in real sandboxes under a memory budget.",
+		`Each workflow arrives at its offset, sleeps its model waits (compressed by
+--time-scale), runs each action in its sandbox through the policy, and is
+retried with a fresh sandbox after an OOM kill or a timeout (up to --retries
+times). Several policies (--policy a,b,c) replay one after the other on the
+same schedule and budget, each in a fresh workload domain, and are compared.
+Policies:`+policyHelp())
+	wl := fs.String("workload", "", "trajectory file (JSONL); required")
+	pols := fs.String("policy", "eager,tenon", "comma-separated policies to compare")
+	budget := units.Size(2 * units.GiB)
+	fs.Var(&budget, "budget", budgetHelp)
+	backend := fs.String("backend", "process", "sandbox backend: "+backendNames)
+	domain := fs.String("domain", "tenon", "name of the workload domain cgroup")
+	stateDir := fs.String("state-dir", "/var/lib/tenon", "where sandboxes' writable layers and workspaces live during the run")
+	scale := fs.Float64("time-scale", 1, "multiply arrivals, model waits and tool times (0.5 replays twice as fast)")
+	retries := fs.Int("retries", 5, "retries of a failed workflow after its first attempt (0: none)")
+	timeout := fs.Duration("action-timeout", 0, "kill an action running longer (a sandbox timeout); 0: none")
+	params := paramFlag{}
+	fs.Var(params, "param", "policy parameter key=value, repeatable (e.g. yellow=0.1)")
+	events := fs.String("events", "", "write the event log (JSONL) to this file")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	plot := fs.String("plot", "", "write a PNG of memory and concurrency over time")
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
+	}
+	if *wl == "" || fs.NArg() != 0 {
+		fmt.Fprintln(env.stderr, "tenon replay: give the workload with --workload FILE (e.g. workloads/default.jsonl)")
+		return errUsage
+	}
+	if *scale <= 0 {
+		return fmt.Errorf("--time-scale must be positive")
+	}
+	if *retries < 0 {
+		return fmt.Errorf("--retries must be >= 0")
+	}
+	wfs, err := trajectory.LoadFile(*wl)
+	if err != nil {
+		return err
+	}
+	r := *retries
+	if r == 0 {
+		r = -1 // replay.Config: negative means none
+	}
+	c, err := compare(ctx, env, compareOpts{
+		workflows: wfs, policies: parsePolicies(*pols), params: params, budget: int64(budget),
+		backend: *backend, domain: *domain, stateDir: *stateDir, timeScale: *scale,
+		retries: r, actionTimeout: *timeout, eventLog: *events,
+	})
+	if c != nil {
+		if werr := writeComparison(env, c, *asJSON, *plot); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}

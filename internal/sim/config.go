@@ -1,0 +1,99 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/admission"
+	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+)
+
+// Config describes one simulated run.
+type Config struct {
+	Workflows []trajectory.Workflow
+	Policy    Spec
+	Budget    int64 // the workload domain's memory limit, bytes
+
+	Retries int // retries after the first attempt (replay's default is 5)
+
+	// Lifecycle costs. Defaults (DefaultCreate etc.) are the measured ones.
+	Create, Teardown, Rematerialize time.Duration
+	// SandboxBase is the memory of an idle, freshly created sandbox, bytes.
+	SandboxBase int64
+
+	Gate      gate.Config      // zero fields: Table 5 defaults (Period 100 ms)
+	Admission admission.Config // zero fields: defaults scaled to Budget
+	// Margin is admission's physical safety margin; 0 means
+	// min(256 MiB, Budget/16), as the live policy.
+	Margin int64
+	// Residency decides teardowns; nil means PressureResidency with defaults.
+	Residency Residency
+	// LifecycleSlots bounds concurrent teardowns and rematerializations
+	// of the residency policy (0: 8).
+	LifecycleSlots int
+
+	// Predictors are the cross-fitted predictors; nil means build them from
+	// Workflows (see NewPredictors). Only used when Policy.Admission is on.
+	Predictors *Predictors
+
+	// ActionTimeout fails an attempt whose action has not completed this
+	// long after it started, frozen time included (0: none).
+	ActionTimeout time.Duration
+	// Horizon stops a run that has not finished by this simulated time; its
+	// unfinished workflows are failed and counted in Result.Stalled. 0 means
+	// max(24 h, 20 × the makespan lower bound).
+	Horizon time.Duration
+
+	// RecordEvery is the interval of the memory time series in Result (0: 1 s).
+	RecordEvery time.Duration
+	// Observe, when set, is called after every processed event with the
+	// host's accounting (tests use it to check conservation).
+	Observe func(Accounting)
+}
+
+// Measured lifecycle costs on this project's hosts.
+const (
+	DefaultCreate        = 100 * time.Millisecond
+	DefaultTeardown      = 300 * time.Millisecond
+	DefaultRematerialize = 300 * time.Millisecond
+	DefaultRetries       = 5
+)
+
+func (c Config) withDefaults() (Config, error) {
+	if len(c.Workflows) == 0 {
+		return c, fmt.Errorf("%w: no workflows", ErrBadConfig)
+	}
+	if c.Budget <= 0 {
+		return c, fmt.Errorf("%w: budget %d must be > 0", ErrBadConfig, c.Budget)
+	}
+	if c.Retries < 0 || c.Create < 0 || c.Teardown < 0 || c.Rematerialize < 0 || c.SandboxBase < 0 {
+		return c, fmt.Errorf("%w: retries, lifecycle costs and sandbox base must be >= 0", ErrBadConfig)
+	}
+	if c.Policy.Name == "" {
+		c.Policy = Spec{Name: "eager"}
+	}
+	c.Gate = c.Gate.WithDefaults()
+	if err := c.Gate.Validate(); err != nil {
+		return c, fmt.Errorf("gate config: %w", err)
+	}
+	if c.Admission.Budget == 0 {
+		c.Admission.Budget = c.Budget
+	}
+	if c.Margin == 0 {
+		c.Margin = min(256<<20, c.Budget/16)
+	}
+	if c.Residency == nil {
+		c.Residency = PressureResidency{}
+	}
+	if c.LifecycleSlots <= 0 {
+		c.LifecycleSlots = 8
+	}
+	if c.Horizon <= 0 {
+		c.Horizon = max(24*time.Hour, 20*secs(trajectory.LowerBound(c.Workflows, c.Budget)))
+	}
+	if c.RecordEvery <= 0 {
+		c.RecordEvery = time.Second
+	}
+	return c, nil
+}

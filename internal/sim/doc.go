@@ -1,0 +1,56 @@
+// Package sim runs tenon's decision code against a simulated host, for scale
+// and for fast parameter sweeps: a discrete-event model of a workload domain
+// driven by one goroutine and a simulated clock (an event heap; no goroutine
+// sleeps and no wall time).
+//
+// # Host model
+//
+// Each sandbox's memory is its retained floor plus the curve of the action
+// running in it. A Mem profile ramps linearly to peak_mib over ramp_s, holds
+// it for hold_s, drops to retain_mib for retain_s, and exits; at exit the
+// action's RetainedMiB (files_mib, plus retain_mib when a background process
+// holds it) joins the sandbox's floor until the sandbox is destroyed. A Run
+// action with only Recorded values ramps to its recorded peak over half its
+// duration and holds it for the other half. Model waits take their recorded
+// time. A frozen sandbox makes no progress and allocates nothing: its
+// remaining action time is extended by the time it stays frozen.
+//
+// Memory is accounted in whole bytes. Between events it grows linearly, so
+// the instant at which the domain's usage would exceed the budget is computed
+// exactly and the OOM killer runs then (to the nanosecond, up to rounding of
+// the byte count): it kills the sandbox with the largest memory (the kernel's
+// badness is rss; oom_score_adj is ignored), repeatedly until usage fits.
+// The killed sandbox's attempt fails and the workflow is retried from its
+// first action with a fresh sandbox, up to Config.Retries retries after the
+// first attempt; after that it is failed.
+//
+// Lifecycle operations take fixed, measured costs (Config.Create,
+// Config.Teardown, Config.Rematerialize): a sandbox's memory appears when
+// creation or rematerialization ends and is freed when a teardown ends.
+//
+// # Decision code
+//
+// The policies reuse the pure decision packages unchanged with the simulated
+// clock: gate.Controller.Step every gate period (100 ms) with observations
+// from the model (footprint; CPU time that increases while an action runs
+// unfrozen), admission.Admitter (Enqueue at action-ready; Schedule, as the
+// live policy, after an enqueue or a release and every control period, at
+// most once per 10 ms of simulated time; Release at completion) with
+// descriptors from internal/predict, cross-fitted by task (a model trained
+// on one half of the workflows predicts the other half, and vice versa).
+// The residency decision sits behind the small Residency interface;
+// PressureResidency delegates to internal/residency's pure Decide and
+// MayRematerialize (seed 000 §3.4, Table 1).
+//
+// A run that cannot finish (for instance a red gate whose frozen sandboxes
+// all project more growth than the headroom) stops at Config.Horizon and
+// reports its unfinished workflows as Stalled; Config.ActionTimeout models a
+// sandbox timeout that fails such attempts instead.
+//
+// Policy names follow the live registry: eager, static-N, agent-reservation,
+// gate, admission, tenon, and tenon's ablations tenon-no-admission,
+// tenon-no-gate, tenon-always-resident, tenon-static-pred and
+// tenon-history-pred.
+//
+// The package touches no kernel interface and reads no files.
+package sim

@@ -1,0 +1,90 @@
+package sim
+
+import (
+	"math"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// profile is an action's memory curve in the model's units.
+type profile struct {
+	peak      int64         // bytes above the sandbox's level before the action
+	retain    int64         // bytes held during the retain phase
+	ramp      time.Duration // progress at which peak is reached
+	holdEnd   time.Duration // progress at which memory drops to retain
+	end       time.Duration // progress at which the action exits
+	leaves    int64         // bytes left in the sandbox after exit (RetainedMiB)
+	pins      bool          // a background process stays alive after exit
+	avg       int64         // time-average memory above the level before, bytes
+	rateBytes float64       // growth during the ramp, bytes per second
+}
+
+func mib(v float64) int64 { return int64(math.Round(v * float64(units.MiB))) }
+
+func secs(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+
+// profileOf builds the curve of a; see the package comment.
+func profileOf(a trajectory.Action) profile {
+	var p profile
+	switch {
+	case a.Mem != nil:
+		m := a.Mem
+		p.peak, p.retain = mib(m.PeakMiB), mib(m.RetainMiB)
+		p.ramp = secs(m.RampS)
+		p.holdEnd = p.ramp + secs(m.HoldS)
+		p.end = p.holdEnd + secs(m.RetainS)
+		p.leaves = mib(a.RetainedMiB())
+		p.pins = (m.Background || a.Hints.Background) && m.RetainMiB > 0
+	case a.Recorded != nil:
+		r := a.Recorded
+		p.peak = mib(r.PeakMiB)
+		d := secs(r.DurationS)
+		p.ramp, p.holdEnd, p.end = d/2, d, d
+		p.pins = a.Hints.Background
+	}
+	if p.ramp > 0 {
+		p.rateBytes = float64(p.peak) / p.ramp.Seconds()
+	}
+	if p.end > 0 {
+		area := float64(p.peak)*p.ramp.Seconds()/2 + float64(p.peak)*(p.holdEnd-p.ramp).Seconds() +
+			float64(p.retain)*(p.end-p.holdEnd).Seconds()
+		p.avg = int64(area / p.end.Seconds())
+	} else {
+		p.avg = p.peak
+	}
+	return p
+}
+
+// memAt is the action's memory at progress x (before exit).
+func (p *profile) memAt(x time.Duration) int64 {
+	switch {
+	case x < p.ramp:
+		return int64(float64(p.peak) * float64(x) / float64(p.ramp))
+	case x < p.holdEnd:
+		return p.peak
+	case x < p.end:
+		return p.retain
+	}
+	return p.retain
+}
+
+// rateAt is the growth rate at progress x, bytes per second.
+func (p *profile) rateAt(x time.Duration) float64 {
+	if x < p.ramp {
+		return p.rateBytes
+	}
+	return 0
+}
+
+// nextBoundary is the first phase boundary after progress x.
+func (p *profile) nextBoundary(x time.Duration) time.Duration {
+	switch {
+	case x < p.ramp:
+		return p.ramp
+	case x < p.holdEnd:
+		return p.holdEnd
+	}
+	return p.end
+}

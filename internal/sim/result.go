@@ -1,0 +1,53 @@
+package sim
+
+import "time"
+
+// Result is what a simulated run did. Times are simulated offsets from the
+// start, except the Wall fields.
+type Result struct {
+	Policy    string
+	Budget    int64
+	Horizon   time.Duration // the horizon the run was given
+	Makespan  time.Duration // start to the end of the last workflow
+	Workflows []WorkflowResult
+	Samples   []Sample
+	PeakBytes int64
+
+	Attempts       int
+	FailedAttempts int
+	OOMEvents      int
+	Timeouts       int // actions that exceeded Config.ActionTimeout
+	Completed      int
+	Failed         int
+	Actions        int // actions started, every attempt
+	Stalled        int // workflows still unfinished at Config.Horizon (counted in Failed)
+
+	Teardowns          int           // residency teardowns (not final destroys)
+	Rematerializations int           //
+	LifecycleTime      time.Duration // summed create, teardown and rematerialization time
+	Freezes            int           // sandboxes frozen by the gate
+
+	Events       int           // events processed
+	GateSteps    int           // gate.Controller.Step calls
+	GateStepWall time.Duration // wall time spent inside Step
+	Wall         time.Duration // wall time of the whole run (training excluded)
+}
+
+// WorkflowResult is one workflow's fate.
+type WorkflowResult struct {
+	ID        string
+	Submit    time.Duration
+	End       time.Duration
+	Latency   time.Duration // End − Submit, retries included
+	Attempts  int
+	Completed bool
+	OOMs      int
+}
+
+// Sample is one point of the memory time series.
+type Sample struct {
+	T        time.Duration
+	MemBytes int64
+	Running  int // actions executing (frozen ones included)
+	Live     int // sandboxes holding memory
+}

@@ -1,0 +1,88 @@
+package sim
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/gate"
+)
+
+// sample is one gate period: observe every live sandbox, run one
+// gate.Controller.Step, freeze and thaw as decided; then the residency
+// policy's idle reclaim and held-back rematerializations.
+func (s *sim) sample() {
+	s.kick = true
+	if s.gate != nil {
+		s.h.advanceAll(s.now)
+		obs := gate.Observation{Budget: s.cfg.Budget, Available: max(s.cfg.Budget-s.h.used, 0),
+			Sandboxes: make([]gate.Sample, 0, len(s.h.all))}
+		for _, sb := range s.h.all {
+			if sb.state == sbLive {
+				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: sb.id, Footprint: sb.mem, CPU: sb.cpu})
+			}
+		}
+		t0 := time.Now()
+		d := s.gate.Step(epoch.Add(s.now), obs)
+		s.res.GateStepWall += time.Since(t0)
+		s.res.GateSteps++
+		s.pressure = d.Pressure
+		for _, sd := range d.Sandboxes {
+			sb := s.h.byID[sd.ID]
+			switch {
+			case sb == nil:
+			case !sd.Allowed && !sb.frozen:
+				s.freeze(sb)
+			case sd.Allowed && sb.frozen:
+				s.thaw(sb)
+			}
+		}
+	}
+	if s.cfg.Policy.Residency {
+		if p := s.pressureNow(); s.cfg.Residency.ReclaimIdle(p) {
+			s.reclaimIdle()
+		}
+		s.retryBlocked()
+	}
+}
+
+func (s *sim) freeze(sb *sandbox) {
+	s.res.Freezes++
+	s.h.setActive(sb, s.now, false)
+	sb.frozen = true
+	sb.gen++ // cancels the pending phase event; thaw reschedules it
+}
+
+func (s *sim) thaw(sb *sandbox) {
+	sb.frozen = false
+	if sb.act != nil {
+		s.h.setActive(sb, s.now, true)
+		s.schedulePhase(sb)
+	}
+}
+
+// reclaimIdle tears down idle restartable sandboxes of agents in a model
+// wait, largest first, while lifecycle slots are free.
+func (s *sim) reclaimIdle() {
+	if s.lifeUsed >= s.cfg.LifecycleSlots {
+		return
+	}
+	var idle []*sandbox
+	for _, sb := range s.h.all {
+		if sb.state == sbLive && sb.act == nil && !sb.pinned && sb.ag.phase == phWaiting && sb.ag.sb == sb {
+			idle = append(idle, sb)
+		}
+	}
+	slices.SortFunc(idle, func(a, b *sandbox) int {
+		if c := cmp.Compare(b.mem, a.mem); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	for _, sb := range idle {
+		if s.lifeUsed >= s.cfg.LifecycleSlots {
+			return
+		}
+		s.teardown(sb, true)
+	}
+}
