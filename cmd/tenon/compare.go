@@ -83,16 +83,22 @@ func (o compareOpts) policyOptions(env *cliEnv) policy.Options {
 	return policy.Options{Budget: o.budget, Logger: env.log, Params: o.params, Workflows: o.workflows, TimeScale: o.timeScale}
 }
 
+func (o compareOpts) policyOptionsIn(env *cliEnv, dir string) policy.Options {
+	opts := o.policyOptions(env)
+	opts.StateDir = dir
+	return opts
+}
+
 func (o compareOpts) replayOne(ctx context.Context, env *cliEnv, name string, events io.Writer) (*replay.Result, error) {
-	pol, err := policy.Lookup(name, o.policyOptions(env))
-	if err != nil {
-		return nil, err
-	}
 	dir, err := os.MkdirTemp(o.stateDir, "run-*")
 	if err != nil {
 		return nil, fmt.Errorf("creating run directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	pol, err := policy.Lookup(name, o.policyOptionsIn(env, dir))
+	if err != nil {
+		return nil, err
+	}
 	be, dom, closeBackend, err := openBackend(ctx, o.backend, dir, o.domain, o.budget, env.log)
 	if err != nil {
 		return nil, err
@@ -178,4 +184,3 @@ func writeComparison(env *cliEnv, c *report.Comparison, asJSON bool, plotPath st
 
 // budgetHelp documents the budget flags.
 const budgetHelp = "memory budget of the workload domain, e.g. 2GiB (the domain cgroup's limit)"
-

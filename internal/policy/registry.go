@@ -26,6 +26,10 @@ type Options struct {
 	// Predictor, when set, is used instead of training one from Workflows
 	// (e.g. a model file loaded with predict.Load).
 	Predictor predict.Predictor
+	// StateDir is where policies that keep state during a run (residency's
+	// captured layers and recovery records) put it; it must be on the same
+	// file system as the backend's state. "" turns residency off.
+	StateDir string
 	// TimeScale is the replay's time compression (0 means 1); residency
 	// uses it to turn a next action's recorded wait into a predicted wait.
 	TimeScale float64

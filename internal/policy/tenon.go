@@ -5,10 +5,17 @@ import (
 	"errors"
 	"fmt"
 
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+
 	"github.com/tenon-dev/tenon/internal/admission"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/predict"
+	"github.com/tenon-dev/tenon/internal/residency"
+	"github.com/tenon-dev/tenon/internal/residency/managed"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
@@ -28,6 +35,14 @@ type TenonConfig struct {
 	// Margin is the physical safety margin of admission in bytes; 0 means
 	// min(256 MiB, budget/16).
 	Margin int64
+
+	// Residency tears idle restart-safe sandboxes down under pressure and
+	// rematerializes them on demand (seed 000 §3.4); it needs StateDir and a
+	// backend that can capture and restore writable layers, and falls back
+	// to keeping sandboxes resident otherwise.
+	Residency bool
+	StateDir  string
+	TimeScale float64
 }
 
 // Tenon is tenon's policy: the mechanisms of TenonConfig working together.
@@ -36,6 +51,46 @@ type Tenon struct {
 	cfg   TenonConfig
 	gate  *gateRunner
 	admit *admitter
+
+	mu  sync.Mutex
+	res io.Closer // the residency manager, when one was made
+	log *slog.Logger
+}
+
+var _ controller.SandboxManagerProvider = (*Tenon)(nil)
+
+// SandboxManager returns the residency manager when residency is on and
+// the backend supports it, else the keep-resident default.
+func (t *Tenon) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
+	if !t.cfg.Residency || t.cfg.StateDir == "" {
+		return controller.NewResident(h)
+	}
+	m, err := managed.NewManager(managed.Config{StateDir: filepath.Join(t.cfg.StateDir, "residency"), TimeScale: t.cfg.TimeScale},
+		h, t.residencyPressure, t.log)
+	if err != nil {
+		if t.log != nil {
+			t.log.Warn("residency off: sandboxes stay resident", "err", err)
+		}
+		return controller.NewResident(h)
+	}
+	t.mu.Lock()
+	t.res = m
+	t.mu.Unlock()
+	return m
+}
+
+// residencyPressure is the gate's pressure state in residency's terms.
+func (t *Tenon) residencyPressure() residency.Pressure {
+	if t.gate == nil {
+		return residency.Green
+	}
+	switch t.gate.currentPressure() {
+	case gate.Red:
+		return residency.Red
+	case gate.Yellow:
+		return residency.Yellow
+	}
+	return residency.Green
 }
 
 var _ controller.Policy = (*Tenon)(nil)
@@ -67,6 +122,7 @@ func (t *Tenon) Name() string { return t.cfg.Name }
 
 // Start launches the gate loop when the gate is on.
 func (t *Tenon) Start(ctx context.Context, env controller.Env) error {
+	t.log = env.Logger
 	if t.gate != nil {
 		if err := t.gate.start(env, t.cfg.Name); err != nil {
 			return fmt.Errorf("starting the gate: %w", err)
@@ -89,6 +145,13 @@ func (t *Tenon) Stop(ctx context.Context) error {
 	}
 	if t.admit != nil {
 		t.admit.close()
+	}
+	t.mu.Lock()
+	res := t.res
+	t.res = nil
+	t.mu.Unlock()
+	if res != nil {
+		errs = append(errs, res.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -144,6 +207,7 @@ type variant struct {
 	name, help      string
 	gate, admission bool
 	predictor       string
+	alwaysResident  bool
 }
 
 // variants are tenon and its ablations (seed 000 Table 4).
@@ -151,6 +215,7 @@ var variants = []variant{
 	{name: "tenon", help: "tenon: predicted-memory admission + growth gate (the full policy)", gate: true, admission: true, predictor: PredCurrent},
 	{name: "gate", help: "runtime execution gate alone: pause fast-growing sandboxes under pressure (seed 000 Algorithm 1)", gate: true},
 	{name: "admission", help: "water-level action admission alone, current predictor", admission: true, predictor: PredCurrent},
+	{name: "tenon-always-resident", help: "ablation: tenon keeping every sandbox resident (no teardown)", gate: true, admission: true, predictor: PredCurrent, alwaysResident: true},
 	{name: "tenon-no-admission", help: "ablation: tenon without admission control", gate: true},
 	{name: "tenon-no-gate", help: "ablation: tenon without memory-growth control", admission: true, predictor: PredCurrent},
 	{name: "tenon-static-pred", help: "ablation: tenon with the static predictor (class and command only)", gate: true, admission: true, predictor: PredStatic},
@@ -158,7 +223,8 @@ var variants = []variant{
 }
 
 func (v variant) build(opts Options) (controller.Policy, error) {
-	cfg := TenonConfig{Name: v.name, Gate: v.gate, Admission: v.admission}
+	cfg := TenonConfig{Name: v.name, Gate: v.gate, Admission: v.admission,
+		Residency: v.name != "gate" && v.name != "admission" && !v.alwaysResident, StateDir: opts.StateDir, TimeScale: opts.TimeScale}
 	if err := tenonParams(&cfg, opts.Params); err != nil {
 		return nil, err
 	}
