@@ -22,6 +22,7 @@ type entry struct {
 	rank        int           // selection key: state preference
 	foot        int64         // this iteration's footprint sample
 	cpu         time.Duration // this iteration's CPU-time sample
+	demandCap   int64         // this iteration's cap on demand; < 0 for none
 }
 
 // Controller is Algorithm 1 of seed 000 with the Appendix B iteration order.
@@ -79,6 +80,9 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 	var rPrev int64
 	for _, e := range c.live {
 		e.demand = e.est.demand(c.cfg.Horizon, c.cfg.BootstrapDemand)
+		if e.demandCap >= 0 {
+			e.demand = min(e.demand, e.demandCap)
+		}
 		if e.inPrev {
 			rPrev = satAdd(rPrev, e.demand)
 		}
@@ -140,6 +144,10 @@ func (c *Controller) membership(now time.Time, obs Observation, d *Decision) {
 			d.Events = append(d.Events, Event{Time: now, Kind: EventRegistered, Sandbox: smp.ID})
 		}
 		e.seen, e.foot, e.cpu = c.gen, smp.Footprint, smp.CPU
+		e.demandCap = -1
+		if smp.HasCap {
+			e.demandCap = max(smp.DemandCap, 0)
+		}
 		c.live = append(c.live, e)
 	}
 	if len(c.entries) == len(c.live) {

@@ -3,6 +3,7 @@ package gate
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestLivenessEscape: in red with H = 0 every growing sandbox is denied;
@@ -37,6 +38,47 @@ func TestLivenessEscape(t *testing.T) {
 			d = h.step(tick) // 3.0 s denied: overdue
 			if !slices.Equal(d.Permitted, tt.wantRunning) {
 				t.Errorf("at DMax: permitted %v, want %v", d.Permitted, tt.wantRunning)
+			}
+		})
+	}
+}
+
+// TestDemandCap: a sandbox frozen with a stale, large growth estimate is
+// permitted once its demand is capped below the headroom; without a cap it
+// stays denied.
+func TestDemandCap(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cap     int64
+		hasCap  bool
+		allowed bool
+	}{
+		{name: "no cap: 500 MiB demand exceeds H", allowed: false},
+		{name: "cap 32 MiB fits H", cap: 32 * MiB, hasCap: true, allowed: true},
+		{name: "cap above H changes nothing", cap: 400 * MiB, hasCap: true, allowed: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := New(Config{NoLivenessEscape: true})
+			now := time.Unix(1_700_000_000, 0)
+			obs := func(avail, foot int64, cpu time.Duration) Observation {
+				return Observation{Budget: testBudget, Available: avail,
+					Sandboxes: []Sample{{ID: "a", Footprint: foot, CPU: cpu, DemandCap: tc.cap, HasCap: tc.hasCap}}}
+			}
+			// Green: growing at 500 MiB/s with CPU, so the estimate is valid.
+			foot, cpu := int64(100*MiB), time.Duration(0)
+			for range 6 {
+				c.Step(now, obs(testBudget, foot, cpu))
+				now, foot, cpu = now.Add(tick), foot+50*MiB, cpu+50*time.Millisecond
+			}
+			// Yellow (H = 344 MiB) and the sandbox stands still as if frozen.
+			var d Decision
+			for range 40 {
+				d = c.Step(now, obs(600*MiB, foot, cpu))
+				now = now.Add(tick)
+			}
+			got := slices.Contains(d.Permitted, "a")
+			if got != tc.allowed {
+				t.Errorf("permitted %v (pressure %v, H %d MiB, demand %d MiB), want %v", got, d.Pressure, d.Headroom/MiB, sbOf(t, d, "a").Demand/MiB, tc.allowed)
 			}
 		})
 	}

@@ -8,6 +8,15 @@ type Sample struct {
 	Footprint int64         // m = memory usage + swap in use, bytes (see FootprintOf)
 	CPU       time.Duration // accumulated CPU time of the sandbox's tasks
 	Done      bool          // the sandbox completed; it is removed this iteration
+	// DemandCap, when HasCap is set, bounds the sandbox's projected demand:
+	// the growth still expected of its running action as action admission
+	// predicted it (predicted peak minus growth so far, at least the
+	// bootstrap demand), or 0 for a sandbox running no action. It keeps a
+	// stale growth estimate of a frozen sandbox (frozen sandboxes burn no
+	// CPU, so their estimate cannot update) from denying it forever once
+	// the memory admission reserved for it is all that is left.
+	DemandCap int64
+	HasCap    bool
 }
 
 // Observation is one snapshot of the workload domain. Every decision of an

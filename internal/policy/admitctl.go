@@ -307,5 +307,19 @@ func (a *admitter) forget(ag *controller.Agent) {
 	}
 }
 
+// needs returns, per sandbox running an admitted action, its memory when
+// the action was admitted and its predicted peak above that.
+func (a *admitter) needs() map[string][2]int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string][2]int64, len(a.running))
+	for _, r := range a.running {
+		if r.sandbox != "" {
+			out[r.sandbox] = [2]int64{r.before, max(r.peak, r.charge)}
+		}
+	}
+	return out
+}
+
 // status is the admitter's current state, for status views and tests.
 func (a *admitter) status() admission.Status { return a.adm.Snapshot() }

@@ -67,7 +67,11 @@ func (a backendActuator) Deny(ctx context.Context, id string) error {
 	return err
 }
 
-func (g *gateRunner) start(env controller.Env, policyName string) error {
+// start launches the loop. needs, when not nil, gives per sandbox running
+// an admitted action its memory at admission and predicted peak; the gate
+// then caps each sandbox's demand at the growth still predicted (at least
+// the bootstrap demand; 0 for sandboxes running no action).
+func (g *gateRunner) start(env controller.Env, policyName string, needs func() map[string][2]int64) error {
 	if env.Backend == nil || env.Live == nil {
 		return fmt.Errorf("%w: the gate needs a backend and a live-sandbox list", ErrBadOption)
 	}
@@ -83,12 +87,24 @@ func (g *gateRunner) start(env controller.Env, policyName string) error {
 		} else {
 			obs.Available = budget
 		}
+		var running map[string][2]int64
+		if needs != nil {
+			running = needs()
+		}
+		boot := gateConfigFor(g.cfg, budget).BootstrapDemand
 		for _, ls := range env.Live() {
 			st, err := env.Backend.Stats(ctx, ls.Info.ID)
 			if err != nil {
 				continue // gone between listing and reading: the gate drops it
 			}
-			obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU})
+			smp := gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU}
+			if needs != nil {
+				smp.HasCap = true
+				if n, ok := running[ls.Info.ID]; ok {
+					smp.DemandCap = max(n[1]-(st.Memory-n[0]), boot)
+				}
+			}
+			obs.Sandboxes = append(obs.Sandboxes, smp)
 		}
 		return obs, nil
 	}

@@ -124,7 +124,11 @@ func (t *Tenon) Name() string { return t.cfg.Name }
 func (t *Tenon) Start(ctx context.Context, env controller.Env) error {
 	t.log = env.Logger
 	if t.gate != nil {
-		if err := t.gate.start(env, t.cfg.Name); err != nil {
+		var needs func() map[string][2]int64
+		if t.admit != nil {
+			needs = t.admit.needs
+		}
+		if err := t.gate.start(env, t.cfg.Name, needs); err != nil {
 			return fmt.Errorf("starting the gate: %w", err)
 		}
 	}
