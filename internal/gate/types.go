@@ -8,7 +8,8 @@ type Sample struct {
 	Footprint int64         // m = memory usage + swap in use, bytes (see FootprintOf)
 	CPU       time.Duration // accumulated CPU time of the sandbox's tasks
 	Done      bool          // the sandbox completed; it is removed this iteration
-	// DemandCap, when HasCap is set, bounds the sandbox's projected demand:
+	// DemandCap, when HasCap is set, bounds the projected demand of a
+	// sandbox while it is denied:
 	// the growth still expected of its running action as action admission
 	// predicted it (predicted peak minus growth so far, at least the
 	// bootstrap demand), or 0 for a sandbox running no action. It keeps a
