@@ -99,9 +99,15 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 			}
 			smp := gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU}
 			if needs != nil {
+				// A sandbox running no admitted action has nothing left to
+				// grow for (cap 0). One whose action is still below its
+				// predicted peak may grow by the rest (at least the
+				// bootstrap demand). One that outgrew its prediction gets
+				// no cap: the prediction was wrong, the estimate rules.
 				smp.HasCap = true
 				if n, ok := running[ls.Info.ID]; ok {
-					smp.DemandCap = max(n[1]-(st.Memory-n[0]), boot)
+					left := n[1] - (st.Memory - n[0])
+					smp.DemandCap, smp.HasCap = max(left, boot), left > 0
 				}
 			}
 			obs.Sandboxes = append(obs.Sandboxes, smp)

@@ -33,7 +33,7 @@ type TenonConfig struct {
 	Predictor       predict.Predictor
 	AdmissionConfig admission.Config // zero fields: defaults scaled to the budget
 	// Margin is the physical safety margin of admission in bytes; 0 means
-	// min(256 MiB, budget/16).
+	// min(256 MiB, budget/8), the gate's S.
 	Margin int64
 
 	// Residency tears idle restart-safe sandboxes down under pressure and
@@ -134,7 +134,7 @@ func (t *Tenon) Start(ctx context.Context, env controller.Env) error {
 	}
 	if t.admit != nil {
 		if t.admit.margin == 0 {
-			t.admit.margin = min(256<<20, env.Budget/16)
+			t.admit.margin = min(256<<20, env.Budget/8)
 		}
 		t.admit.start(env, t.cfg.AdmissionConfig)
 	}
