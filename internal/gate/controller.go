@@ -80,9 +80,7 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 	var rPrev int64
 	for _, e := range c.live {
 		e.demand = e.est.demand(c.cfg.Horizon, c.cfg.BootstrapDemand)
-		if e.demandCap >= 0 && e.timerSet {
-			// Only a denied sandbox's estimate is stale; a running one
-			// is measured, and its measurement wins over the prediction.
+		if e.demandCap >= 0 {
 			e.demand = min(e.demand, e.demandCap)
 		}
 		if e.inPrev {

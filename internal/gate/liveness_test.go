@@ -71,9 +71,8 @@ func TestDemandCap(t *testing.T) {
 				now, foot, cpu = now.Add(tick), foot+50*MiB, cpu+50*time.Millisecond
 			}
 			// Yellow (H = 344 MiB) and the sandbox stands still as if frozen.
-			// The cap applies while the sandbox is denied (its estimate is
-			// stale); once permitted its estimate rules again, so it may be
-			// denied again: count whether it was ever let through.
+			// Frozen, the sandbox's estimate stays at 500 MiB/s; count
+			// whether the cap ever lets it through.
 			var d Decision
 			got := false
 			for range 40 {

@@ -8,14 +8,15 @@ type Sample struct {
 	Footprint int64         // m = memory usage + swap in use, bytes (see FootprintOf)
 	CPU       time.Duration // accumulated CPU time of the sandbox's tasks
 	Done      bool          // the sandbox completed; it is removed this iteration
-	// DemandCap, when HasCap is set, bounds the projected demand of a
-	// sandbox while it is denied:
+	// DemandCap, when HasCap is set, bounds the sandbox's projected demand:
 	// the growth still expected of its running action as action admission
 	// predicted it (predicted peak minus growth so far, at least the
-	// bootstrap demand), or 0 for a sandbox running no action. It keeps a
-	// stale growth estimate of a frozen sandbox (frozen sandboxes burn no
-	// CPU, so their estimate cannot update) from denying it forever once
-	// the memory admission reserved for it is all that is left.
+	// bootstrap demand), or 0 for a sandbox running no action. Growth up to
+	// the predicted peak was already reserved by admission's physical
+	// check, so it does not count again; and a frozen sandbox's stale
+	// estimate (frozen sandboxes burn no CPU, so it cannot update) does not
+	// deny it forever. The caller sets no cap once an action has outgrown
+	// its prediction: then the measured estimate rules.
 	DemandCap int64
 	HasCap    bool
 }
