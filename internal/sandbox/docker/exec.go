@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
 	"path"
 	"slices"
 	"strings"
@@ -59,7 +60,7 @@ func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 		return sandbox.ExecResult{}, b.failed(ctx, bx, "starting exec", err)
 	}
 	defer hj.Close()
-	smp := startSampler(func() (int64, error) {
+	smp := memsample.Start(func() (int64, error) {
 		m, err := bx.cg.Memory()
 		return m.Usage, err
 	}, now, b.cfg.SampleInterval)
@@ -91,7 +92,7 @@ wait:
 			b.killActions(bx)
 			hj.Close()
 			<-copied
-			smp.finish()
+			smp.Finish()
 			return sandbox.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", id, ctx.Err())
 		case <-poll.C:
 			if exited.IsZero() {
@@ -104,7 +105,7 @@ wait:
 		}
 	}
 	end := now()
-	peak, avg := smp.finish()
+	peak, avg := smp.Finish()
 	ei, err := b.execDone(ctx, cr.ID)
 	if err != nil {
 		return sandbox.ExecResult{}, b.failed(ctx, bx, "inspecting exec", err)

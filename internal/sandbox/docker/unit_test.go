@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/docker/docker/client"
 
@@ -62,36 +61,6 @@ func TestExitCode(t *testing.T) {
 		if got := exitCode(tt.status, tt.killed); got != tt.want {
 			t.Errorf("%s: exitCode(%d, %v) = %d, want %d", tt.name, tt.status, tt.killed, got, tt.want)
 		}
-	}
-}
-
-func TestMemSeries(t *testing.T) {
-	t0 := time.Unix(100, 0)
-	tests := []struct {
-		name    string
-		samples []int64 // one per second from t0
-		end     time.Duration
-		max     int64
-		avg     int64
-	}{
-		{"none", nil, time.Second, 0, 0},
-		{"one", []int64{7}, 0, 7, 7},
-		{"step", []int64{10, 30}, 2 * time.Second, 30, 20},
-		{"spike", []int64{10, 100, 10, 10}, 4 * time.Second, 100, 32},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var s memSeries
-			for i, v := range tt.samples {
-				s.add(t0.Add(time.Duration(i)*time.Second), v)
-			}
-			if s.max != tt.max {
-				t.Errorf("max %d, want %d", s.max, tt.max)
-			}
-			if got := s.avg(t0.Add(tt.end)); got != tt.avg {
-				t.Errorf("avg %d, want %d", got, tt.avg)
-			}
-		})
 	}
 }
 

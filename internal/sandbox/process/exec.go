@@ -5,6 +5,7 @@ package process
 import (
 	"context"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
 	"path"
 	"time"
 
@@ -86,10 +87,10 @@ func (bx *box) exec(ctx context.Context, req request, sc *toolScope) (res sandbo
 		}()
 	}
 	start := time.Now()
-	smp := startSampler(usage, time.Now, sampleInterval)
+	smp := memsample.Start(usage, time.Now, memsample.DefaultInterval)
 	r, waitErr := bx.roundTrip(ctx, req, sc)
 	dur := time.Since(start)
-	peak, avg := smp.finish(usage, time.Now)
+	peak, avg := smp.Finish()
 
 	res = sandbox.ExecResult{
 		ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr,
