@@ -41,6 +41,17 @@ type admitter struct {
 	waiting map[*admission.Ticket]*runningAction
 	running map[*admission.Ticket]*runningAction
 	active  int // agents between agentReady and agentDone
+	// learned holds, per workflow action, what an earlier attempt of the
+	// same action measured (growth above the level before it; after an OOM
+	// kill at least 1.5 times what was predicted then). A retry reserves
+	// at least that: the earlier attempt is past, so this stays causal.
+	learned map[actionKey]int64
+}
+
+// actionKey names one action of one workflow, across attempts.
+type actionKey struct {
+	workflow string
+	index    int
 }
 
 // agentHistory is one attempt's completed actions, the predictor's history.
@@ -75,6 +86,7 @@ func (a *admitter) start(env controller.Env, cfg admission.Config) {
 	a.kick = make(chan struct{}, 1)
 	a.agents = map[string]*agentHistory{}
 	a.waiting = map[*admission.Ticket]*runningAction{}
+	a.learned = map[actionKey]int64{}
 	a.running = map[*admission.Ticket]*runningAction{}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop, a.finished = cancel, make(chan struct{})
@@ -237,6 +249,11 @@ func (a *admitter) ready(ctx context.Context, ag *controller.Agent, act *traject
 	hist := append([]predict.Completed(nil), h.done...)
 	a.mu.Unlock()
 	desc := a.pred.Predict(predict.ContextFor(ag.ID, *act, hist, now.Sub(h.start).Seconds()))
+	a.mu.Lock()
+	if l, ok := a.learned[actionKey{ag.ID, ag.Next}]; ok && l > desc.PredPeak {
+		desc.PredPeak, desc.PredAvg, desc.HeavyRisk = l, max(desc.PredAvg, l*4/5), max(desc.HeavyRisk, 1)
+	}
+	a.mu.Unlock()
 	before := int64(0)
 	if ag.SandboxID != "" {
 		if st, err := a.env.Backend.Stats(ctx, ag.SandboxID); err == nil {
@@ -280,6 +297,16 @@ func (a *admitter) done(ag *controller.Agent, g controller.Grant, o controller.O
 	}
 	err := a.adm.Release(r.ticket)
 	a.poke()
+	if o.Err == nil {
+		grown := max(o.PeakBytes-r.before, 0)
+		if o.OOM {
+			grown = max(grown, r.peak*3/2)
+		}
+		k := actionKey{ag.ID, o.Index}
+		a.mu.Lock()
+		a.learned[k] = max(a.learned[k], grown)
+		a.mu.Unlock()
+	}
 	if h != nil && h.attempt == ag.Attempt && o.Err == nil {
 		act := ag.Action()
 		c := predict.Completed{
