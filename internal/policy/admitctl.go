@@ -25,6 +25,9 @@ const admitPeriod = 50 * time.Millisecond
 type admitter struct {
 	pred   predict.Predictor
 	margin int64 // physical safety margin, bytes
+	// reserve is headroom a new agent leaves free beyond its first action:
+	// room for one heavy action of the agents already running.
+	reserve int64
 
 	adm      *admission.Admitter
 	env      controller.Env
@@ -192,7 +195,8 @@ func (a *admitter) schedule(ctx context.Context) {
 // allows turns into actions that can never be admitted. A new agent starts
 // when no action is waiting for admission, the gate (if on) reports green,
 // and its first action's predicted peak fits the physical headroom; or at
-// once when no agent is running.
+// once when no agent is running. The first action must fit with reserve
+// to spare.
 func (a *admitter) agentReady(ctx context.Context, ag *controller.Agent, pressure func() gate.Pressure) error {
 	first := ag.Action()
 	for {
@@ -205,7 +209,7 @@ func (a *admitter) agentReady(ctx context.Context, ag *controller.Agent, pressur
 			if first != nil {
 				need = a.pred.Predict(predict.ContextFor(ag.ID, *first, nil, 0)).PredPeak
 			}
-			ok = a.physicalHeadroom(ctx) >= need
+			ok = a.physicalHeadroom(ctx) >= need+a.reserve
 		}
 		if ok {
 			a.mu.Lock()

@@ -72,3 +72,31 @@ func TestRetryReservesWhatTheActionNeeded(t *testing.T) {
 		t.Errorf("another workflow predicted %d MiB, want the model's 100", p/units.MiB)
 	}
 }
+
+func TestAgentReserve(t *testing.T) {
+	wf := func(peaks ...float64) trajectory.Workflow {
+		var w trajectory.Workflow
+		for _, p := range peaks {
+			w.Actions = append(w.Actions, trajectory.Action{Recorded: &trajectory.Recorded{PeakMiB: p}})
+		}
+		w.Actions = append(w.Actions, trajectory.Action{}) // no recording: ignored
+		return w
+	}
+	tests := []struct {
+		name   string
+		wfs    []trajectory.Workflow
+		budget int64
+		want   int64
+	}{
+		{name: "largest recorded peak", wfs: []trajectory.Workflow{wf(10, 300), wf(200)}, budget: 2 * units.GiB, want: 300 * units.MiB},
+		{name: "at most a quarter of the budget", wfs: []trajectory.Workflow{wf(1200)}, budget: 2 * units.GiB, want: 512 * units.MiB},
+		{name: "nothing recorded", wfs: []trajectory.Workflow{wf()}, budget: 2 * units.GiB, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := agentReserve(tt.wfs, tt.budget); got != tt.want {
+				t.Errorf("agentReserve = %d MiB, want %d MiB", got/units.MiB, tt.want/units.MiB)
+			}
+		})
+	}
+}

@@ -32,6 +32,10 @@ type TenonConfig struct {
 	Admission       bool
 	Predictor       predict.Predictor
 	AdmissionConfig admission.Config // zero fields: defaults scaled to the budget
+	// AgentReserve is the headroom a new agent must leave free beyond its
+	// first action's predicted peak (room for a heavy action of the agents
+	// already running); see admitter.agentReady.
+	AgentReserve int64
 	// Margin is the physical safety margin of admission in bytes; 0 means
 	// min(256 MiB, budget/8), the gate's S.
 	Margin int64
@@ -113,6 +117,7 @@ func NewTenon(cfg TenonConfig) (*Tenon, error) {
 			return nil, fmt.Errorf("%w: admission needs a predictor", ErrBadOption)
 		}
 		t.admit = newAdmitter(cfg.Predictor, cfg.Margin)
+		t.admit.reserve = cfg.AgentReserve
 	}
 	return t, nil
 }
@@ -233,6 +238,7 @@ func (v variant) build(opts Options) (controller.Policy, error) {
 		return nil, err
 	}
 	if v.admission {
+		cfg.AgentReserve = agentReserve(opts.Workflows, opts.Budget)
 		heavy := opts.Budget / 8
 		switch {
 		case opts.Predictor != nil && v.predictor == PredCurrent:
@@ -252,4 +258,19 @@ func init() {
 	for _, v := range variants {
 		Register(Entry{Name: v.name, Help: v.help, New: func(_ string, opts Options) (controller.Policy, error) { return v.build(opts) }})
 	}
+}
+
+// agentReserve is the largest recorded action peak of the training
+// workflows (the heavy action a running agent may still make), at most a
+// quarter of the budget.
+func agentReserve(wfs []trajectory.Workflow, budget int64) int64 {
+	var peak float64
+	for _, w := range wfs {
+		for _, a := range w.Actions {
+			if a.Recorded != nil {
+				peak = max(peak, a.Recorded.PeakMiB)
+			}
+		}
+	}
+	return min(int64(peak*(1<<20)), budget/4)
 }
