@@ -1,12 +1,20 @@
-// Package policy holds the comparison policies of the replay evaluation
+// Package policy holds the policies a replay or the daemon runs under
 // (seed 000 §5.1) and a registry that maps policy names, as typed on the
 // command line, to constructors.
 //
-// Built in: "eager" (no control: the default Linux memory management) and
-// "static-N" (at most N agents at once; an attempt waits for a slot in
-// AgentReady and holds it until AgentDone). Other packages add theirs with
-// Register: agent-level reservation, the runtime gate, water-level
-// admission and tenon with its ablations.
+// Baselines: "eager" (no control), "static-N" (at most N agents at once),
+// "agent-reservation" (each agent reserves its profiled lifetime peak) and
+// "agentcgroup" (AgentCgroup-like memory.high throttling of Low actions).
+// tenon: "tenon" composes water-level admission (internal/admission) with
+// the runtime gate (internal/gate) and residency (internal/residency), and
+// "gate", "admission" and the tenon-* ablations switch mechanisms off.
 //
-// Policies here are pure decision logic: they never touch the kernel.
+// Beyond seed 000, tenon's composition paces new agents, counts predicted
+// peaks in admission's physical check, caps the gate's demand of a sandbox
+// at its admitted action's predicted remaining growth, lets a retried
+// action reserve what its earlier attempt needed, and keeps two liveness
+// rules (tenon.go, admitctl.go and gatectl.go say why).
+//
+// Policies observe sandboxes through the backend (Stats, Pause, Resume);
+// only agentcgroup writes cgroup files itself (its memory.high emulation).
 package policy
