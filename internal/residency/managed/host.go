@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/fsutil"
 	"log/slog"
 	"maps"
 	"os"
@@ -139,7 +140,7 @@ func (h *Host) Create(ctx context.Context, rs residency.Spec) (string, error) {
 	labels["tenon.agent"] = rs.AgentID
 	s.Labels = labels
 	if rs.WorkspaceFrom != "" {
-		if err := moveDir(rs.WorkspaceFrom, s.Workspace); err != nil {
+		if err := fsutil.MoveDir(rs.WorkspaceFrom, s.Workspace); err != nil {
 			return "", fmt.Errorf("restoring workspace of %s: %w", rs.AgentID, err)
 		}
 	}

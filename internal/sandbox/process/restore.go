@@ -5,8 +5,7 @@ package process
 import (
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
+	"github.com/tenon-dev/tenon/internal/fsutil"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -32,7 +31,7 @@ func adoptRootfs(from, dst string, sys []systemDir) error {
 		if !errors.Is(err, syscall.EXDEV) {
 			return fmt.Errorf("moving rootfs-from %s into place: %w", from, err)
 		}
-		if err := copyTree(from, dst); err != nil {
+		if err := fsutil.CopyTree(from, dst); err != nil {
 			_ = os.RemoveAll(dst)
 			return fmt.Errorf("rootfs-from %s is on another file system than the state dir and copying it failed "+
 				"(put it on the state dir's file system): %w", from, err)
@@ -81,67 +80,4 @@ func completeRootfs(dir string, sys []systemDir) error {
 		}
 	}
 	return nil
-}
-
-// copyTree copies directories, regular files and symlinks from src to the
-// new directory dst, keeping modes and owners. Other file types fail.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		out := filepath.Join(dst, rel)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.IsDir():
-			if err := os.Mkdir(out, fi.Mode().Perm()); err != nil {
-				return err
-			}
-			err = os.Chmod(out, fi.Mode()&(fs.ModePerm|fs.ModeSticky|fs.ModeSetuid|fs.ModeSetgid))
-		case fi.Mode()&fs.ModeSymlink != 0:
-			t, rerr := os.Readlink(p)
-			if rerr != nil {
-				return rerr
-			}
-			err = os.Symlink(t, out)
-		case fi.Mode().IsRegular():
-			err = copyFile(p, out, fi.Mode())
-		default:
-			return fmt.Errorf("%s: unsupported file type %s", rel, fi.Mode().Type())
-		}
-		if err != nil {
-			return err
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			return os.Lchown(out, int(st.Uid), int(st.Gid))
-		}
-		return nil
-	})
-}
-
-func copyFile(src, dst string, mode fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode.Perm())
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Chmod(dst, mode&(fs.ModePerm|fs.ModeSticky|fs.ModeSetuid|fs.ModeSetgid))
 }

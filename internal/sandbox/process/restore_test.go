@@ -4,6 +4,7 @@ package process
 
 import (
 	"errors"
+	"github.com/tenon-dev/tenon/internal/fsutil"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,11 +96,11 @@ func TestCopyTree(t *testing.T) {
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
 	writeTree(t, src)
-	if err := copyTree(src, dst); err != nil {
-		t.Fatalf("copyTree: %v", err)
+	if err := fsutil.CopyTree(src, dst); err != nil {
+		t.Fatalf("CopyTree: %v", err)
 	}
 	checkTree(t, dst)
-	if err := copyTree(src, dst); err == nil {
-		t.Errorf("copyTree onto an existing tree succeeded")
+	if err := fsutil.CopyTree(src, dst); err == nil {
+		t.Errorf("CopyTree onto an existing tree succeeded")
 	}
 }

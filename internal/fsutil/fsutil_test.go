@@ -1,4 +1,4 @@
-package managed
+package fsutil
 
 import (
 	"errors"
@@ -33,8 +33,8 @@ func TestMoveDir(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := moveDir(src, dst); err != nil {
-				t.Fatalf("moveDir: %v", err)
+			if err := MoveDir(src, dst); err != nil {
+				t.Fatalf("MoveDir: %v", err)
 			}
 			if b, err := os.ReadFile(filepath.Join(dst, "sub", "f")); err != nil || string(b) != "new" {
 				t.Errorf("moved file: %q, %v", b, err)
@@ -61,8 +61,8 @@ func TestCopyTree(t *testing.T) {
 	if err := os.Symlink("sub/f", filepath.Join(src, "l")); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyTree(src, dst); err != nil {
-		t.Fatalf("copyTree: %v", err)
+	if err := CopyTree(src, dst); err != nil {
+		t.Fatalf("CopyTree: %v", err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dst, "l")); err != nil || string(b) != "x" {
 		t.Errorf("through the copied link: %q, %v", b, err)
@@ -71,5 +71,19 @@ func TestCopyTree(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(dst, p)); err != nil || fi.Mode().Perm() != want {
 			t.Errorf("%s: %v, %v, want mode %v", p, fi, err, want)
 		}
+	}
+}
+
+func TestCopyTreeOntoExisting(t *testing.T) {
+	d := t.TempDir()
+	src, dst := filepath.Join(d, "src"), filepath.Join(d, "dst")
+	if err := os.MkdirAll(src, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dst, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := CopyTree(src, dst); err == nil {
+		t.Errorf("CopyTree onto an existing tree succeeded")
 	}
 }

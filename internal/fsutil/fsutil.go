@@ -1,4 +1,7 @@
-package managed
+// Package fsutil moves and copies directory trees keeping modes, owners
+// and symlinks: what restoring a sandbox's captured state needs when the
+// staging area and the sandbox are on different file systems.
+package fsutil
 
 import (
 	"errors"
@@ -10,9 +13,9 @@ import (
 	"syscall"
 )
 
-// moveDir replaces dst by src: a rename, or a copy (then src is removed)
+// MoveDir replaces dst by src: a rename, or a copy (then src is removed)
 // when they are on different file systems.
-func moveDir(src, dst string) error {
+func MoveDir(src, dst string) error {
 	if err := os.RemoveAll(dst); err != nil {
 		return err
 	}
@@ -23,7 +26,7 @@ func moveDir(src, dst string) error {
 	if !errors.Is(err, syscall.EXDEV) {
 		return err
 	}
-	if err := copyTree(src, dst); err != nil {
+	if err := CopyTree(src, dst); err != nil {
 		_ = os.RemoveAll(dst)
 		return fmt.Errorf("copying %s to another file system: %w", src, err)
 	}
@@ -32,9 +35,9 @@ func moveDir(src, dst string) error {
 
 const modeBits = fs.ModePerm | fs.ModeSticky | fs.ModeSetuid | fs.ModeSetgid
 
-// copyTree copies directories, regular files and symlinks from src to the
+// CopyTree copies directories, regular files and symlinks from src to the
 // new directory dst, keeping modes and owners; other file types fail.
-func copyTree(src, dst string) error {
+func CopyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
