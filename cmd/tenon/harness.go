@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -271,15 +270,10 @@ func replaySwap(ctx context.Context, env *cliEnv, size int64) (ratio func() floa
 		}
 		return float64(st.MM.MemUsedTotal) / float64(st.MM.OrigDataSize)
 	}
-	lf, err := os.OpenFile(filepath.Join(os.TempDir(), "tenon-test-zram.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := swap.Lock()
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-		lf.Close()
-		return nil, nil, err
-	}
-	unlock := func() { lf.Close() }
 	st, err := swap.GetStatus()
 	if err != nil {
 		unlock()

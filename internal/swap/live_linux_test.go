@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -27,16 +26,11 @@ func TestLiveEnableDisable(t *testing.T) {
 	if _, err := os.Stat(m.Paths.sys(m.Device, "")); err != nil {
 		t.Skipf("live zram swap test needs the zram module (/sys/block/zram0): %v", err)
 	}
-	// Packages that use zram0 in their tests take this lock, so that
-	// `go test ./...` running them in parallel does not collide.
-	lf, err := os.OpenFile(filepath.Join(os.TempDir(), "tenon-test-zram.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := Lock() // zram0 is shared with other packages' live tests
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Flock(int(lf.Fd()), syscall.LOCK_UN); lf.Close() })
+	t.Cleanup(unlock)
 	before, err := m.Status()
 	if err != nil {
 		t.Fatalf("Status: %v", err)

@@ -9,3 +9,6 @@ func Swapon(path string, prio int) error { return ErrUnsupported }
 func Swapoff(path string) error { return ErrUnsupported }
 
 func mknodBlock(path string, major, minor uint32) error { return ErrUnsupported }
+
+// Lock is unsupported off Linux.
+func Lock() (unlock func(), err error) { return nil, ErrUnsupported }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,14 +91,11 @@ func liveSetup(t *testing.T) Options {
 	if _, ok := l.Controller(cgroup.Freezer); !ok {
 		t.Skip("live harness test needs the cgroup freezer")
 	}
-	lf, err := os.OpenFile(filepath.Join(os.TempDir(), "tenon-test-zram.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := swap.Lock() // zram0 is shared with other packages' live tests
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = unix.Flock(int(lf.Fd()), unix.LOCK_UN); lf.Close() })
+	t.Cleanup(unlock)
 	st, err := swap.GetStatus()
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,16 +36,11 @@ func TestLiveBrokerEndToEnd(t *testing.T) {
 	} else {
 		unix.Close(fd)
 	}
-	// Packages that use zram0 in their tests take this lock, so that
-	// `go test ./...` running them in parallel does not collide.
-	lf, err := os.OpenFile(filepath.Join(os.TempDir(), "tenon-test-zram.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := swap.Lock() // zram0 is shared with other packages' live tests
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = unix.Flock(int(lf.Fd()), unix.LOCK_UN); lf.Close() })
+	t.Cleanup(unlock)
 	st, err := swap.GetStatus()
 	if err != nil {
 		t.Fatal(err)
