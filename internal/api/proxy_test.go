@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tenon-dev/tenon/internal/api"
 	"github.com/tenon-dev/tenon/internal/controller"
@@ -55,9 +56,31 @@ func TestModelProxy(t *testing.T) {
 	defer cancel()
 	go d.client.Events(ectx, func(e controller.Event) error { events <- e; return nil })
 	waitFor(t, func() bool { d.client.Wait(ctx, id, false); return len(events) > 0 }) // stream is up
-	for len(events) > 0 {
-		<-events
+	// Wait(false) calls made while probing may still be on their way through
+	// the stream. A marked begin/end pair puts them behind us: the stream is
+	// ordered, so once the marker's wait_end arrives nothing stale remains.
+	nextWait := func(kind string) {
+		t.Helper()
+		timeout := time.After(5 * time.Second)
+		for {
+			select {
+			case e := <-events:
+				if e.Workflow == id && e.Kind == kind {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no %s event within 5 s", kind)
+			}
+		}
 	}
+	if err := d.client.Wait(ctx, id, true); err != nil {
+		t.Fatal(err)
+	}
+	nextWait("wait_begin")
+	if err := d.client.Wait(ctx, id, false); err != nil {
+		t.Fatal(err)
+	}
+	nextWait("wait_end")
 
 	tests := []struct {
 		name, body, want string
