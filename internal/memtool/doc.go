@@ -3,6 +3,8 @@
 // it ramps resident memory up to the peak, holds it, drops to the retained
 // level, optionally writes files into the workspace, and optionally leaves a
 // detached background process holding the retained memory after it exits.
+// The curve runs on the tool's progress, not the wall clock (StallSlack): a
+// frozen tool resumes its ramp where it stopped.
 //
 // Memory is taken with anonymous mmap and every page is written, so it is
 // resident and charged to the caller's memory cgroup; it is returned with

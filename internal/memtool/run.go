@@ -17,6 +17,17 @@ import (
 // DefaultStep is how often the ramp allocates its next slice.
 const DefaultStep = 10 * time.Millisecond
 
+// StallSlack is how much longer than planned one step of the curve may take
+// and still count in full. The curve runs on profile time, not wall time: a
+// step that takes longer (the sandbox was frozen by the gate, or a
+// debugger stopped it) advances the profile by at most its planned length
+// plus StallSlack. A frozen program makes no progress, so after a thaw the
+// tool resumes its ramp where it stopped instead of jumping to where the
+// wall clock says it should be (which would turn every freeze into a burst
+// and defeat the gate). Scheduling delays and page-fault time shorter than
+// the slack still count, so an unfrozen run keeps its recorded length.
+const StallSlack = 100 * time.Millisecond
+
 // Options configure Run. Zero fields take the defaults noted.
 type Options struct {
 	Profile       trajectory.MemProfile
@@ -107,7 +118,7 @@ func RunResult(ctx context.Context, o Options) (Result, error) {
 	ar := newArena()
 	defer ar.Free()
 
-	res, err := curve(ctx, o, ar, start)
+	res, err := curve(ctx, o, ar)
 	if err == nil && p.FilesMiB > 0 {
 		res.FilesPath, err = writeFiles(ctx, o.FilesDir, mib(p.FilesMiB), uint64(start.UnixNano()))
 	}
@@ -131,17 +142,18 @@ func RunResult(ctx context.Context, o Options) (Result, error) {
 }
 
 // curve runs the ramp, hold, drop and retain phases in ar.
-func curve(ctx context.Context, o Options, ar *arena, start time.Time) (Result, error) {
+func curve(ctx context.Context, o Options, ar *arena) (Result, error) {
 	p := o.Profile
 	var res Result
 	peak := mib(p.PeakMiB)
 	rampEnd, holdEnd := phaseEnds(p)
 	end := End(p)
+	var el time.Duration // profile time: wall time minus stalls
 	for {
-		el := o.Now().Sub(start)
 		if el >= end {
 			break
 		}
+		stepStart := o.Now()
 		want := Target(p, el)
 		if el >= rampEnd && res.Peak < peak {
 			// The peak is reached even when a step jumps past a zero-length hold.
@@ -163,12 +175,13 @@ func curve(ctx context.Context, o Options, ar *arena, start time.Time) (Result, 
 		if err := o.Sleep(ctx, next-el); err != nil {
 			return res, err
 		}
+		el += min(o.Now().Sub(stepStart), next-el+StallSlack)
 	}
 	if res.Peak < peak {
 		if err := ar.Resize(peak); err != nil {
 			return res, err
 		}
-		res.Peak, res.PeakAt = ar.Size(), o.Now().Sub(start)
+		res.Peak, res.PeakAt = ar.Size(), el
 	}
 	if err := ar.Resize(mib(p.RetainMiB)); err != nil {
 		return res, err

@@ -89,7 +89,7 @@ func TestCurve(t *testing.T) {
 				return clk.Sleep(ctx, d)
 			}
 			o.defaults()
-			res, err := curve(context.Background(), o, ar, start)
+			res, err := curve(context.Background(), o, ar)
 			if err != nil {
 				t.Fatalf("curve: %v", err)
 			}
@@ -184,5 +184,60 @@ func TestRunRejectsInvalid(t *testing.T) {
 	o := Options{Profile: trajectory.MemProfile{PeakMiB: 1, RetainMiB: 2}, NoSignals: true}
 	if err := Run(context.Background(), o); !errors.Is(err, ErrInvalidProfile) {
 		t.Fatalf("Run = %v, want ErrInvalidProfile", err)
+	}
+}
+
+// TestCurveStall: a step that takes far longer than planned (the sandbox
+// was frozen) advances the profile by at most the plan plus StallSlack, so
+// after the thaw the ramp resumes where it stopped instead of jumping to
+// the peak the wall clock would give.
+func TestCurveStall(t *testing.T) {
+	p := trajectory.MemProfile{PeakMiB: 100, RampS: 1, HoldS: 0.5}
+	const frozen = 5 * time.Second
+	tests := []struct {
+		name       string
+		freezeAt   int // sleep number that stalls; -1 for none
+		wantAfter  int64
+		wantLonger time.Duration // wall time beyond End(p)
+	}{
+		// Sleep 30 starts at 300 ms of profile time (30 MiB): without the
+		// stall the next size is 31 MiB; a stall counts 10 ms + slack, so
+		// the next size is 41 MiB, not the peak.
+		{name: "no stall", freezeAt: -1, wantAfter: 31 * units.MiB},
+		{name: "frozen 5 s mid-ramp", freezeAt: 30, wantAfter: 41 * units.MiB, wantLonger: frozen - StallSlack},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			start := clk.Now()
+			ar := newArena()
+			defer ar.Free()
+			var sizes []int64
+			o := Options{Profile: p, Now: clk.Now, NoSignals: true}
+			o.Sleep = func(ctx context.Context, d time.Duration) error {
+				sizes = append(sizes, ar.Size())
+				if len(sizes)-1 == tt.freezeAt {
+					clk.now = clk.now.Add(frozen)
+				}
+				return clk.Sleep(ctx, d)
+			}
+			o.defaults()
+			res, err := curve(context.Background(), o, ar)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sizes) < 32 {
+				t.Fatalf("only %d steps", len(sizes))
+			}
+			if got := sizes[31]; got != tt.wantAfter {
+				t.Errorf("size after the stall = %s, want %s", units.FormatSize(got), units.FormatSize(tt.wantAfter))
+			}
+			if res.Peak != 100*units.MiB {
+				t.Errorf("peak %s, want 100 MiB", units.FormatSize(res.Peak))
+			}
+			if got, want := clk.Now().Sub(start), End(p)+tt.wantLonger; got != want {
+				t.Errorf("wall time %v, want %v", got, want)
+			}
+		})
 	}
 }
