@@ -22,6 +22,7 @@ const (
 	EventResume         = "resume"          // a policy resumed a sandbox
 	EventSample         = "sample"          // periodic domain memory and concurrency
 	EventError          = "error"           // an unexpected error that did not stop the run
+	EventGate           = "gate"            // a gate iteration whose decision changed; Pressure, B, Permitted, Denied
 )
 
 // Event is one line of the JSONL event log. Action is a pointer so that
@@ -61,6 +62,14 @@ type Event struct {
 	Live    int `json:"live,omitempty"`    // live sandboxes
 
 	LatencyS float64 `json:"latency_s,omitempty"` // workflow_done/failed: submit to end
+
+	// gate: the iteration's pressure, yellow budget b, and the permitted
+	// and denied sandboxes. Written when any of them differs from the last
+	// gate event, so every iteration's decision can be read off the log.
+	Pressure  string   `json:"pressure,omitempty"`
+	B         int      `json:"b,omitempty"`
+	Permitted []string `json:"permitted,omitempty"`
+	Denied    []string `json:"denied,omitempty"`
 
 	// run_start
 	BudgetBytes int64   `json:"budget_bytes,omitempty"`

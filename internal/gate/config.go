@@ -28,6 +28,16 @@ type Config struct {
 	// with it set the gate follows Algorithm 1 to the letter, which can hold
 	// every sandbox denied forever when their memory keeps H at zero.
 	NoLivenessEscape bool
+	// NoGreenCheck turns off the green check (see Step): with it set,
+	// pressure is classified from the previously permitted set's demand
+	// alone, as in Algorithm 1, and a gate that has just denied every
+	// grower reads green on the next iteration and releases them all.
+	NoGreenCheck bool
+	// NoSticky turns off stickiness (see candidateOrder): with it set, a
+	// denied sandbox with a smaller projected demand displaces a permitted
+	// grower of the same rank, as Table 5's order says, and partial growth
+	// spreads over many sandboxes.
+	NoSticky bool
 }
 
 // DefaultConfig returns Table 5 of seed 000.

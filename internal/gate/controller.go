@@ -20,6 +20,9 @@ type entry struct {
 	seen        uint64        // generation of the last snapshot that held it
 	overdue     bool          // selection key: denied for at least DMax
 	rank        int           // selection key: state preference
+	sticky      bool          // selection key: permitted in the previous iteration
+	holding     bool          // selection key: sticky and permitted for less than DMax
+	allowedAt   time.Time     // start of the current permitted episode
 	foot        int64         // this iteration's footprint sample
 	cpu         time.Duration // this iteration's CPU-time sample
 	demandCap   int64         // this iteration's cap on demand; < 0 for none
@@ -77,7 +80,7 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 	}
 
 	// (4) Projected demands, headroom and pressure.
-	var rPrev int64
+	var rPrev, rAll int64
 	for _, e := range c.live {
 		e.demand = e.est.demand(c.cfg.Horizon, c.cfg.BootstrapDemand)
 		if e.demandCap >= 0 {
@@ -86,11 +89,24 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 		if e.inPrev {
 			rPrev = satAdd(rPrev, e.demand)
 		}
+		rAll = satAdd(rAll, e.demand)
 	}
 	d.RPrev = rPrev
 	d.Headroom = max(obs.Available-c.cfg.SafetyMargin, 0)
 	prevP, prevB := c.budget.prev, c.budget.b
-	d.Pressure = c.cfg.ThresholdsFor(obs.Budget).Classify(obs.Available, rPrev)
+	th := c.cfg.ThresholdsFor(obs.Budget)
+	d.Pressure = th.Classify(obs.Available, rPrev)
+	// Green check (an extension of Algorithm 1): green permits every live
+	// sandbox, so it is only safe when all of their demand fits. Q(t) reads
+	// the previously permitted set's demand; right after the gate denied
+	// every grower that set is empty, Q(t) reads green and the next
+	// iteration releases them all at once, to be denied again a period
+	// later (a stampede that ratchets memory up by one period of growth of
+	// every sandbox each cycle). When the whole live set's projection is
+	// not green, the iteration runs as yellow: b growers within H.
+	if d.Pressure == Green && !c.cfg.NoGreenCheck && th.Classify(obs.Available, rAll) != Green {
+		d.Pressure = Yellow
+	}
 	if d.Pressure != prevP {
 		d.Events = append(d.Events, Event{Time: now, Kind: EventPressure, From: prevP.String(), To: d.Pressure.String()})
 	}
@@ -187,6 +203,9 @@ func (c *Controller) publish(now time.Time, d *Decision) {
 		e.est.permFlip = changed
 		if allowed {
 			e.timerSet, e.deniedSince = false, time.Time{}
+			if changed {
+				e.allowedAt = now
+			}
 			if e.state == PausedGrowing {
 				e.state = Growing
 			}

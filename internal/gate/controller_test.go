@@ -315,8 +315,11 @@ func TestDenialTimers(t *testing.T) {
 		h.add("x", 100*MiB) // same ID again, inside the old dmin window
 		d = h.step(tick)
 		s := sbOf(t, d, "x")
-		if !hasEvent(d, EventRegistered, "x") || s.Estimated || s.Demand != 16*MiB || !s.Allowed {
-			t.Errorf("re-registered x = %+v, want fresh: no estimate, bootstrap demand, eligible and allowed", s)
+		// Fresh: no estimate, bootstrap demand, and no timer carried over:
+		// either allowed, or (y holds the one slot, sticky) denied with a
+		// new denial episode starting now.
+		if !hasEvent(d, EventRegistered, "x") || s.Estimated || s.Demand != 16*MiB || !(s.Allowed || s.DeniedSince.Equal(d.Time)) {
+			t.Errorf("re-registered x = %+v, want fresh: no estimate, bootstrap demand, no old timer", s)
 		}
 	})
 	t.Run("vanished sandbox removed", func(t *testing.T) {

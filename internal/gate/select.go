@@ -20,6 +20,8 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 	c.cand = c.cand[:0]
 	for _, e := range c.live {
 		e.inPrev = false
+		e.sticky = e.allowed && !c.cfg.NoSticky
+		e.holding = e.sticky && now.Sub(e.allowedAt) < c.cfg.DMax
 		if !e.timerSet {
 			e.overdue, e.rank = false, e.state.rank()
 			c.cand = append(c.cand, e)
@@ -68,9 +70,25 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 // candidateOrder orders eligible candidates: overdue ones (denied for at
 // least DMax) first, longest-denied first; then the rest by the Table 5
 // state preference (Resident, Cooling, Growing/PausedGrowing). Within either
-// group smaller projected demand and then the identifier break ties.
-// It reads the overdue and rank keys selectPermitted computed.
+// group smaller projected demand and then the identifier break ties. It
+// reads the holding, overdue, rank and sticky keys selectPermitted computed.
+//
+// Stickiness extends Table 5's order: a sandbox permitted in the previous
+// iteration comes first within its rank, and one permitted for less than
+// DMax (holding its slot) comes before every other candidate, overdue ones
+// included. Without it a grower that is already running is frozen
+// half-grown whenever a denied one has a smaller projection or turns
+// overdue; with several growers waiting, the slot rotates every few
+// periods and partial growth spreads over sandboxes that then cannot all
+// finish in the budget. The starvation bound becomes DMax of denial plus
+// DMax per holder ahead.
 func candidateOrder(a, b *entry) int {
+	if a.holding != b.holding {
+		if a.holding {
+			return -1
+		}
+		return 1
+	}
 	switch {
 	case a.overdue && !b.overdue:
 		return -1
@@ -83,6 +101,12 @@ func candidateOrder(a, b *entry) int {
 	default:
 		if x := cmp.Compare(a.rank, b.rank); x != 0 {
 			return x
+		}
+		if a.sticky != b.sticky {
+			if a.sticky {
+				return -1
+			}
+			return 1
 		}
 	}
 	if x := cmp.Compare(a.demand, b.demand); x != 0 {

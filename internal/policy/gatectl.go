@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -114,8 +115,16 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 		}
 		return obs, nil
 	}
+	var last gate.Event // the last iteration written to the event log
 	sink := func(e gate.Event) {
 		switch e.Kind {
+		case gate.EventIteration:
+			if e.Pressure == last.Pressure && e.B == last.B && slices.Equal(e.Permitted, last.Permitted) && slices.Equal(e.Denied, last.Denied) && last.Kind != "" {
+				return
+			}
+			last = e
+			env.Emit(controller.Event{Kind: controller.EventGate, Policy: policyName, Pressure: e.Pressure.String(), B: e.B,
+				Permitted: slices.Clone(e.Permitted), Denied: slices.Clone(e.Denied)})
 		case gate.EventDeny:
 			env.Emit(controller.Event{Kind: controller.EventPause, Policy: policyName, Sandbox: e.Sandbox, Reason: "gate deny (" + e.Pressure.String() + ")"})
 		case gate.EventAllow:

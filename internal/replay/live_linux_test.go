@@ -88,53 +88,8 @@ func TestLiveEagerVersusStatic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := context.Background()
-			log := slog.New(slog.DiscardHandler)
-			name := fmt.Sprintf("tenon-test-replay-%d", os.Getpid())
-			dom, err := cgroup.OpenDomain(ctx, layout, name, budget, log)
-			if err != nil {
-				t.Fatalf("OpenDomain: %v", err)
-			}
-			t.Cleanup(func() {
-				cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if err := dom.Close(cctx); err != nil {
-					t.Errorf("closing domain: %v", err)
-				}
-			})
-			noSwap(t, layout, dom)
-			be, err := process.New(process.Config{StateDir: t.TempDir(), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log})
-			if err != nil {
-				t.Skipf("process backend not available: %v", err)
-			}
-			t.Cleanup(func() {
-				if err := be.Close(); err != nil {
-					t.Errorf("closing backend: %v", err)
-				}
-			})
-			p, err := policy.Lookup(tt.policy, policy.Options{Budget: budget})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var events countingWriter
 			wfs := liveWorkload()
-			res, err := Run(ctx, Config{
-				Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{dom},
-				ActionTimeout: 20 * time.Second, SandboxPrefix: name, WorkspaceRoot: t.TempDir(),
-				EventLog: &events, Logger: log,
-			})
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			t.Logf("%s: makespan %.1fs attempts %d failed %d oom %d timeouts %d lost %d completed %d/%d peak %s",
-				res.Policy, res.Makespan.Seconds(), res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost,
-				res.Completed, len(wfs), units.FormatSize(res.PeakBytes))
-			if res.Completed+res.Failed != len(wfs) || len(res.Workflows) != len(wfs) {
-				t.Errorf("completed %d + failed %d != %d workflows", res.Completed, res.Failed, len(wfs))
-			}
-			if res.FailedAttempts != res.OOMEvents+res.Timeouts+res.Lost {
-				t.Errorf("failed attempts %d != oom %d + timeouts %d + lost %d", res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost)
-			}
+			res := liveRun(t, layout, budget, tt.policy, wfs, 0)
 			if got := res.OOMEvents > 0; got != tt.wantOOM {
 				t.Errorf("OOM events = %d, want any: %v", res.OOMEvents, tt.wantOOM)
 			}
@@ -144,14 +99,69 @@ func TestLiveEagerVersusStatic(t *testing.T) {
 			if !tt.wantOOM && res.Completed != len(wfs) {
 				t.Errorf("completed %d of %d", res.Completed, len(wfs))
 			}
-			if res.PeakBytes == 0 || res.PeakBytes > budget+units.MiB {
-				t.Errorf("peak %s, want in (0, budget]", units.FormatSize(res.PeakBytes))
-			}
-			if events.n == 0 {
-				t.Error("empty event log")
-			}
 		})
 	}
+}
+
+// liveRun replays wfs under the named policy in a fresh workload domain of
+// the given budget on the process backend, checks the invariants every
+// live replay must keep (every workflow accounted for, failures add up,
+// peak within the budget, events written) and returns the result.
+func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, wfs []trajectory.Workflow, maxRetries int) *Result {
+	t.Helper()
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	name := fmt.Sprintf("tenon-test-replay-%d", os.Getpid())
+	dom, err := cgroup.OpenDomain(ctx, layout, name, budget, log)
+	if err != nil {
+		t.Fatalf("OpenDomain: %v", err)
+	}
+	t.Cleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := dom.Close(cctx); err != nil {
+			t.Errorf("closing domain: %v", err)
+		}
+	})
+	noSwap(t, layout, dom)
+	be, err := process.New(process.Config{StateDir: t.TempDir(), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log})
+	if err != nil {
+		t.Skipf("process backend not available: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := be.Close(); err != nil {
+			t.Errorf("closing backend: %v", err)
+		}
+	})
+	p, err := policy.Lookup(policyName, policy.Options{Budget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events countingWriter
+	res, err := Run(ctx, Config{
+		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{dom},
+		MaxRetries: maxRetries, ActionTimeout: 20 * time.Second, SandboxPrefix: name, WorkspaceRoot: t.TempDir(),
+		EventLog: &events, Logger: log,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	t.Logf("%s: makespan %.1fs attempts %d failed %d oom %d timeouts %d lost %d completed %d/%d peak %s",
+		res.Policy, res.Makespan.Seconds(), res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost,
+		res.Completed, len(wfs), units.FormatSize(res.PeakBytes))
+	if res.Completed+res.Failed != len(wfs) || len(res.Workflows) != len(wfs) {
+		t.Errorf("completed %d + failed %d != %d workflows", res.Completed, res.Failed, len(wfs))
+	}
+	if res.FailedAttempts != res.OOMEvents+res.Timeouts+res.Lost {
+		t.Errorf("failed attempts %d != oom %d + timeouts %d + lost %d", res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost)
+	}
+	if res.PeakBytes == 0 || res.PeakBytes > budget+units.MiB {
+		t.Errorf("peak %s, want in (0, budget]", units.FormatSize(res.PeakBytes))
+	}
+	if events.n == 0 {
+		t.Error("empty event log")
+	}
+	return res
 }
 
 // noSwap sets the domain's memory.swappiness to 0, as seed 000 §5.1 runs

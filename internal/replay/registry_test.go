@@ -34,6 +34,12 @@ func TestEveryRegisteredPolicyAccountsForEveryWorkflow(t *testing.T) {
 				return p
 			}, burst(), nil)
 			checkAccounting(t, res, evs, 4, be)
+			usesGate := name == "gate" || strings.HasPrefix(name, "tenon") && name != "tenon-no-gate"
+			if n := count(evs, controller.EventGate); usesGate && n == 0 {
+				t.Errorf("%s wrote no gate iteration to the event log", name)
+			} else if !usesGate && n > 0 {
+				t.Errorf("%s runs no gate but wrote %d gate iterations", name, n)
+			}
 			if reason, ok := knownStalls[name]; ok && res.Makespan >= stallLimit {
 				t.Skipf("known stall of %s (%d of 4 completed after %v): %s", name, res.Completed, stallLimit, reason)
 			}

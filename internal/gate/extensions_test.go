@@ -1,0 +1,133 @@
+package gate
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestGreenCheck: after every grower was denied, the previously permitted
+// set projects nothing, so Algorithm 1 reads green and releases them all
+// at once; the green check runs the iteration as yellow unless the whole
+// live set's demand fits.
+func TestGreenCheck(t *testing.T) {
+	tests := []struct {
+		name         string
+		cfg          Config
+		avail        int64
+		wantPressure Pressure
+		wantAllowed  int
+	}{
+		{name: "algorithm 1 to the letter releases every grower", cfg: Config{NoGreenCheck: true}, avail: 1100 * MiB, wantPressure: Green, wantAllowed: 2},
+		{name: "green check runs the iteration as yellow", avail: 1100 * MiB, wantPressure: Yellow, wantAllowed: 1},
+		{name: "green stays green when everything fits", avail: 2000 * MiB, wantPressure: Green, wantAllowed: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.cfg)
+			h.add("x", 300*MiB)
+			h.add("y", 300*MiB)
+			h.warm(3)
+			h.avail = 520 * MiB // H = 264 MiB is below each 300 MiB demand
+			for range 10 { // denied for dmin: eligible again, not overdue
+				if d := h.step(tick); d.Pressure == Green || len(d.Permitted) != 0 {
+					t.Fatalf("setup: %v permitted %v, want pressure and nothing", d.Pressure, d.Permitted)
+				}
+			}
+			h.avail = tt.avail // memory freed elsewhere; R_prev is 0
+			d := h.step(tick)
+			if d.RPrev != 0 {
+				t.Fatalf("R_prev = %d MiB, want 0", d.RPrev/MiB)
+			}
+			if d.Pressure != tt.wantPressure || len(d.Permitted) != tt.wantAllowed {
+				t.Errorf("%v permitted %v, want %v and %d", d.Pressure, d.Permitted, tt.wantPressure, tt.wantAllowed)
+			}
+		})
+	}
+}
+
+// TestStickiness: in yellow with one slot, a newly arrived sandbox (whose
+// bootstrap demand is smaller) does not displace the grower that holds the
+// slot; with stickiness off, Table 5's smaller-demand order freezes the
+// grower half-grown.
+func TestStickiness(t *testing.T) {
+	tests := []struct {
+		name        string
+		cfg         Config
+		wantAllowed string
+	}{
+		{name: "permitted grower keeps its slot", wantAllowed: "x"},
+		{name: "table 5 to the letter lets the newcomer displace it", cfg: Config{NoSticky: true}, wantAllowed: "y"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.cfg)
+			h.add("x", 300*MiB)
+			h.warm(3)
+			h.avail = 1200 * MiB // projected 900 MiB: yellow, b = 1, H = 944 MiB
+			d := h.step(tick)
+			if d.Pressure != Yellow || !slices.Equal(d.Permitted, []string{"x"}) {
+				t.Fatalf("setup: %v permitted %v, want yellow [x]", d.Pressure, d.Permitted)
+			}
+			h.add("y", 100*MiB)
+			d = h.step(tick)
+			if d.Pressure != Yellow || !slices.Equal(d.Permitted, []string{tt.wantAllowed}) {
+				t.Errorf("%v permitted %v, want yellow [%s]", d.Pressure, d.Permitted, tt.wantAllowed)
+			}
+		})
+	}
+}
+
+// TestHolding: a grower permitted for less than DMax keeps its slot even
+// against an overdue candidate (the starvation bound becomes DMax per
+// holder ahead); without stickiness the overdue one preempts it at once.
+func TestHolding(t *testing.T) {
+	tests := []struct {
+		name        string
+		cfg         Config
+		wantPreempt bool // the second holder loses the slot within 1.5 s
+	}{
+		{name: "holder keeps its slot against an overdue candidate", wantPreempt: false},
+		{name: "table 5 to the letter: the overdue candidate preempts", cfg: Config{NoSticky: true}, wantPreempt: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.cfg)
+			h.add("x", 300*MiB)
+			h.add("y", 300*MiB)
+			h.add("z", 300*MiB)
+			h.warm(3)
+			h.avail = 1500 * MiB // projected 1200 of one grower, 600 of all: yellow, b = 1
+			d := h.step(tick)
+			if d.Pressure != Yellow || len(d.Permitted) != 1 {
+				t.Fatalf("setup: %v permitted %v, want yellow and one", d.Pressure, d.Permitted)
+			}
+			first := d.Permitted[0]
+			// Run until another sandbox takes the slot from first.
+			var second string
+			for range 60 {
+				d = h.step(tick)
+				if len(d.Permitted) == 1 && d.Permitted[0] != first {
+					second = d.Permitted[0]
+					break
+				}
+			}
+			if second == "" {
+				t.Fatalf("%s kept the slot for 6 s; the others starved", first)
+			}
+			// The third sandbox is overdue by now: does it preempt second
+			// before second has held the slot for DMax?
+			preempted := false
+			for range 15 {
+				d = h.step(tick)
+				if len(d.Permitted) != 1 || d.Permitted[0] != second {
+					preempted = true
+					break
+				}
+			}
+			if preempted != tt.wantPreempt {
+				t.Errorf("%s took the slot from %s; preempted within 1.5 s: %v, want %v (then permitted %v)",
+					second, first, preempted, tt.wantPreempt, d.Permitted)
+			}
+		})
+	}
+}

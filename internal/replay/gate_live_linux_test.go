@@ -1,0 +1,44 @@
+//go:build linux
+
+package replay
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// TestLiveGateRamp is issue 4's live check of the growth-aware gate: four
+// sandboxes ramp at once to 40% of the budget each (160% together). Without
+// control at least one is OOM-killed; under the gate alone (no admission,
+// no residency) all four finish and none is. No retries, so an OOM kill is
+// a lost workflow.
+func TestLiveGateRamp(t *testing.T) {
+	layout := liveLayout(t)
+	const budget = 1 * units.GiB
+	peak := 0.4 * float64(budget) / float64(units.MiB)
+	var wfs []trajectory.Workflow
+	for i := range 4 {
+		wfs = append(wfs, trajectory.Workflow{
+			Version: trajectory.Version, ID: fmt.Sprintf("ramp-%d", i),
+			Actions: []trajectory.Action{{
+				Class: "test", Command: "pytest -x",
+				Mem: &trajectory.MemProfile{PeakMiB: peak, RampS: 1.5, HoldS: 1},
+			}},
+		})
+	}
+	t.Run("eager OOMs", func(t *testing.T) {
+		res := liveRun(t, layout, budget, "eager", wfs, -1)
+		if res.OOMEvents == 0 {
+			t.Errorf("no OOM kill without control: the case does not exercise the gate")
+		}
+	})
+	t.Run("gate prevents every OOM", func(t *testing.T) {
+		res := liveRun(t, layout, budget, "gate", wfs, -1)
+		if res.OOMEvents != 0 || res.Completed != len(wfs) {
+			t.Errorf("gate: %d OOM kills, %d of %d completed; want 0 and all", res.OOMEvents, res.Completed, len(wfs))
+		}
+	})
+}
