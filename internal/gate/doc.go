@@ -97,6 +97,29 @@
 // positive-demand members stays <= K (K = b in yellow, 1 in red: the red-drain
 // probe). Zero-demand sandboxes never consume a slot.
 //
+// # Extensions (each switchable off in Config)
+//
+// Algorithm 1 as written lets four sandboxes ramping at once to 40% of the
+// budget OOM (TestLiveGateRamp in internal/replay): after it denies every
+// grower, R_prev is 0, Q(t) reads green and the next iteration releases them
+// all, to be denied again a period later, and memory ratchets up by a
+// period of every sandbox's growth per cycle. Three extensions fix it:
+//
+//   - Green check (NoGreenCheck): green is kept only when the demand of every
+//     live sandbox fits the green region; otherwise the iteration runs as
+//     yellow (b growers within H).
+//   - Stickiness (NoSticky): within a state rank, a sandbox permitted in the
+//     previous iteration comes before a denied one with a smaller demand.
+//   - Holding: a sandbox permitted for less than Dmax comes before every other
+//     candidate, overdue ones included (also off with NoSticky). Without it
+//     several waiting growers turn overdue together and rotate the one slot
+//     every few periods, leaving each half-grown; the starvation bound becomes
+//     Dmax of denial plus Dmax per holder ahead.
+//
+// The liveness escape (NoLivenessEscape, in selectPermitted) permits the
+// first overdue positive-demand candidate when nothing with positive demand
+// would run.
+//
 // # Enforcement
 //
 // The seed enforces decisions with a sched_ext scheduler. This kernel has no
