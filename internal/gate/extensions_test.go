@@ -28,7 +28,7 @@ func TestGreenCheck(t *testing.T) {
 			h.add("y", 300*MiB)
 			h.warm(3)
 			h.avail = 520 * MiB // H = 264 MiB is below each 300 MiB demand
-			for range 10 { // denied for dmin: eligible again, not overdue
+			for range 10 {      // denied for dmin: eligible again, not overdue
 				if d := h.step(tick); d.Pressure == Green || len(d.Permitted) != 0 {
 					t.Fatalf("setup: %v permitted %v, want pressure and nothing", d.Pressure, d.Permitted)
 				}
