@@ -38,6 +38,12 @@ type Config struct {
 	// grower of the same rank, as Table 5's order says, and partial growth
 	// spreads over many sandboxes.
 	NoSticky bool
+	// NoFastAttack turns off fast attack: with it set the growth estimate is
+	// Table 5's EWMA alone, which reaches a burst's rate only over several
+	// periods (35% after one, 58% after two), while a 1 GiB/s ramp adds
+	// 100 MiB per period. By default a valid interval faster than the
+	// estimate sets the estimate to it; decay stays the EWMA's.
+	NoFastAttack bool
 }
 
 // DefaultConfig returns Table 5 of seed 000.

@@ -71,7 +71,7 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 	// (2) and (3) Collect observations; update estimates on valid intervals.
 	band := c.cfg.ResidentBand
 	for _, e := range c.live {
-		if e.est.observe(now, e.foot, e.cpu, c.cfg.Alpha) {
+		if e.est.observe(now, e.foot, e.cpu, c.cfg.Alpha, !c.cfg.NoFastAttack) {
 			e.state = e.est.label(band)
 			if e.state == Growing && e.timerSet {
 				e.state = PausedGrowing // still denied: keep the paused label

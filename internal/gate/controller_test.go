@@ -64,7 +64,7 @@ func TestEstimatesThroughController(t *testing.T) {
 		}
 	})
 	t.Run("permission change interval ignored", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, Config{NoFastAttack: true}) // the EWMA step of Table 5
 		h.add("a", 50*MiB)
 		h.add("b", 100*MiB)
 		h.warm(3)

@@ -108,13 +108,20 @@
 //   - Green check (NoGreenCheck): green is kept only when the demand of every
 //     live sandbox fits the green region; otherwise the iteration runs as
 //     yellow (b growers within H).
+//
 //   - Stickiness (NoSticky): within a state rank, a sandbox permitted in the
 //     previous iteration comes before a denied one with a smaller demand.
+//
 //   - Holding: a sandbox permitted for less than Dmax comes before every other
 //     candidate, overdue ones included (also off with NoSticky). Without it
 //     several waiting growers turn overdue together and rotate the one slot
 //     every few periods, leaving each half-grown; the starvation bound becomes
 //     Dmax of denial plus Dmax per holder ahead.
+//
+//   - Fast attack (NoFastAttack): a valid interval faster than the estimate
+//     sets the estimate to it; the EWMA (α = 0.35) only smooths the decay.
+//     Table 5's EWMA reaches a burst's rate over several periods while a
+//     1 GiB/s tool ramp adds 100 MiB per period.
 //
 // The liveness escape (NoLivenessEscape, in selectPermitted) permits the
 // first overdue positive-demand candidate when nothing with positive demand

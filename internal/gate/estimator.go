@@ -60,14 +60,19 @@ type estimator struct {
 
 // observe is step 3 for one sandbox: it updates the EWMA only when the
 // interval since the baseline is valid, and always refreshes the baseline
-// (also while denied). It reports whether the interval was valid.
-func (e *estimator) observe(now time.Time, foot int64, cpu time.Duration, alpha float64) bool {
+// (also while denied). It reports whether the interval was valid. With
+// fastAttack a valid interval faster than the estimate sets the estimate
+// to it (the EWMA only smooths the decay; see Config.NoFastAttack).
+func (e *estimator) observe(now time.Time, foot int64, cpu time.Duration, alpha float64, fastAttack bool) bool {
 	valid := e.hasBase && !e.permFlip && cpu > e.baseCPU && now.After(e.baseTime)
 	if valid {
 		dt := now.Sub(e.baseTime).Seconds()
 		g := float64(foot-e.baseFoot) / dt
 		if e.valid {
 			e.rate = alpha*g + (1-alpha)*e.rate
+			if fastAttack && g > e.rate {
+				e.rate = g
+			}
 		} else {
 			e.rate = g
 			e.valid = true

@@ -89,7 +89,7 @@ func TestEstimatorValidity(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var e estimator
 			for i, s := range tt.samples {
-				if got := e.observe(s.at, s.foot, s.cpu, 0.35); got != s.wantValid {
+				if got := e.observe(s.at, s.foot, s.cpu, 0.35, false); got != s.wantValid {
 					t.Fatalf("sample %d valid = %v, want %v", i, got, s.wantValid)
 				}
 				e.permFlip = s.flipAfter
@@ -114,4 +114,35 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// TestEstimatorFastAttack: with fast attack a burst sets the estimate at
+// once instead of reaching it over several EWMA steps; the decay is the
+// EWMA's either way.
+func TestEstimatorFastAttack(t *testing.T) {
+	tests := []struct {
+		name      string
+		fast      bool
+		wantBurst float64 // estimate after one 100 ms interval at 1000 MiB/s
+		wantDecay float64 // then after one idle-but-valid interval
+	}{
+		{name: "ewma (Table 5)", fast: false, wantBurst: 0.35 * 1000 * MiB, wantDecay: 0.65 * 0.35 * 1000 * MiB},
+		{name: "fast attack", fast: true, wantBurst: 1000 * MiB, wantDecay: 0.65 * 1000 * MiB},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t0 := time.Unix(1_700_000_000, 0)
+			var e estimator
+			e.observe(t0, 100*MiB, 1*time.Second, 0.35, tt.fast)
+			e.observe(t0.Add(100*time.Millisecond), 100*MiB, 2*time.Second, 0.35, tt.fast) // resident: rate 0
+			e.observe(t0.Add(200*time.Millisecond), 200*MiB, 3*time.Second, 0.35, tt.fast) // +100 MiB in 100 ms
+			if diff := e.rate - tt.wantBurst; diff > 1 || diff < -1 {
+				t.Errorf("after the burst rate = %.1f MiB/s, want %.1f", e.rate/MiB, tt.wantBurst/MiB)
+			}
+			e.observe(t0.Add(300*time.Millisecond), 200*MiB, 4*time.Second, 0.35, tt.fast)
+			if diff := e.rate - tt.wantDecay; diff > 1 || diff < -1 {
+				t.Errorf("after the pause rate = %.1f MiB/s, want %.1f", e.rate/MiB, tt.wantDecay/MiB)
+			}
+		})
+	}
 }
