@@ -118,7 +118,7 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 	}
 
 	// (6) Select the complete permitted set (marks e.inPrev as A).
-	c.selectPermitted(now, d.Pressure, d.B, d.Headroom)
+	c.selectPermitted(now, d.Pressure, d.B, d.Headroom, prevP == Green)
 
 	// (7) Publish, update denial timers and labels.
 	c.publish(now, &d)

@@ -112,11 +112,16 @@
 //   - Stickiness (NoSticky): within a state rank, a sandbox permitted in the
 //     previous iteration comes before a denied one with a smaller demand.
 //
-//   - Holding: a sandbox permitted for less than Dmax comes before every other
+//   - Holding: a sandbox selected (permitted by a yellow or red iteration, not
+//     by green's blanket allow) less than Dmax ago comes before every other
 //     candidate, overdue ones included (also off with NoSticky). Without it
 //     several waiting growers turn overdue together and rotate the one slot
 //     every few periods, leaving each half-grown; the starvation bound becomes
-//     Dmax of denial plus Dmax per holder ahead.
+//     Dmax of denial plus Dmax per holder ahead. A holder has to fit only the
+//     growth it can make in two periods (it is re-checked every period), not
+//     over the horizon T: otherwise, as memory fills, the running grower's
+//     projection is the first not to fit and a sandbox with a smaller (often
+//     bootstrap or stale) projection takes its place half-way.
 //
 //   - Fast attack (NoFastAttack): a valid interval faster than the estimate
 //     sets the estimate to it; the EWMA (α = 0.35) only smooths the decay.

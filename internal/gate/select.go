@@ -8,7 +8,10 @@ import (
 
 // selectPermitted is step 6 (Algorithm 1 lines 4–16). It sets e.inPrev to
 // membership of the new permitted set A for every live sandbox.
-func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom int64) {
+//
+// prevGreen says the previous iteration was green: its permissions were the
+// blanket allow of green, not a selection, so nobody holds a slot from it.
+func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom int64, prevGreen bool) {
 	if p == Green {
 		// Green allows every live sandbox; growth-window, contributor-count
 		// and denial-waiting restrictions are bypassed.
@@ -21,7 +24,7 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 	for _, e := range c.live {
 		e.inPrev = false
 		e.sticky = e.allowed && !c.cfg.NoSticky
-		e.holding = e.sticky && now.Sub(e.allowedAt) < c.cfg.DMax
+		e.holding = e.sticky && !prevGreen && now.Sub(e.allowedAt) < c.cfg.DMax
 		if !e.timerSet {
 			e.overdue, e.rank = false, e.state.rank()
 			c.cand = append(c.cand, e)
@@ -43,9 +46,16 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 		if e.demand > 0 {
 			x = 1
 		}
-		if e.demand <= headroom-r && n+x <= k {
+		need := e.demand
+		if e.holding {
+			// A holder is re-checked every period, so it only has to fit
+			// the growth it can make before the next decision lands (two
+			// periods); the horizon T is for starting new growth.
+			need = min(need, e.est.demand(2*c.cfg.Period, c.cfg.BootstrapDemand))
+		}
+		if need <= headroom-r && n+x <= k {
 			e.inPrev = true
-			r += e.demand
+			r += need
 			n += x
 		}
 	}
