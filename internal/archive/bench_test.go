@@ -77,3 +77,44 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+func BenchmarkCaptureTree200MB(b *testing.B) {
+	src := build200MB(b)
+	ctx := context.Background()
+	b.SetBytes(200 << 20)
+	c0 := cpuTime()
+	defer func() { b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op") }()
+	for b.Loop() {
+		blobs := b.TempDir()
+		if _, _, err := CaptureTree(ctx, src, blobs, TreeOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		os.RemoveAll(blobs)
+		b.StartTimer()
+	}
+}
+
+func BenchmarkExtractTree200MB(b *testing.B) {
+	src := build200MB(b)
+	ctx := context.Background()
+	blobs := b.TempDir()
+	ref, _, err := CaptureTree(ctx, src, blobs, TreeOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(200 << 20)
+	c0 := cpuTime()
+	defer func() { b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op") }()
+	n := 0
+	for b.Loop() {
+		dst := filepath.Join(b.TempDir(), fmt.Sprint(n))
+		n++
+		if _, err := ExtractTree(ctx, blobs, ref, dst); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		os.RemoveAll(dst)
+		b.StartTimer()
+	}
+}

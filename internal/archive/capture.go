@@ -92,6 +92,7 @@ func CaptureWith(ctx context.Context, srcDir, blobDir string, opt CaptureOptions
 	}
 	ref.Digest = DigestPrefix + hex.EncodeToString(h.Sum(nil))
 	ref.Size = cw.n
+	ref.Written = cw.n
 	final, _ := BlobPath(blobDir, ref.Digest)
 	if err := os.Rename(tmp.Name(), final); err != nil {
 		return Ref{}, fmt.Errorf("publishing blob: %w", err)
@@ -237,10 +238,26 @@ func tarMode(m fs.FileMode) int64 {
 
 // addXattrs records the overlayfs extended attributes of path.
 func addXattrs(path string, hdr *tar.Header) error {
-	names, err := listXattrs(path)
-	if err != nil || len(names) == 0 {
+	x, err := xattrsOf(path)
+	if err != nil || len(x) == 0 {
 		return err
 	}
+	if hdr.PAXRecords == nil {
+		hdr.PAXRecords = map[string]string{}
+	}
+	for name, val := range x {
+		hdr.PAXRecords[paxXattrPrefix+name] = val
+	}
+	return nil
+}
+
+// xattrsOf returns the overlayfs extended attributes of path (nil if none).
+func xattrsOf(path string) (map[string]string, error) {
+	names, err := listXattrs(path)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	var out map[string]string
 	for _, name := range names {
 		keep := false
 		for _, p := range recordedXattrPrefixes {
@@ -258,14 +275,14 @@ func addXattrs(path string, hdr *tar.Header) error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("reading xattr %s of %s: %w", name, path, err)
+			return nil, fmt.Errorf("reading xattr %s of %s: %w", name, path, err)
 		}
-		if hdr.PAXRecords == nil {
-			hdr.PAXRecords = map[string]string{}
+		if out == nil {
+			out = map[string]string{}
 		}
-		hdr.PAXRecords[paxXattrPrefix+name] = string(val[:n])
+		out[name] = string(val[:n])
 	}
-	return nil
+	return out, nil
 }
 
 func listXattrs(path string) ([]string, error) {

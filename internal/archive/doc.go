@@ -1,8 +1,25 @@
-// Package archive captures a directory tree into a content-addressed,
-// gzip-compressed, sha256-checksummed tar blob and extracts such a blob
-// back, safely.
+// Package archive captures a directory tree into content-addressed,
+// sha256-checksummed blobs and extracts them back, safely. It has two
+// artifact formats (Ref.Format):
 //
-// A blob is named by the sha256 of its compressed bytes and is written
+//   - tree (FormatTree, what internal/residency uses): CaptureTree writes a
+//     gzip'd JSON-lines manifest of every node plus one uncompressed blob
+//     per distinct file content (small new contents concatenated into pack
+//     blobs), each fsynced by the worker that wrote it before it is
+//     renamed into place. Given the StatCache of the previous capture or
+//     extraction of the same directory, a file whose inode, size, mtime and
+//     ctime are unchanged is not read again (incremental capture); content
+//     already stored is never written again (shared across generations and
+//     agents). ExtractTree checks the manifest digest and every file's
+//     content digest as it copies, on several goroutines, and can take
+//     over files Park hard-linked aside before the source was deleted,
+//     after re-hashing them. Files are stored uncompressed: on these hosts
+//     compression cost more time than the disk it saved.
+//   - tar.gz (Format ""): Capture / Extract, one gzip'd tar per tree.
+//
+// Both extract through the same checked extractor, described below.
+//
+// A tar.gz blob is named by the sha256 of its compressed bytes and is written
 // atomically (temporary file, fsync, rename, fsync of the blob directory),
 // so a crash or a full disk never leaves a partial blob under its final name.
 //

@@ -28,7 +28,11 @@ func Extract(ctx context.Context, blobPath, digest, dstDir string) error {
 // ExtractRef extracts the blob named by ref from blobDir into dstDir and
 // also checks its size and entry count against ref.
 func ExtractRef(ctx context.Context, blobDir string, ref Ref, dstDir string) error {
-	p, err := BlobPath(blobDir, ref.Digest)
+	if ref.Format == FormatTree {
+		_, err := ExtractTree(ctx, blobDir, ref, dstDir)
+		return err
+	}
+	p, err := RefPath(blobDir, ref)
 	if err != nil {
 		return err
 	}
@@ -145,6 +149,33 @@ type extractor struct {
 	pdir    *os.File
 	asRoot  bool
 	copyBuf []byte
+	// filler and digest are set for a tree artifact: a regular file is
+	// created empty and filled from content blob digest on filler's workers.
+	filler *filler
+	digest string
+	loc    blobLoc
+	// deferred run after the filler's workers finished: hard links and
+	// file xattrs, which need the file to exist.
+	deferred []func() error
+}
+
+// link creates the hard link name to the already extracted file target
+// (both checked names).
+func (x *extractor) link(target, name string) error {
+	td, err := x.root.OpenFile(path.Dir(target), os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path.Dir(target), err)
+	}
+	defer td.Close()
+	nd, err := x.root.OpenFile(path.Dir(name), os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path.Dir(name), err)
+	}
+	defer nd.Close()
+	if err := unix.Linkat(int(td.Fd()), path.Base(target), int(nd.Fd()), path.Base(name), 0); err != nil {
+		return fmt.Errorf("creating hard link %s: %w", name, err)
+	}
+	return nil
 }
 
 func newExtractor(dstDir string) (*extractor, error) {
@@ -270,10 +301,20 @@ func (x *extractor) entry(hdr *tar.Header, r io.Reader) error {
 			x.kinds[name] = kindOther
 			return x.finishNode(pfd, base, hdr, false)
 		}
-		if err := x.writeFile(pfd, base, name, mode, hdr, r); err != nil {
+		if x.filler != nil && hdr.Size > 0 {
+			err = x.createForFill(pfd, base, name, mode, fillJob{digest: x.digest, loc: x.loc, size: hdr.Size,
+				uid: hdr.Uid, gid: hdr.Gid, mtime: hdr.ModTime})
+		} else {
+			err = x.writeFile(pfd, base, name, mode, hdr, r)
+		}
+		if err != nil {
 			return err
 		}
 		x.kinds[name] = kindFile
+		if x.filler != nil { // the file may not exist yet
+			x.deferred = append(x.deferred, func() error { return x.setXattrs(name, hdr) })
+			return nil
+		}
 		return x.setXattrs(name, hdr)
 	case tar.TypeSymlink:
 		if err := checkSymlink(name, hdr.Linkname); err != nil {
@@ -292,17 +333,12 @@ func (x *extractor) entry(hdr *tar.Header, r io.Reader) error {
 		if x.kinds[target] != kindFile {
 			return unsafeEntry(hdr.Name, fmt.Sprintf("hard link target %q is not a regular file extracted earlier", hdr.Linkname))
 		}
-		td, err := x.root.OpenFile(path.Dir(target), os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
-		if err != nil {
-			return fmt.Errorf("opening %s: %w", path.Dir(target), err)
-		}
-		err = unix.Linkat(int(td.Fd()), path.Base(target), pfd, base, 0)
-		td.Close()
-		if err != nil {
-			return fmt.Errorf("creating hard link %s: %w", name, err)
-		}
 		x.kinds[name] = kindFile
-		return nil
+		if x.filler != nil { // the target may not exist yet
+			x.deferred = append(x.deferred, func() error { return x.link(target, name) })
+			return nil
+		}
+		return x.link(target, name)
 	case tar.TypeFifo:
 		if err := unix.Mknodat(pfd, base, unix.S_IFIFO|mode, 0); err != nil {
 			return fmt.Errorf("creating fifo %s: %w", name, err)

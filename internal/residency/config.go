@@ -38,7 +38,13 @@ type Config struct {
 	Now func() time.Time
 	// Sink receives events; may be nil.
 	Sink Sink
-	// Capture tunes artifact capture (compression level, fault injection).
+	// NoParking turns off keeping a torn-down sandbox's files (as hard
+	// links under StateDir/parked) for its next rematerialization, which
+	// then creates every file from its blob.
+	NoParking bool
+	// Capture tunes artifact capture: only WrapFile (fault injection) is
+	// used; artifacts are trees (archive.CaptureTree) of uncompressed,
+	// content-addressed file blobs.
 	Capture archive.CaptureOptions
 }
 

@@ -11,9 +11,15 @@
 //     capture the WHOLE writable layer and the workspace (not only
 //     designated directories, so a package installed outside the workspace
 //     survives), commit a recovery record, and only then destroy the
-//     sandbox. Any failure before the commit leaves the sandbox resident;
+//     sandbox. Any failure before the commit leaves the sandbox resident.
+//     Artifacts are archive trees: per-content blobs, so a teardown writes
+//     only what changed since the sandbox was last captured or restored
+//     (the agent's stat caches), and after the commit the captured files
+//     are parked (hard links under StateDir/parked, see park.go) for the
+//     next rematerialization;
 //   - rematerialization (in Manager.Ensure): a fresh sandbox from the
-//     recorded base with the artifacts extracted (digests verified) into
+//     recorded base with the artifacts extracted (digests verified; parked
+//     files re-hashed and taken over, the rest copied from blobs) into
 //     staging directories the Host adopts, a new sandbox id (hence a new
 //     cgroup), and a readiness check; failures retry from the committed
 //     record with backoff, deleting partial state first;

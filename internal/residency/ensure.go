@@ -202,6 +202,7 @@ func (m *Manager) Release(ctx context.Context, agentID string) error {
 // dropRecords deletes the agent's registry entry and records and collects
 // their blobs (a.mu held).
 func (m *Manager) dropRecords(a *agent) error {
+	m.unpark(a)
 	recs, err := m.st.DeleteAgent(a.info.ID)
 	if err != nil {
 		return err

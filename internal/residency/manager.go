@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/archive"
 	"github.com/tenon-dev/tenon/internal/store"
 )
 
@@ -57,6 +58,10 @@ type agent struct {
 	workingSet  int64
 	generation  uint64
 	pending     bool // queued for teardown; guarded by Manager.mu
+	// caches are the stat caches of the resident sandbox's writable layer
+	// and workspace (by artifact name), from its last extraction or
+	// capture, so the next capture reads only changed files. nil: none.
+	caches map[string]*archive.StatCache
 }
 
 // Manager virtualizes the residency of many agents' sandboxes.
@@ -76,6 +81,7 @@ type Manager struct {
 
 	lifecycle chan struct{} // semaphore of LifecycleLimit slots
 	gcMu      sync.RWMutex  // readers: capture..commit; writer: blob GC
+	content   contentRefs   // guarded by gcMu
 	tdCost    *ewma
 	rmCost    *ewma
 	metrics   metrics
@@ -134,6 +140,10 @@ func (m *Manager) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = m.cfg.Now()
 	}
+	if e.Err != nil {
+		e.Error = e.Err.Error()
+	}
+	e.Metrics = m.metrics.get()
 	if m.cfg.Sink != nil {
 		m.cfg.Sink(e)
 	}

@@ -176,6 +176,24 @@ func dirEmpty(t *testing.T, dir string) {
 	}
 }
 
+// noFiles fails unless dir holds no file (empty subdirectories allowed).
+func noFiles(t *testing.T, dir string) {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 0 {
+		t.Errorf("%s holds files: %v", dir, files)
+	}
+}
+
 func TestTeardownAndRematRestoreState(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, nil)
@@ -223,7 +241,8 @@ func TestTeardownAndRematRestoreState(t *testing.T) {
 	}
 	mt := e.m.Metrics()
 	if mt.Teardowns != 1 || mt.Rematerializations != 1 || mt.Creates != 1 || mt.MemoryReclaimed != 300<<20 ||
-		mt.BytesCaptured != rec.Artifacts[0].Ref.Size+rec.Artifacts[1].Ref.Size || mt.LifecycleOverhead <= 0 {
+		mt.BytesCaptured != rec.Artifacts[0].Ref.Written+rec.Artifacts[1].Ref.Written ||
+		mt.BytesState != rec.Artifacts[0].Ref.Bytes+rec.Artifacts[1].Ref.Bytes || mt.LifecycleOverhead <= 0 {
 		t.Errorf("metrics = %+v", mt)
 	}
 	if mt.RestartableShare() != 1 {
@@ -244,11 +263,31 @@ func TestTeardownAndRematRestoreState(t *testing.T) {
 	if _, err := os.Stat(blobOf(e, rec, store.ArtifactWorkspace)); !os.IsNotExist(err) {
 		t.Errorf("generation-1 workspace blob not collected (stat err %v)", err)
 	}
+	// Exactly the contents generation 2 names remain (main.py's old one went).
+	want := map[string]bool{}
+	for _, a := range recs[0].Artifacts {
+		cs, err := archive.ContentDigests(filepath.Join(e.dir, "state/blobs"), a.Ref.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range cs {
+			want[h] = true
+		}
+	}
+	have, _ := archive.ListContent(filepath.Join(e.dir, "state/blobs"))
+	if len(have) != len(want) || len(want) == 0 {
+		t.Errorf("%d content blobs stored, generation 2 names %d", len(have), len(want))
+	}
+	for _, h := range have {
+		if !want[h] {
+			t.Errorf("content blob %s not named by generation 2 survives", h)
+		}
+	}
 	// Release removes everything.
 	if err := e.m.Release(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	dirEmpty(t, filepath.Join(e.dir, "state/blobs"))
+	noFiles(t, filepath.Join(e.dir, "state/blobs"))
 	if _, err := e.st.GetAgent("a"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("registry entry survives Release: %v", err)
 	}
@@ -256,7 +295,7 @@ func TestTeardownAndRematRestoreState(t *testing.T) {
 
 func blobOf(e *env, rec store.Record, name string) string {
 	ref, _ := rec.Artifact(name)
-	p, _ := archive.BlobPath(filepath.Join(e.dir, "state/blobs"), ref.Digest)
+	p, _ := archive.RefPath(filepath.Join(e.dir, "state/blobs"), ref)
 	return p
 }
 
@@ -327,7 +366,7 @@ func TestTeardownFailClosed(t *testing.T) {
 			if _, err := e.st.LatestRecord("a"); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("record exists after failed teardown: %v", err)
 			}
-			dirEmpty(t, filepath.Join(e.dir, "state/blobs"))
+			noFiles(t, filepath.Join(e.dir, "state/blobs"))
 			if ag, _ := e.st.GetAgent("a"); ag.State != store.StateResident || ag.SandboxID != id {
 				t.Errorf("registry = %+v, want resident in %s", ag, id)
 			}
@@ -434,33 +473,54 @@ func TestRematerializationRetries(t *testing.T) {
 }
 
 func TestRematerializationNeverUsesCorruptState(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, func(c *Config) { c.MaxRematAttempts = 3 })
-	id, _ := e.m.Ensure(ctx, info("a"))
-	populate(t, e.host, id)
-	e.m.Boundary(ctx, "a", clean)
-	if err := e.m.Teardown(ctx, "a"); err != nil {
-		t.Fatal(err)
+	flip := func(p string) {
+		b, _ := os.ReadFile(p)
+		b[len(b)/2] ^= 0xff
+		os.WriteFile(p, b, 0o600)
 	}
-	rec, _ := e.st.LatestRecord("a")
-	p := blobOf(e, rec, store.ArtifactWorkspace)
-	b, _ := os.ReadFile(p)
-	b[len(b)/2] ^= 0xff
-	os.WriteFile(p, b, 0o600)
-	for range 2 {
-		_, err := e.m.Ensure(ctx, info("a"))
-		if !errors.Is(err, ErrRematFailed) || !errors.Is(err, archive.ErrDigestMismatch) {
-			t.Fatalf("Ensure err = %v, want ErrRematFailed wrapping ErrDigestMismatch", err)
-		}
+	tests := []struct {
+		name    string
+		corrupt func(e *env, rec store.Record)
+	}{
+		{"manifest", func(e *env, rec store.Record) { flip(blobOf(e, rec, store.ArtifactWorkspace)) }},
+		{"file content", func(e *env, rec store.Record) {
+			ents, _ := os.ReadDir(filepath.Join(e.dir, "state/blobs/data"))
+			if len(ents) == 0 {
+				t.Fatal("no content blobs")
+			}
+			for _, en := range ents {
+				flip(filepath.Join(e.dir, "state/blobs/data", en.Name()))
+			}
+		}},
 	}
-	if e.host.live() != 0 || len(e.host.created) != 1 {
-		t.Errorf("a sandbox was created from corrupt state: live %d, creates %d", e.host.live(), len(e.host.created))
-	}
-	dirEmpty(t, filepath.Join(e.dir, "state/staging"))
-	if mt := e.m.Metrics(); mt.RematFailures != 6 {
-		t.Errorf("remat failures = %d, want 6 (2 Ensures × 3 tries)", mt.RematFailures)
-	}
-	if _, err := e.st.LatestRecord("a"); err != nil {
-		t.Errorf("record lost after failed rematerialization: %v", err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t, func(c *Config) { c.MaxRematAttempts = 3 })
+			id, _ := e.m.Ensure(ctx, info("a"))
+			populate(t, e.host, id)
+			e.m.Boundary(ctx, "a", clean)
+			if err := e.m.Teardown(ctx, "a"); err != nil {
+				t.Fatal(err)
+			}
+			rec, _ := e.st.LatestRecord("a")
+			tc.corrupt(e, rec)
+			for range 2 {
+				_, err := e.m.Ensure(ctx, info("a"))
+				if !errors.Is(err, ErrRematFailed) || !errors.Is(err, archive.ErrDigestMismatch) {
+					t.Fatalf("Ensure err = %v, want ErrRematFailed wrapping ErrDigestMismatch", err)
+				}
+			}
+			if e.host.live() != 0 || len(e.host.created) != 1 {
+				t.Errorf("a sandbox was created from corrupt state: live %d, creates %d", e.host.live(), len(e.host.created))
+			}
+			dirEmpty(t, filepath.Join(e.dir, "state/staging"))
+			if mt := e.m.Metrics(); mt.RematFailures != 6 {
+				t.Errorf("remat failures = %d, want 6 (2 Ensures × 3 tries)", mt.RematFailures)
+			}
+			if _, err := e.st.LatestRecord("a"); err != nil {
+				t.Errorf("record lost after failed rematerialization: %v", err)
+			}
+		})
 	}
 }

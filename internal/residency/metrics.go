@@ -5,19 +5,24 @@ import (
 	"time"
 )
 
-// Metrics are the manager's counters (seed 000 Table 3).
+// Metrics are the manager's counters (seed 000 Table 3, issue point 7).
+// Every Event carries a snapshot taken just after the event's own update.
 type Metrics struct {
-	Boundaries            int // action-done boundaries checked
-	RestartableBoundaries int
-	Creates               int // fresh sandboxes
-	Teardowns             int // completed teardowns
-	TeardownFailures      int // aborted teardowns (sandbox kept resident)
-	Rematerializations    int // completed rematerializations
-	RematFailures         int // failed rematerialization tries (each retry counts)
-	RematDeferred         int // rematerializations that waited for red pressure to fall
-	BytesCaptured         int64
-	MemoryReclaimed       int64         // working set at teardown, summed
-	LifecycleOverhead     time.Duration // teardown + rematerialization time, failures included
+	Boundaries            int `json:"boundaries"` // action-done boundaries checked
+	RestartableBoundaries int `json:"restartable_boundaries"`
+	Creates               int `json:"creates"`            // fresh sandboxes
+	Teardowns             int `json:"teardowns"`          // completed teardowns
+	TeardownFailures      int `json:"teardown_failures"`  // aborted teardowns (sandbox kept resident)
+	Rematerializations    int `json:"rematerializations"` // completed rematerializations
+	RematFailures         int `json:"remat_failures"`     // failed rematerialization tries (each retry counts)
+	RematDeferred         int `json:"remat_deferred"`     // rematerializations that waited for red pressure to fall
+	// BytesCaptured is what teardowns wrote to the blob store (content not
+	// stored before, plus manifests); BytesState is the payload size of the
+	// state they captured (unchanged or shared files included).
+	BytesCaptured     int64         `json:"bytes_captured"`
+	BytesState        int64         `json:"bytes_state"`
+	MemoryReclaimed   int64         `json:"memory_reclaimed_bytes"` // working set at teardown, summed
+	LifecycleOverhead time.Duration `json:"lifecycle_overhead_ns"`  // teardown + rematerialization time, failures included
 }
 
 // RestartableShare is the fraction of boundaries that were restartable.
@@ -47,18 +52,22 @@ const (
 	EventReclaimDecision EventKind = "reclaim_decision"
 )
 
-// Event is one lifecycle event.
+// Event is one lifecycle event. It marshals to JSON for an event log.
 type Event struct {
-	Time       time.Time
-	Kind       EventKind
-	Agent      string
-	Sandbox    string
-	Generation uint64
-	Bytes      int64 // captured bytes (teardown)
-	WorkingSet int64
-	Duration   time.Duration
-	Reason     string
-	Err        error
+	Time       time.Time     `json:"time"`
+	Kind       EventKind     `json:"kind"`
+	Agent      string        `json:"agent,omitempty"`
+	Sandbox    string        `json:"sandbox,omitempty"`
+	Generation uint64        `json:"generation,omitempty"`
+	Bytes      int64         `json:"bytes,omitempty"`       // bytes written to the blob store (teardown)
+	StateBytes int64         `json:"state_bytes,omitempty"` // payload bytes of the captured state (teardown)
+	WorkingSet int64         `json:"working_set_bytes,omitempty"`
+	Duration   time.Duration `json:"duration_ns,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	Err        error         `json:"-"`
+	Error      string        `json:"error,omitempty"` // Err's text
+	// Metrics is the manager's counters just after this event.
+	Metrics Metrics `json:"metrics"`
 }
 
 // Sink receives events; it must not block for long.

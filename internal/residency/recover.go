@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/tenon-dev/tenon/internal/archive"
 	"github.com/tenon-dev/tenon/internal/store"
 )
 
@@ -88,8 +88,15 @@ func (m *Manager) Recover(ctx context.Context) (RecoverReport, error) {
 	if err := clearDir(m.stageDir, func(string) bool { return true }); err != nil {
 		return rep, err
 	}
-	if err := clearDir(m.blobDir, func(n string) bool { return strings.HasPrefix(n, ".capture-") }); err != nil {
-		return rep, err
+	// Parked files of a crashed run are not trusted to be complete.
+	if err := os.RemoveAll(m.parkRoot()); err != nil {
+		return rep, fmt.Errorf("recovering: removing parked files: %w", err)
+	}
+	if err := archive.RemoveTemps(m.blobDir); err != nil {
+		return rep, fmt.Errorf("recovering: %w", err)
+	}
+	if err := m.sweepContent(); err != nil {
+		return rep, fmt.Errorf("recovering: sweeping content blobs: %w", err)
 	}
 	return rep, nil
 }

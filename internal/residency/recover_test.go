@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/tenon-dev/tenon/internal/archive"
 	"github.com/tenon-dev/tenon/internal/store"
 )
 
@@ -33,6 +35,14 @@ func TestRecoverAfterRestart(t *testing.T) {
 	// Debris of an interrupted rematerialization and capture.
 	os.MkdirAll(filepath.Join(e.dir, "state/staging/absent-g1-r1-upper/half"), 0o755)
 	os.WriteFile(filepath.Join(e.dir, "state/blobs/.capture-123"), []byte("partial"), 0o600)
+	os.WriteFile(filepath.Join(e.dir, "state/blobs/data/.capture-456"), []byte("partial"), 0o600)
+	// A content blob published by a capture whose record was never committed.
+	orphan := filepath.Join(e.dir, "state/blobs/data", strings.Repeat("ab", 32))
+	os.WriteFile(orphan, []byte("orphan"), 0o600)
+	live, _ := archive.ListContent(filepath.Join(e.dir, "state/blobs"))
+	// Files parked by the crashed run.
+	os.MkdirAll(filepath.Join(e.dir, "state/parked/x-g1-upper"), 0o700)
+	os.WriteFile(filepath.Join(e.dir, "state/parked/x-g1-upper/f"), []byte("p"), 0o600)
 
 	// Restart: a new manager over a reopened store.
 	e.m.Close()
@@ -59,6 +69,18 @@ func TestRecoverAfterRestart(t *testing.T) {
 	dirEmpty(t, filepath.Join(e.dir, "state/staging"))
 	if _, err := os.Stat(filepath.Join(e.dir, "state/blobs/.capture-123")); !os.IsNotExist(err) {
 		t.Errorf("temporary capture file survived Recover")
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "state/blobs/data/.capture-456")); !os.IsNotExist(err) {
+		t.Errorf("temporary content blob survived Recover")
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Errorf("orphan content blob survived Recover")
+	}
+	if got, _ := archive.ListContent(filepath.Join(e.dir, "state/blobs")); len(got) != len(live)-1 || len(got) == 0 {
+		t.Errorf("%d content blobs after Recover, want the %d the record names", len(got), len(live)-1)
+	}
+	if n := countFiles(t, filepath.Join(e.dir, "state/parked")); n != 0 {
+		t.Errorf("%d parked files survived Recover", n)
 	}
 	if _, err := st.GetAgent("lost"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("lost agent still registered: %v", err)
@@ -169,5 +191,5 @@ func TestNewAttemptDropsOldRecord(t *testing.T) {
 	if n := len(tree(t, up)); n != 1 {
 		t.Errorf("fresh writable layer has %d entries, want 1", n)
 	}
-	dirEmpty(t, filepath.Join(e.dir, "state/blobs"))
+	noFiles(t, filepath.Join(e.dir, "state/blobs"))
 }

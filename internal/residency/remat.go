@@ -34,12 +34,13 @@ func (m *Manager) rematerialize(ctx context.Context, a *agent) error {
 			backoff = min(2*backoff, m.cfg.RematBackoffMax)
 		}
 		start := m.cfg.Now()
-		id, err := m.rematOnce(ctx, a, rec, try)
+		id, caches, err := m.rematOnce(ctx, a, rec, try)
 		d := m.cfg.Now().Sub(start)
 		m.metrics.update(func(x *Metrics) { x.LifecycleOverhead += d })
 		if err == nil {
+			m.unpark(a)
 			m.rmCost.observe(d)
-			a.state, a.sandbox, a.haveVerdict = stateResident, id, false
+			a.state, a.sandbox, a.haveVerdict, a.caches = stateResident, id, false, caches
 			if err := m.putAgent(a); err != nil {
 				m.log.Warn("registry update after rematerialization failed", "agent", a.info.ID, "err", err)
 			}
@@ -80,34 +81,51 @@ func (m *Manager) stagePaths(a *agent, gen uint64, try int) (upper, ws string) {
 }
 
 // rematOnce is one rematerialization try. Whatever it staged is deleted
-// before it returns, success or not; on failure no sandbox is left.
-func (m *Manager) rematOnce(ctx context.Context, a *agent, rec store.Record, try int) (string, error) {
+// before it returns, success or not; on failure no sandbox is left. It
+// returns the stat caches of the extracted artifacts.
+func (m *Manager) rematOnce(ctx context.Context, a *agent, rec store.Record, try int) (string, map[string]*archive.StatCache, error) {
 	upper, ws := m.stagePaths(a, rec.Generation, try)
 	defer os.RemoveAll(upper)
 	defer os.RemoveAll(ws)
 	for _, d := range []string{upper, ws} {
 		if err := os.RemoveAll(d); err != nil {
-			return "", fmt.Errorf("clearing staging dir %s: %w", d, err)
+			return "", nil, fmt.Errorf("clearing staging dir %s: %w", d, err)
 		}
 	}
+	caches := map[string]*archive.StatCache{}
 	for _, x := range []struct{ name, dir string }{{store.ArtifactUpper, upper}, {store.ArtifactWorkspace, ws}} {
 		ref, ok := rec.Artifact(x.name)
 		if !ok {
-			return "", fmt.Errorf("record %s/%d has no %s artifact", a.info.ID, rec.Generation, x.name)
+			return "", nil, fmt.Errorf("record %s/%d has no %s artifact", a.info.ID, rec.Generation, x.name)
 		}
-		if err := archive.ExtractRef(ctx, m.blobDir, ref, x.dir); err != nil {
-			return "", fmt.Errorf("restoring %s of %s: %w", x.name, a.info.ID, err)
+		var err error
+		if ref.Format == archive.FormatTree {
+			var st archive.ExtractStats
+			caches[x.name], st, err = archive.ExtractTreeWith(ctx, m.blobDir, ref, x.dir,
+				archive.ExtractOptions{Reuse: m.parkDir(a, rec.Generation, x.name)})
+			m.log.Debug("restored", "agent", a.info.ID, "artifact", x.name, "files", st.Files, "reused", st.Reused)
+		} else {
+			err = archive.ExtractRef(ctx, m.blobDir, ref, x.dir)
 		}
+		if err != nil {
+			return "", nil, fmt.Errorf("restoring %s of %s: %w", x.name, a.info.ID, err)
+		}
+	}
+	// Nothing modifies the trees before the sandbox starts. Real time, not
+	// Config.Now: the caches compare it with file ctimes.
+	now := time.Now()
+	for _, c := range caches {
+		c.Seal(now)
 	}
 	spec := m.spec(a, rec)
 	spec.UpperFrom, spec.WorkspaceFrom = upper, ws
 	id, err := m.host.Create(ctx, spec)
 	if err != nil {
-		return "", fmt.Errorf("creating sandbox for %s: %w", a.info.ID, err)
+		return "", nil, fmt.Errorf("creating sandbox for %s: %w", a.info.ID, err)
 	}
 	if err := m.host.Ready(ctx, id); err != nil {
 		m.destroyQuiet(id, a.info.ID)
-		return "", fmt.Errorf("sandbox %s of %s not ready: %w", id, a.info.ID, err)
+		return "", nil, fmt.Errorf("sandbox %s of %s not ready: %w", id, a.info.ID, err)
 	}
-	return id, nil
+	return id, caches, nil
 }

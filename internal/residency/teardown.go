@@ -3,6 +3,7 @@ package residency
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/tenon-dev/tenon/internal/archive"
 	"github.com/tenon-dev/tenon/internal/store"
@@ -41,10 +42,9 @@ func (m *Manager) teardownLocked(ctx context.Context, a *agent) (err error) {
 	start := m.cfg.Now()
 	id := a.sandbox
 	defer func() {
-		d := m.cfg.Now().Sub(start)
-		m.metrics.update(func(x *Metrics) { x.LifecycleOverhead += d })
 		if err != nil {
-			m.metrics.update(func(x *Metrics) { x.TeardownFailures++ })
+			d := m.cfg.Now().Sub(start)
+			m.metrics.update(func(x *Metrics) { x.TeardownFailures++; x.LifecycleOverhead += d })
 			m.emit(Event{Kind: EventTeardownFailed, Agent: a.info.ID, Sandbox: id, Duration: d, Err: err})
 			m.log.Info("teardown aborted; sandbox stays resident", "agent", a.info.ID, "sandbox", id, "err", err)
 		}
@@ -65,14 +65,19 @@ func (m *Manager) teardownLocked(ctx context.Context, a *agent) (err error) {
 	}
 
 	// 2. Capture, and 3. commit, with blob GC held off in between.
-	rec, bytes, orphans, err := m.captureAndCommit(ctx, a, upper, ws)
+	tCapture := time.Now()
+	rec, got, orphans, err := m.captureAndCommit(ctx, a, upper, ws)
 	if err != nil {
 		m.collect([]store.Record{{Artifacts: orphans}}) // blobs no record references
 		return err
 	}
 	a.generation = rec.Generation
 
-	// 4. Only now may the sandbox go.
+	// 4. Only now may the sandbox go; its files stay parked for the next
+	// rematerialization.
+	tPark := time.Now()
+	m.park(a, rec.Generation, map[string]string{store.ArtifactUpper: upper, store.ArtifactWorkspace: ws})
+	tDestroy := time.Now()
 	if err := m.host.Destroy(ctx, id); err != nil {
 		// The record is committed, so the agent can be rebuilt from it;
 		// the half-destroyed sandbox is not used again.
@@ -82,7 +87,9 @@ func (m *Manager) teardownLocked(ctx context.Context, a *agent) (err error) {
 		m.zombies = append(m.zombies, id)
 		m.mu.Unlock()
 	}
-	a.state, a.sandbox, a.haveVerdict = stateAbsent, "", false
+	m.log.Debug("teardown phases", "agent", a.info.ID, "capture+commit", tPark.Sub(tCapture),
+		"park", tDestroy.Sub(tPark), "destroy", time.Since(tDestroy), "written", got.written)
+	a.state, a.sandbox, a.haveVerdict, a.caches = stateAbsent, "", false, nil
 	if err := m.putAgent(a); err != nil {
 		// Recover treats "resident in the registry, sandbox gone, record
 		// present" as absent, so this is recoverable.
@@ -96,45 +103,63 @@ func (m *Manager) teardownLocked(ctx context.Context, a *agent) (err error) {
 	ws0 := a.workingSet
 	m.metrics.update(func(x *Metrics) {
 		x.Teardowns++
-		x.BytesCaptured += bytes
+		x.LifecycleOverhead += d
+		x.BytesCaptured += got.written
+		x.BytesState += got.logical
 		x.MemoryReclaimed += ws0
 	})
 	m.emit(Event{Kind: EventTeardown, Agent: a.info.ID, Sandbox: id, Generation: rec.Generation,
-		Bytes: bytes, WorkingSet: ws0, Duration: d})
+		Bytes: got.written, StateBytes: got.logical, WorkingSet: ws0, Duration: d})
 	return nil
+}
+
+// captured is what captureAndCommit stored.
+type captured struct {
+	written int64 // bytes written to the blob store
+	logical int64 // payload bytes of the captured state
 }
 
 // captureAndCommit captures both artifacts and commits the record. On
 // error it also returns the artifacts it captured, for collection.
-func (m *Manager) captureAndCommit(ctx context.Context, a *agent, upper, ws string) (store.Record, int64, []store.Artifact, error) {
+func (m *Manager) captureAndCommit(ctx context.Context, a *agent, upper, ws string) (store.Record, captured, []store.Artifact, error) {
 	m.gcMu.RLock()
 	defer m.gcMu.RUnlock()
-	refU, err := archive.CaptureWith(ctx, upper, m.blobDir, m.cfg.Capture)
-	if err != nil {
-		return store.Record{}, 0, nil, fmt.Errorf("capturing writable layer of %s: %w", a.info.ID, err)
+	var (
+		arts    []store.Artifact
+		caches  = map[string]*archive.StatCache{}
+		summary captured
+	)
+	for _, x := range []struct{ name, dir, what string }{
+		{store.ArtifactUpper, upper, "writable layer"},
+		{store.ArtifactWorkspace, ws, "workspace"},
+	} {
+		ref, cache, err := archive.CaptureTree(ctx, x.dir, m.blobDir, archive.TreeOptions{
+			Cache: a.caches[x.name], WrapFile: m.cfg.Capture.WrapFile,
+		})
+		if err != nil {
+			return store.Record{}, captured{}, arts, fmt.Errorf("capturing %s of %s: %w", x.what, a.info.ID, err)
+		}
+		arts = append(arts, store.Artifact{Name: x.name, Ref: ref})
+		caches[x.name] = cache
+		summary.written += ref.Written
+		summary.logical += ref.Bytes
 	}
-	orphans := []store.Artifact{{Name: store.ArtifactUpper, Ref: refU}}
-	refW, err := archive.CaptureWith(ctx, ws, m.blobDir, m.cfg.Capture)
-	if err != nil {
-		return store.Record{}, 0, orphans, fmt.Errorf("capturing workspace of %s: %w", a.info.ID, err)
-	}
-	orphans = append(orphans, store.Artifact{Name: store.ArtifactWorkspace, Ref: refW})
 	rec := store.Record{
 		WorkflowID: a.info.WorkflowID,
 		AgentID:    a.info.ID,
 		Generation: a.generation + 1,
 		NextAction: a.info.NextAction,
 		Attempt:    a.info.Attempt,
-		Artifacts: []store.Artifact{
-			{Name: store.ArtifactUpper, Ref: refU},
-			{Name: store.ArtifactWorkspace, Ref: refW},
-		},
-		BaseImage: a.info.BaseImage,
-		Runtime:   a.info.Runtime,
-		CreatedAt: m.cfg.Now(),
+		Artifacts:  arts,
+		BaseImage:  a.info.BaseImage,
+		Runtime:    a.info.Runtime,
+		CreatedAt:  m.cfg.Now(),
 	}
+	// The sandbox is unchanged since the capture; should the commit fail
+	// and it stay resident, the next capture reads only what changes.
+	a.caches = caches
 	if err := m.st.PutRecord(rec); err != nil {
-		return store.Record{}, 0, orphans, fmt.Errorf("committing recovery record of %s: %w", a.info.ID, err)
+		return store.Record{}, captured{}, arts, fmt.Errorf("committing recovery record of %s: %w", a.info.ID, err)
 	}
-	return rec, refU.Size + refW.Size, nil, nil
+	return rec, summary, nil, nil
 }

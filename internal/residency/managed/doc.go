@@ -35,5 +35,11 @@
 // the crash left them), and residency.Manager.Recover marks agents with a
 // committed record absent (rebuilt on demand) and drops the rest.
 //
+// Manager.Metrics returns the residency counters (residency.Metrics:
+// teardowns, rematerializations, bytes captured, memory reclaimed,
+// lifecycle overhead, boundaries; RestartableShare()); every
+// residency.Event delivered to Config.Residency.Sink carries the same
+// snapshot and marshals to JSON for an event log.
+//
 // The package touches no /sys or /proc path itself.
 package managed

@@ -141,6 +141,11 @@ func (m *Manager) Recovered() residency.RecoverReport { return m.rep }
 // Residency returns the underlying manager (metrics, costs, Tick).
 func (m *Manager) Residency() *residency.Manager { return m.rm }
 
+// Metrics returns the residency counters (teardowns, rematerializations,
+// bytes captured, memory reclaimed, lifecycle overhead, boundaries and the
+// restartable share via Metrics.RestartableShare).
+func (m *Manager) Metrics() residency.Metrics { return m.rm.Metrics() }
+
 // Host returns the residency host over the backend.
 func (m *Manager) Host() *Host { return m.host }
 
