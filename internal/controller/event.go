@@ -23,6 +23,9 @@ const (
 	EventSample         = "sample"          // periodic domain memory and concurrency
 	EventError          = "error"           // an unexpected error that did not stop the run
 	EventGate           = "gate"            // a gate iteration whose decision changed; Pressure, B, Permitted, Denied
+	EventBoundary       = "boundary"        // an action-done boundary was labelled; Restartable, Reason
+	EventTeardown       = "teardown"        // an idle sandbox was captured and destroyed; BytesCaptured, StateBytes, WorkingSetBytes, DurationS
+	EventRemat          = "rematerialize"   // a torn-down sandbox was rebuilt; DurationS
 )
 
 // Event is one line of the JSONL event log. Action is a pointer so that
@@ -70,6 +73,12 @@ type Event struct {
 	B         int      `json:"b,omitempty"`
 	Permitted []string `json:"permitted,omitempty"`
 	Denied    []string `json:"denied,omitempty"`
+
+	// boundary, teardown, rematerialize (residency)
+	Restartable     bool  `json:"restartable,omitempty"`
+	BytesCaptured   int64 `json:"bytes_captured,omitempty"` // written to the blob store
+	StateBytes      int64 `json:"state_bytes,omitempty"`    // size of the captured state
+	WorkingSetBytes int64 `json:"working_set_bytes,omitempty"`
 
 	// run_start
 	BudgetBytes int64   `json:"budget_bytes,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/tenon-dev/tenon/internal/admission"
@@ -56,9 +57,10 @@ type Tenon struct {
 	gate  *gateRunner
 	admit *admitter
 
-	mu  sync.Mutex
-	res io.Closer // the residency manager, when one was made
-	log *slog.Logger
+	mu   sync.Mutex
+	res  io.Closer                // the residency manager, when one was made
+	emit func(e controller.Event) // the run's event log, once started
+	log  *slog.Logger
 }
 
 var _ controller.SandboxManagerProvider = (*Tenon)(nil)
@@ -69,8 +71,9 @@ func (t *Tenon) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
 	if !t.cfg.Residency || t.cfg.StateDir == "" {
 		return controller.NewResident(h)
 	}
-	m, err := managed.NewManager(managed.Config{StateDir: filepath.Join(t.cfg.StateDir, "residency"), TimeScale: t.cfg.TimeScale},
-		h, t.residencyPressure, t.log)
+	cfg := managed.Config{StateDir: filepath.Join(t.cfg.StateDir, "residency"), TimeScale: t.cfg.TimeScale}
+	cfg.Residency.Sink = t.residencyEvent
+	m, err := managed.NewManager(cfg, h, t.residencyPressure, t.log)
 	if err != nil {
 		if t.log != nil {
 			t.log.Warn("residency off: sandboxes stay resident", "err", err)
@@ -81,6 +84,33 @@ func (t *Tenon) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
 	t.res = m
 	t.mu.Unlock()
 	return m
+}
+
+// residencyEvent writes the residency manager's boundary, teardown and
+// rematerialization events to the run's event log.
+func (t *Tenon) residencyEvent(e residency.Event) {
+	t.mu.Lock()
+	emit := t.emit
+	t.mu.Unlock()
+	if emit == nil {
+		return
+	}
+	ev := controller.Event{Policy: t.cfg.Name, Workflow: e.Agent, Sandbox: e.Sandbox, Reason: e.Reason, Error: e.Error}
+	switch e.Kind {
+	case residency.EventBoundary:
+		ev.Kind, ev.Restartable = controller.EventBoundary, strings.HasPrefix(e.Reason, residency.LabelRestartable)
+	case residency.EventTeardown:
+		ev.Kind, ev.BytesCaptured, ev.StateBytes, ev.WorkingSetBytes = controller.EventTeardown, e.Bytes, e.StateBytes, e.WorkingSet
+		ev.DurationS = e.Duration.Seconds()
+	case residency.EventRemat:
+		ev.Kind, ev.DurationS = controller.EventRemat, e.Duration.Seconds()
+	case residency.EventTeardownFailed, residency.EventRematFailed, residency.EventAgentLost, residency.EventDestroyFailed:
+		ev.Kind, ev.Reason = controller.EventError, "residency "+string(e.Kind)
+		ev.DurationS = e.Duration.Seconds()
+	default:
+		return
+	}
+	emit(ev)
 }
 
 // residencyPressure is the gate's pressure state in residency's terms.
@@ -128,6 +158,9 @@ func (t *Tenon) Name() string { return t.cfg.Name }
 // Start launches the gate loop when the gate is on.
 func (t *Tenon) Start(ctx context.Context, env controller.Env) error {
 	t.log = env.Logger
+	t.mu.Lock()
+	t.emit = env.Emit
+	t.mu.Unlock()
 	if t.gate != nil {
 		var needs func() map[string][2]int64
 		if t.admit != nil {

@@ -24,6 +24,7 @@ type recorder struct {
 	peak    int64
 	running int
 	agents  int
+	res     ResidencyStats
 }
 
 func newRecorder(c Config, start time.Time) *recorder {
@@ -65,6 +66,7 @@ func (r *recorder) emit(e controller.Event) {
 		e.T = r.since(r.clock.Now()).Seconds()
 	}
 	r.peak = max(r.peak, e.MemBytes)
+	r.res.Add(e)
 	if r.enc == nil || r.werr != nil {
 		return
 	}
@@ -91,6 +93,12 @@ func (r *recorder) gauges() (running, agents int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.running, r.agents
+}
+
+func (r *recorder) residency() ResidencyStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.res
 }
 
 func (r *recorder) peakBytes() int64 {

@@ -1,6 +1,10 @@
 package replay
 
-import "time"
+import (
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+)
 
 // Result is what a replay run did. Times are offsets from the run's start.
 type Result struct {
@@ -25,6 +29,51 @@ type Result struct {
 	Failed         int // workflows that exhausted retries or were cancelled
 	Actions        int // actions executed (Exec called), every attempt
 	NonZeroExits   int // actions that exited non-zero without OOM or timeout
+
+	// Residency sums the residency manager's events; zero for policies
+	// that keep every sandbox resident.
+	Residency ResidencyStats
+}
+
+// ResidencyStats are the lifecycle counters of a run (issue 6, point 7).
+type ResidencyStats struct {
+	Boundaries         int     `json:"boundaries"`
+	Restartable        int     `json:"restartable_boundaries"`
+	Teardowns          int     `json:"teardowns"`
+	Rematerializations int     `json:"rematerializations"`
+	BytesCaptured      int64   `json:"bytes_captured"`         // written to the blob store
+	StateBytes         int64   `json:"state_bytes"`            // size of the captured state
+	MemoryReclaimed    int64   `json:"memory_reclaimed_bytes"` // working set at teardown, summed
+	OverheadS          float64 `json:"lifecycle_overhead_s"`   // teardown + rematerialization time
+}
+
+// Add counts e if it is a boundary, teardown or rematerialization event.
+func (s *ResidencyStats) Add(e controller.Event) {
+	switch e.Kind {
+	case controller.EventBoundary:
+		s.Boundaries++
+		if e.Restartable {
+			s.Restartable++
+		}
+	case controller.EventTeardown:
+		s.Teardowns++
+		s.BytesCaptured += e.BytesCaptured
+		s.StateBytes += e.StateBytes
+		s.MemoryReclaimed += e.WorkingSetBytes
+		s.OverheadS += e.DurationS
+	case controller.EventRemat:
+		s.Rematerializations++
+		s.OverheadS += e.DurationS
+	}
+}
+
+// RestartableShare is the fraction of boundaries labelled restartable; 0
+// without boundaries.
+func (s ResidencyStats) RestartableShare() float64 {
+	if s.Boundaries == 0 {
+		return 0
+	}
+	return float64(s.Restartable) / float64(s.Boundaries)
 }
 
 // WorkflowResult is one workflow's fate.

@@ -93,6 +93,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 // tally fills the Result's counters and peak.
 func (r *runner) tally(res *Result) {
 	res.PeakBytes = r.rec.peakBytes()
+	res.Residency = r.rec.residency()
 	if p, ok := r.cfg.Domain.(interface{ Peak() (int64, error) }); ok {
 		if v, err := p.Peak(); err == nil {
 			res.PeakBytes = max(res.PeakBytes, v)

@@ -51,6 +51,7 @@ func FromEvents(r io.Reader) ([]*replay.Result, error) {
 		rn := get(e.Policy)
 		res := rn.res
 		res.PeakBytes = max(res.PeakBytes, e.MemBytes)
+		res.Residency.Add(e)
 		wf := func() *wfState {
 			w, ok := rn.wfs[e.Workflow]
 			if !ok {

@@ -34,6 +34,15 @@ type Metrics struct {
 	// PeakOverBudget is peak memory / budget; 0 without a budget.
 	PeakOverBudget float64 `json:"peak_over_budget,omitempty"`
 	MeanQueuedS    float64 `json:"mean_queued_s"` // admission wait per workflow
+	// Residency is the lifecycle summary of policies that tear sandboxes
+	// down (nil for the others).
+	Residency *Residency `json:"residency,omitempty"`
+}
+
+// Residency is replay.ResidencyStats with the restartable share.
+type Residency struct {
+	replay.ResidencyStats
+	RestartableShare float64 `json:"restartable_share"`
 }
 
 // Summarize computes one result's metrics. P50 and P95 are over completed
@@ -63,6 +72,9 @@ func Summarize(res *replay.Result) Metrics {
 	}
 	if res.Budget > 0 {
 		m.PeakOverBudget = float64(res.PeakBytes) / float64(res.Budget)
+	}
+	if rs := res.Residency; rs.Boundaries > 0 || rs.Teardowns > 0 {
+		m.Residency = &Residency{ResidencyStats: rs, RestartableShare: rs.RestartableShare()}
 	}
 	return m
 }

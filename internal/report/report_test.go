@@ -238,3 +238,53 @@ func TestFromEventsMatchesResult(t *testing.T) {
 		t.Error("no run had OOM events: the workload does not exercise the failure path")
 	}
 }
+
+// TestResidencyReport: lifecycle events in a log become the residency
+// summary of that policy, in the JSON and as a table of its own; a policy
+// without them gets neither.
+func TestResidencyReport(t *testing.T) {
+	log := strings.Join([]string{
+		`{"t_s":0,"kind":"run_start","policy":"tenon","budget_bytes":1073741824}`,
+		`{"t_s":1,"kind":"boundary","policy":"tenon","workflow":"w","restartable":true}`,
+		`{"t_s":2,"kind":"boundary","policy":"tenon","workflow":"w","reason":"resident_only: background"}`,
+		`{"t_s":3,"kind":"teardown","policy":"tenon","workflow":"w","bytes_captured":1048576,"state_bytes":4194304,"working_set_bytes":8388608,"duration_s":0.5}`,
+		`{"t_s":4,"kind":"rematerialize","policy":"tenon","workflow":"w","duration_s":0.25}`,
+		`{"t_s":5,"kind":"workflow_done","policy":"tenon","workflow":"w"}`,
+		`{"t_s":0,"kind":"run_start","policy":"eager","budget_bytes":1073741824}`,
+		`{"t_s":5,"kind":"workflow_done","policy":"eager","workflow":"w"}`,
+	}, "\n")
+	results, err := FromEvents(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Compare(nil, units.GiB, 1, results...)
+	tenon, eager := c.Results[0], c.Results[1]
+	if eager.Residency != nil {
+		t.Errorf("eager residency = %+v, want none", eager.Residency)
+	}
+	r := tenon.Residency
+	if r == nil {
+		t.Fatal("tenon has no residency summary")
+	}
+	want := replay.ResidencyStats{Boundaries: 2, Restartable: 1, Teardowns: 1, Rematerializations: 1,
+		BytesCaptured: units.MiB, StateBytes: 4 * units.MiB, MemoryReclaimed: 8 * units.MiB, OverheadS: 0.75}
+	if r.ResidencyStats != want || r.RestartableShare != 0.5 {
+		t.Errorf("residency = %+v, want %+v and share 0.5", *r, want)
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	_, after, ok := strings.Cut(out, "\nresidency\n")
+	if !ok || !strings.Contains(after, "50.0%") || !strings.Contains(after, "8.0 MiB") || strings.Contains(after, "eager") {
+		t.Errorf("table lacks the residency section for tenon alone:\n%s", out)
+	}
+	buf.Reset()
+	if err := WriteJSON(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"restartable_share": 0.5`) || !strings.Contains(buf.String(), `"teardowns": 1`) {
+		t.Errorf("JSON lacks the residency summary:\n%s", buf.String())
+	}
+}

@@ -28,6 +28,34 @@ func WriteTable(w io.Writer, c *Comparison) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing report table: %w", err)
 	}
+	return writeResidency(w, c, width)
+}
+
+// writeResidency adds the lifecycle table of the policies with residency.
+func writeResidency(w io.Writer, c *Comparison, width int) error {
+	any := false
+	for _, m := range c.Results {
+		any = any || m.Residency != nil
+	}
+	if !any {
+		return nil
+	}
+	fmt.Fprintf(w, "\nresidency\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\t", width, "policy")
+	fmt.Fprintln(tw, "boundaries\trestartable\tteardowns\tremats\tstate captured\tstored\tmem reclaimed\toverhead\t")
+	for _, m := range c.Results {
+		r := m.Residency
+		if r == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%-*s\t%d\t%.1f%%\t%d\t%d\t%s\t%s\t%s\t%s\t\n", width, m.Policy,
+			r.Boundaries, 100*r.RestartableShare, r.Teardowns, r.Rematerializations,
+			units.FormatSize(r.StateBytes), units.FormatSize(r.BytesCaptured), units.FormatSize(r.MemoryReclaimed), seconds(r.OverheadS))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing residency table: %w", err)
+	}
 	return nil
 }
 
