@@ -1,0 +1,398 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/bench"
+	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/report"
+	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+func init() {
+	register(&command{name: "bench", summary: "run the benchmark matrix: every policy, workloads × budgets, ablations, load and region sweeps; results file and plots", run: runBench})
+}
+
+// benchFallbackStatic replaces the best static when no static sweep ran.
+const benchFallbackStatic = "static-4"
+
+func runBench(ctx context.Context, env *cliEnv, args []string) error {
+	def := bench.DefaultMatrix()
+	fs := newFlags(env, "bench", "",
+		"Replay a matrix of workloads, budgets and policies in real sandboxes and write a results file with tables, goals and plots.",
+		`Groups of cases, run in this order (--only picks some):
+  static-sweep  Static-N for N in 1,2,3,4,6 on the headline workload (the first of
+                --workloads) at the tightest budget; the fastest that completes
+                every workflow becomes "static-best" in the later groups.
+  main          every workload at the tightest budget under all policies (eager,
+                static-best, agent-reservation, agentcgroup, gate, admission,
+                tenon); the headline workload at the larger budgets under the
+                core set (eager, static-best, agent-reservation, agentcgroup,
+                tenon); --every-budget replays every workload at every budget.
+  ablation      tenon-no-admission, tenon-no-gate, tenon-always-resident,
+                tenon-static-pred, tenon-history-pred on the headline workload.
+  load          eager, static-best and tenon at 8, 12 and 16 workflows of the
+                headline workload at the tightest budget; the headline case
+                (--n workflows, about 9x oversubscribed) is the sweep's last point.
+  region        tenon with yellow = red = 5, 10, 15, 20, 25% of the budget.
+
+Budgets 1, 1.5 and 2 GiB stand for the paper's 4U8G, 6U12G and 8U16G (the same
+1 : 1.5 : 2 ratio) on one workload, so oversubscription falls as the budget
+rises. Workloads (generated, memory x10, action peaks capped at 600 MiB):
+swe (--n workflows), science (0.7 n, heavier and longer actions), rl (0.6 n,
+synchronized bursts), swe-duplicate (0.5 n copies of the heaviest swe workflow,
+all at once: the adversarial burst); with --traces DIR, the AgentCgroup traces
+in DIR (workload "traces", compressed so the longest replays in 60 s, only on
+budgets its largest action fits). Every policy replays each case in a fresh
+workload domain with up to 5 retries per workflow; --time-scale compresses
+arrivals, waits and action times.
+
+Writes <out-dir>/<name>.md (command, commit, machine, goals, one table per case),
+<name>.json (the headline case's "results" per policy, the "goals", and every
+case under "cases") and <name>-{workloads,ablation,load,region}.png (seed 000
+Figures 9, 11, 13, 14). Ctrl-C stops the running replay and writes what
+finished, marked partial. --dry-run prints the cases and an estimated duration
+from a model calibrated on this 2-core machine (how long tenon's controller
+takes varies most). --quick: 8 swe workflows at 1 GiB (about 4x
+oversubscribed, time scale 0.25), eager and tenon, a few minutes. Needs root.`)
+	quick := fs.Bool("quick", false, "run the small CI subset instead of the full matrix")
+	name := fs.String("name", "", `results file base name (default "bench", or "bench-quick" with --quick)`)
+	outDir := fs.String("out-dir", filepath.Join("bench", "results"), "directory for the results files")
+	backend := fs.String("backend", "process", "sandbox backend: "+backendNames)
+	budgets := fs.String("budgets", "", "comma-separated budgets, e.g. 1GiB,1.5GiB,2GiB (default 1GiB,1.5GiB,2GiB; 1GiB with --quick)")
+	workloadsFlag := fs.String("workloads", "", "comma-separated workloads: "+strings.Join(bench.WorkloadNames, ", ")+" (default all; swe with --quick); the first is the headline")
+	pols := fs.String("policies", "", "comma-separated policies replacing the main group's (static-best: the static sweep's best)")
+	traces := fs.String("traces", "", "directory of AgentCgroup trace runs to add as workload \"traces\"")
+	scale := fs.Float64("time-scale", def.TimeScale, "multiply arrivals, model waits and tool times of every case (0.25 with --quick)")
+	n := fs.Int("n", def.N, "workflows of the swe workload (others scale from it; 8 with --quick)")
+	seed := fs.Int64("seed", def.Seed, "workload generator seed")
+	stateDir := fs.String("state-dir", "/var/lib/tenon", "where sandboxes' writable layers and workspaces live during the run")
+	domain := fs.String("domain", "tenon-bench", "name of the workload domain cgroup")
+	everyBudget := fs.Bool("every-budget", false, "replay every workload at every budget (default: only the headline workload at the larger budgets)")
+	only := fs.String("only", "", "comma-separated groups to run: "+strings.Join(bench.Groups, ", "))
+	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
+	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(env.stderr, "tenon bench: unexpected argument %q\n", fs.Arg(0))
+		return errUsage
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	m := def
+	if *quick {
+		m = bench.QuickMatrix()
+		if !set["name"] {
+			*name = "bench-quick"
+		}
+	}
+	if *name == "" {
+		*name = "bench"
+	}
+	if err := applyBenchFlags(&m, set, benchFlagValues{
+		budgets: *budgets, workloads: *workloadsFlag, policies: *pols, only: *only,
+		timeScale: *scale, n: *n, seed: *seed,
+	}); err != nil {
+		return err
+	}
+	m.EveryBudget = *everyBudget
+	if strings.ContainsAny(*name, `/\`) || strings.TrimSpace(*name) == "" {
+		return fmt.Errorf("--name %q: want a plain file name without directories", *name)
+	}
+	if *backend != "process" && *backend != "docker" && *backend != "fake" {
+		return fmt.Errorf("--backend %q: want %s", *backend, backendNames)
+	}
+	if *traces != "" {
+		wfs, _, err := agentcgroup.Import(*traces)
+		if err != nil {
+			return fmt.Errorf("--traces: %w", err)
+		}
+		m.Traces = wfs
+		if !slices.Contains(m.Workloads, bench.WorkloadTraces) {
+			m.Workloads = append(m.Workloads, bench.WorkloadTraces)
+		}
+	}
+	cases, err := m.Cases()
+	if err != nil {
+		return err
+	}
+	if len(cases) == 0 {
+		return fmt.Errorf("no case to run: --only %q selects nothing for these workloads", *only)
+	}
+	if err := checkBenchPolicies(env, cases); err != nil {
+		return err
+	}
+	if *dryRun {
+		return printBenchPlan(env, cases, *asJSON)
+	}
+	if err := os.MkdirAll(*outDir, 0o755); err != nil {
+		return fmt.Errorf("creating --out-dir: %w", err)
+	}
+	meta := bench.Meta{
+		Name: *name, Command: "tenon bench " + quoteArgs(args), Commit: gitCommit(), Dirty: gitDirty(),
+		Backend: *backend, Started: time.Now(),
+	}
+	fmt.Fprintf(env.stderr, "tenon bench: %d cases, estimated %s\n", len(cases), bench.Estimate(cases).Round(time.Minute))
+	var label string
+	res := bench.Run(ctx, cases, bench.Config{
+		FallbackStatic: benchFallbackStatic,
+		Progress: func(i, n int, c bench.Case) {
+			label = fmt.Sprintf("[%d/%d] %s", i+1, n, c.Name)
+		},
+		Run: func(ctx context.Context, c bench.Case) (*report.Comparison, error) {
+			return compare(ctx, env, compareOpts{
+				workflows: c.Workflows, policies: c.Policies, params: c.Params, budget: c.Budget,
+				backend: *backend, domain: *domain, stateDir: *stateDir, timeScale: c.TimeScale,
+				retries: 5, label: label,
+			})
+		},
+	})
+	meta.Wall = time.Since(meta.Started)
+	meta.Machine = machine()
+	files, err := writeBenchResults(env, *outDir, meta, res)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := bench.WriteJSON(env.stdout, meta, res); err != nil {
+			return err
+		}
+	} else {
+		printBenchSummary(env.stdout, res, files)
+	}
+	if res.Interrupted {
+		return fmt.Errorf("interrupted: partial results (%d of %d cases) written: %w", len(res.Outcomes), res.Cases, context.Cause(ctx))
+	}
+	failed := 0
+	for _, o := range res.Outcomes {
+		if o.Err != nil {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d cases failed (their errors are in %s)", failed, len(res.Outcomes), files[0])
+	}
+	return nil
+}
+
+type benchFlagValues struct {
+	budgets, workloads, policies, only string
+	timeScale                          float64
+	n                                  int
+	seed                               int64
+}
+
+// applyBenchFlags overrides the matrix with the flags the user set.
+func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) error {
+	if set["budgets"] {
+		m.Budgets = nil
+		for _, s := range parsePolicies(v.budgets) {
+			b, err := units.ParseSize(s)
+			if err != nil || b <= 0 {
+				return fmt.Errorf("--budgets: %q is not a positive size such as 1.5GiB", s)
+			}
+			m.Budgets = append(m.Budgets, b)
+		}
+		if len(m.Budgets) == 0 {
+			return errors.New("--budgets: give at least one budget, e.g. 1GiB")
+		}
+	}
+	if set["workloads"] {
+		m.Workloads = parsePolicies(v.workloads)
+		if len(m.Workloads) == 0 {
+			return errors.New("--workloads: give at least one workload")
+		}
+	}
+	if set["policies"] {
+		m.Policies = parsePolicies(v.policies)
+		if len(m.Policies) == 0 {
+			return errors.New("--policies: give at least one policy")
+		}
+	}
+	if set["only"] {
+		m.Only = parsePolicies(v.only)
+	}
+	if set["time-scale"] {
+		m.TimeScale = v.timeScale
+	}
+	if set["n"] {
+		m.N = v.n
+	}
+	if set["seed"] {
+		m.Seed = v.seed
+	}
+	if !(m.TimeScale > 0) {
+		return errors.New("--time-scale must be positive")
+	}
+	if m.N <= 0 {
+		return errors.New("--n must be positive")
+	}
+	return nil
+}
+
+// checkBenchPolicies builds every policy of every case once, so that a bad
+// name or parameter fails before any replay.
+func checkBenchPolicies(env *cliEnv, cases []bench.Case) error {
+	seen := map[string]bool{}
+	for _, c := range cases {
+		for _, p := range c.Policies {
+			key := p + fmt.Sprint(c.Params)
+			if p == bench.BestStatic {
+				p = benchFallbackStatic
+			}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			o := compareOpts{workflows: c.Workflows, params: c.Params, budget: c.Budget, timeScale: c.TimeScale}
+			if _, err := policy.Lookup(p, o.policyOptions(env)); err != nil {
+				return fmt.Errorf("case %s: %w", c.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+type planCase struct {
+	bench.Case
+	Workflows        int     `json:"workflows"`
+	Oversubscription float64 `json:"oversubscription"`
+	EstimateS        float64 `json:"estimate_s"`
+}
+
+func printBenchPlan(env *cliEnv, cases []bench.Case, asJSON bool) error {
+	total := bench.Estimate(cases)
+	if asJSON {
+		var pcs []planCase
+		for _, c := range cases {
+			pcs = append(pcs, planCase{Case: c, Workflows: len(c.Workflows), Oversubscription: c.Oversubscription(), EstimateS: bench.Estimate([]bench.Case{c}).Seconds()})
+		}
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Cases     []planCase `json:"cases"`
+			EstimateS float64    `json:"estimate_s"`
+		}{pcs, total.Seconds()})
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "case\tworkflows\tbudget\toversub\ttime scale\testimate\tpolicies")
+	replays := 0
+	for _, c := range cases {
+		replays += len(c.Policies)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2fx\t%.3g\t%s\t%s\n", c.Name, len(c.Workflows), units.FormatSize(c.Budget),
+			c.Oversubscription(), c.TimeScale, bench.Estimate([]bench.Case{c}).Round(time.Second), strings.Join(c.Policies, ","))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "\n%d cases, %d replays, estimated %s (static-best estimated as static-3)\n", len(cases), replays, total.Round(time.Minute))
+	return nil
+}
+
+// writeBenchResults writes the Markdown, JSON and plots; it returns the
+// files written.
+func writeBenchResults(env *cliEnv, dir string, meta bench.Meta, res *bench.Results) ([]string, error) {
+	write := func(path string, fn func(w io.Writer) error) error {
+		w, commit, abort, err := createOutput(env, path)
+		if err != nil {
+			return err
+		}
+		if err := fn(w); err != nil {
+			abort()
+			return err
+		}
+		if err := commit(); err != nil {
+			return err
+		}
+		return os.Chmod(path, 0o644) // results files are meant to be committed and read
+	}
+	var files, plots []string
+	suffixes := make([]string, 0, len(bench.Plots))
+	for s := range bench.Plots {
+		suffixes = append(suffixes, s)
+	}
+	sort.Strings(suffixes)
+	for _, s := range suffixes {
+		file := meta.Name + "-" + s
+		var drawn bool
+		err := write(filepath.Join(dir, file), func(w io.Writer) error {
+			ok, err := bench.Plots[s](w, res)
+			if err == nil && !ok {
+				err = errNothingToPlot
+			}
+			drawn = ok
+			return err
+		})
+		switch {
+		case errors.Is(err, errNothingToPlot):
+		case err != nil:
+			return files, err
+		case drawn:
+			plots = append(plots, file)
+			files = append(files, filepath.Join(dir, file))
+		}
+	}
+	md := filepath.Join(dir, meta.Name+".md")
+	if err := write(md, func(w io.Writer) error { return bench.WriteMarkdown(w, meta, res, plots) }); err != nil {
+		return files, err
+	}
+	js := filepath.Join(dir, meta.Name+".json")
+	if err := write(js, func(w io.Writer) error { return bench.WriteJSON(w, meta, res) }); err != nil {
+		return files, err
+	}
+	return append([]string{md, js}, files...), nil
+}
+
+var errNothingToPlot = errors.New("nothing to plot")
+
+func printBenchSummary(w io.Writer, res *bench.Results, files []string) {
+	if res.Partial() {
+		fmt.Fprintf(w, "PARTIAL: %d of %d cases ran\n", len(res.Outcomes), res.Cases)
+	}
+	for _, o := range res.Outcomes {
+		if o.Err != nil {
+			fmt.Fprintf(w, "case %s failed: %v\n", o.Case.Name, o.Err)
+		}
+	}
+	fmt.Fprintln(w, "goals (headline case):")
+	for _, g := range bench.Goals(res) {
+		fmt.Fprintf(w, "  %-46s target %-8s %s: %s\n", g.Name, g.Target, g.Measured, g.Status())
+	}
+	for _, f := range files {
+		fmt.Fprintf(w, "wrote %s\n", f)
+	}
+}
+
+// gitDirty reports whether the working tree has uncommitted changes.
+func gitDirty() bool {
+	out, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
+	return err == nil && len(strings.TrimSpace(string(out))) > 0
+}
+
+// quoteArgs renders args for a shell.
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t'\"$\\") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		q[i] = a
+	}
+	return strings.Join(q, " ")
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBenchFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // in the error or stderr
+	}{
+		{"bad budget", []string{"--budgets", "1GiB,lots"}, `"lots" is not a positive size`},
+		{"zero budget", []string{"--budgets", "0"}, "not a positive size"},
+		{"unknown workload", []string{"--workloads", "swe,web"}, `unknown workload "web"`},
+		{"unknown group", []string{"--only", "mains"}, `unknown group "mains"`},
+		{"unknown policy", []string{"--policies", "eager,tenno"}, `"tenno"`},
+		{"bad static N", []string{"--policies", "static-x"}, "static-x"},
+		{"zero time scale", []string{"--time-scale", "0"}, "--time-scale must be positive"},
+		{"zero workflows", []string{"--n", "0"}, "--n must be positive"},
+		{"name with a directory", []string{"--name", "a/b"}, "--name"},
+		{"unknown backend", []string{"--backend", "xen"}, `--backend "xen"`},
+		{"missing trace directory", []string{"--traces", "/nonexistent/tenon-test-bench"}, "--traces"},
+		{"traces as workload without directory", []string{"--workloads", "traces"}, "needs a trace directory"},
+		{"stray argument", []string{"now"}, `unexpected argument "now"`},
+		{"unknown flag", []string{"--fast"}, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTestEnv()
+			out := filepath.Join(t.TempDir(), "out")
+			err := runBench(context.Background(), &env.cliEnv, append([]string{"--out-dir", out, "--state-dir", t.TempDir()}, tt.args...))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error() + env.errOut.String()
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("error %q (stderr %q) lacks %q", err, env.errOut.String(), tt.want)
+			}
+			if _, statErr := os.Stat(out); !errors.Is(statErr, os.ErrNotExist) {
+				t.Errorf("bad input created the out dir (stat: %v)", statErr)
+			}
+		})
+	}
+}
+
+func TestBenchDryRun(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		contains  []string
+		wantCases int
+	}{
+		{"full matrix", nil, []string{"static/swe/1GiB/N=2", "main/swe/1GiB", "main/swe/2GiB", "ablation/swe/1GiB", "load/swe/1GiB/n=8", "region/swe/1GiB/0.25", "static-best", "estimated"}, 20},
+		{"every budget", []string{"--every-budget", "--only", "main"}, []string{"main/swe-duplicate/2GiB", "main/rl/1.5GiB"}, 12},
+		{"quick", []string{"--quick"}, []string{"main/swe/1GiB", "eager,tenon"}, 1},
+		{"only region, custom budget", []string{"--only", "region", "--budgets", "768MiB"}, []string{"region/swe/768MiB/0.05"}, 5},
+		{"policies override", []string{"--only", "main", "--workloads", "rl", "--budgets", "1GiB", "--policies", "eager,static-2"}, []string{"main/rl/1GiB", "eager,static-2"}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTestEnv()
+			out := filepath.Join(t.TempDir(), "out")
+			if err := runBench(context.Background(), &env.cliEnv, append([]string{"--dry-run", "--out-dir", out}, tt.args...)); err != nil {
+				t.Fatalf("dry run: %v (%s)", err, env.errOut.String())
+			}
+			for _, s := range tt.contains {
+				if !strings.Contains(env.out.String(), s) {
+					t.Errorf("output lacks %q:\n%s", s, env.out.String())
+				}
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("dry run wrote to the out dir (stat: %v)", err)
+			}
+			env = newTestEnv()
+			if err := runBench(context.Background(), &env.cliEnv, append([]string{"--dry-run", "--json"}, tt.args...)); err != nil {
+				t.Fatal(err)
+			}
+			var plan struct {
+				Cases []struct {
+					Name             string  `json:"name"`
+					Workflows        int     `json:"workflows"`
+					Oversubscription float64 `json:"oversubscription"`
+				} `json:"cases"`
+				EstimateS float64 `json:"estimate_s"`
+			}
+			if err := json.Unmarshal(env.out.Bytes(), &plan); err != nil {
+				t.Fatalf("decoding plan: %v", err)
+			}
+			if len(plan.Cases) != tt.wantCases || plan.EstimateS <= 0 {
+				t.Errorf("%d cases, estimate %g s; want %d cases", len(plan.Cases), plan.EstimateS, tt.wantCases)
+			}
+			for _, c := range plan.Cases {
+				if c.Workflows == 0 || c.Oversubscription <= 0 {
+					t.Errorf("case %+v", c)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,11 @@
+// Package bench is the benchmark matrix behind `tenon bench`: it turns a
+// Matrix (budgets, workloads, sweeps) into a list of Cases, runs them one
+// after the other through an injected function (the CLI replays each case
+// under its policies in real sandboxes), keeps going past a failed case,
+// stops cleanly on cancellation with what finished, picks the best Static-N,
+// computes the goals of seed 000 §5 from the headline case, and writes the
+// results: Markdown, JSON and PNG plots (seed 000 Figures 9, 11, 13, 14).
+//
+// It owns no kernel state and starts no sandbox: everything it knows about a
+// run comes back from the RunFunc as a report.Comparison.
+package bench

@@ -1,0 +1,7 @@
+package bench
+
+import "errors"
+
+// ErrBadMatrix is returned by Matrix.Cases when the matrix cannot be built:
+// no budget, an unknown workload or group, a bad sweep value.
+var ErrBadMatrix = errors.New("bench: bad matrix")

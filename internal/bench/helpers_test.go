@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/report"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// metrics builds one policy's fake metrics.
+func metrics(policy string, makespan float64, completed, workflows, ooms int) report.Metrics {
+	return report.Metrics{Policy: policy, MakespanS: makespan, Completed: completed, Workflows: workflows,
+		Failed: workflows - completed, OOMEvents: ooms, PeakBytes: units.GiB, P50S: makespan / 2, P95S: makespan * 0.9}
+}
+
+// fakeRun answers each case from table[case name][policy]; a missing case
+// fails with errFake.
+type fakeRun map[string]map[string]report.Metrics
+
+var errFake = errors.New("fake failure")
+
+func (f fakeRun) run(_ context.Context, c Case) (*report.Comparison, error) {
+	byPolicy, ok := f[c.Name]
+	if !ok {
+		return nil, errFake
+	}
+	cmp := &report.Comparison{BudgetBytes: c.Budget, Oversubscription: c.Oversubscription(), LowerBoundS: 10, TimeScale: c.TimeScale}
+	for _, p := range c.Policies {
+		m, ok := byPolicy[p]
+		if !ok {
+			return cmp, errFake
+		}
+		m.OverLowerBound = m.MakespanS / cmp.LowerBoundS
+		cmp.Results = append(cmp.Results, m)
+	}
+	return cmp, nil
+}
+
+// stepClock advances one second per call.
+func stepClock() func() time.Time {
+	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return func() time.Time { t = t.Add(time.Second); return t }
+}
+
+func mustCases(t *testing.T, m Matrix) []Case {
+	t.Helper()
+	cs, err := m.Cases()
+	if err != nil {
+		t.Fatalf("Cases: %v", err)
+	}
+	return cs
+}

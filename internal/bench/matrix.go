@@ -1,0 +1,316 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// Case groups, in the order Cases returns them.
+const (
+	GroupStatic   = "static-sweep" // Static-N for several N on the headline workload and budget
+	GroupMain     = "main"         // policies × workloads × budgets
+	GroupAblation = "ablation"     // tenon with one mechanism off, headline workload and budget
+	GroupLoad     = "load"         // offered-load sweep (number of workflows) at the tightest budget
+	GroupRegion   = "region"       // tenon's yellow = red region size sweep
+)
+
+// Groups lists every group in run order.
+var Groups = []string{GroupStatic, GroupMain, GroupAblation, GroupLoad, GroupRegion}
+
+// BestStatic is the placeholder policy name that Run replaces with the best
+// Static-N of the static sweep (see SelectBestStatic).
+const BestStatic = "static-best"
+
+// Policy sets.
+var (
+	// AllPolicies run on every workload at the tightest budget.
+	AllPolicies = []string{"eager", BestStatic, "agent-reservation", "agentcgroup", "gate", "admission", "tenon"}
+	// CorePolicies run on the other budgets.
+	CorePolicies = []string{"eager", BestStatic, "agent-reservation", "agentcgroup", "tenon"}
+	// AblationPolicies are tenon with one mechanism switched off (seed 000 Table 4).
+	AblationPolicies = []string{"tenon-no-admission", "tenon-no-gate", "tenon-always-resident", "tenon-static-pred", "tenon-history-pred"}
+	// LoadPolicies run at every offered load (seed 000 Figure 13).
+	LoadPolicies = []string{"eager", BestStatic, "tenon"}
+)
+
+// Case is one comparison: a workload replayed under several policies on one
+// budget.
+type Case struct {
+	Name      string                `json:"name"`
+	Group     string                `json:"group"`
+	Workload  string                `json:"workload"`
+	Workflows []trajectory.Workflow `json:"-"`
+	Budget    int64                 `json:"budget_bytes"`
+	Policies  []string              `json:"policies"`
+	Params    map[string]string     `json:"params,omitempty"`
+	TimeScale float64               `json:"time_scale"`
+	// Headline marks the case the goals are computed from.
+	Headline bool `json:"headline,omitempty"`
+	// X is the sweep variable: N for the static sweep, oversubscription for
+	// the load sweep, the region fraction for the region sweep.
+	X float64 `json:"x,omitempty"`
+}
+
+// Oversubscription is the case's sum of profiled peaks / budget.
+func (c Case) Oversubscription() float64 {
+	return trajectory.Oversubscription(c.Workflows, c.Budget)
+}
+
+// Matrix describes a bench run.
+type Matrix struct {
+	// Budgets are the domain budgets; the smallest is the tightest, where the
+	// headline case, the ablations and the sweeps run.
+	Budgets []int64
+	// Workloads are generated workload names (WorkloadNames) and, with
+	// Traces, WorkloadTraces. The first is the headline workload.
+	Workloads []string
+	// Traces are imported real trajectories, replayed as workload "traces".
+	Traces []trajectory.Workflow
+	// N is the number of workflows of swe and science (rl and the duplicated
+	// burst take fewer, see WorkflowCount); Seed seeds the generator.
+	N    int
+	Seed int64
+	// TimeScale compresses arrivals, waits and action times of every case.
+	TimeScale float64
+	// EveryBudget replays every workload at every budget; otherwise the
+	// larger budgets replay only the headline workload (the budget axis on
+	// one workload, the workload axis at the tightest budget).
+	EveryBudget bool
+	// Policies, when set, replace the main group's policy lists.
+	Policies []string
+	// Only restricts the cases to these groups (empty: every group).
+	Only []string
+	// StaticNs are the N of the static sweep.
+	StaticNs []int
+	// LoadNs are the workflow counts of the load sweep; the headline case
+	// (N workflows) is the sweep's last point.
+	LoadNs []int
+	// Regions are the yellow = red fractions of the region sweep.
+	Regions []float64
+}
+
+// DefaultMatrix is the full matrix. Budgets 1, 1.5 and 2 GiB keep the
+// paper's 4U8G : 6U12G : 8U16G ratio (1 : 1.5 : 2) on the same workload, so
+// oversubscription falls from 9.3× to 4.6× as the budget rises. The
+// tightest is small, and 20 swe workflows of 3–5 actions are about the
+// fewest that reach the goal's 8.6× (a workflow's profiled peak is at most
+// ~0.6 of 1 GiB), so that the matrix replays on 2 cores in about an hour;
+// see Estimate.
+func DefaultMatrix() Matrix {
+	return Matrix{
+		Budgets:   []int64{units.GiB, 3 * units.GiB / 2, 2 * units.GiB},
+		Workloads: slices.Clone(WorkloadNames),
+		N:         20, Seed: 1, TimeScale: 0.2,
+		StaticNs: []int{1, 2, 3, 4, 6},
+		LoadNs:   []int{8, 12, 16},
+		Regions:  []float64{0.05, 0.10, 0.15, 0.20, 0.25},
+	}
+}
+
+// QuickMatrix is the --quick subset: 8 swe workflows at 1 GiB (about 4×
+// oversubscribed), Eager against tenon.
+func QuickMatrix() Matrix {
+	return Matrix{
+		Budgets: []int64{units.GiB}, Workloads: []string{WorkloadSWE},
+		N: 8, Seed: 1, TimeScale: 0.25,
+		Policies: []string{"eager", "tenon"},
+		Only:     []string{GroupMain},
+	}
+}
+
+func (m Matrix) wants(group string) bool {
+	return len(m.Only) == 0 || slices.Contains(m.Only, group)
+}
+
+func (m Matrix) check() error {
+	if len(m.Budgets) == 0 {
+		return fmt.Errorf("%w: no budget", ErrBadMatrix)
+	}
+	for _, b := range m.Budgets {
+		if b <= 0 {
+			return fmt.Errorf("%w: budget %d must be positive", ErrBadMatrix, b)
+		}
+	}
+	if len(m.Workloads) == 0 {
+		return fmt.Errorf("%w: no workload", ErrBadMatrix)
+	}
+	for _, w := range m.Workloads {
+		switch {
+		case w == WorkloadTraces && len(m.Traces) == 0:
+			return fmt.Errorf("%w: workload %q needs a trace directory", ErrBadMatrix, w)
+		case w != WorkloadTraces && !slices.Contains(WorkloadNames, w):
+			return fmt.Errorf("%w: unknown workload %q (want %v or %s)", ErrBadMatrix, w, WorkloadNames, WorkloadTraces)
+		}
+	}
+	for _, g := range m.Only {
+		if !slices.Contains(Groups, g) {
+			return fmt.Errorf("%w: unknown group %q (want %v)", ErrBadMatrix, g, Groups)
+		}
+	}
+	if m.N <= 0 {
+		return fmt.Errorf("%w: workflows per workload must be positive, got %d", ErrBadMatrix, m.N)
+	}
+	if !(m.TimeScale > 0) {
+		return fmt.Errorf("%w: time scale must be positive", ErrBadMatrix)
+	}
+	for _, n := range append(slices.Clone(m.StaticNs), m.LoadNs...) {
+		if n <= 0 {
+			return fmt.Errorf("%w: sweep value %d must be positive", ErrBadMatrix, n)
+		}
+	}
+	for _, r := range m.Regions {
+		if !(r > 0 && r < 0.5) {
+			return fmt.Errorf("%w: region %g must be in (0, 0.5)", ErrBadMatrix, r)
+		}
+	}
+	return nil
+}
+
+// Cases builds the case list in run order: static sweep, main (headline
+// first), ablations, load sweep, region sweep.
+func (m Matrix) Cases() ([]Case, error) {
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	budgets := slices.Clone(m.Budgets)
+	sort.Slice(budgets, func(i, j int) bool { return budgets[i] < budgets[j] })
+	budgets = slices.Compact(budgets)
+	tight := budgets[0]
+	wls := map[string][]trajectory.Workflow{}
+	for _, w := range m.Workloads {
+		if w == WorkloadTraces {
+			wls[w] = m.Traces
+			continue
+		}
+		wfs, err := Generate(w, m.N, m.Seed)
+		if err != nil {
+			return nil, err
+		}
+		wls[w] = wfs
+	}
+	head := m.Workloads[0]
+	scale := func(wl string) float64 {
+		if wl == WorkloadTraces {
+			return TracesTimeScale(m.Traces, m.TimeScale)
+		}
+		return m.TimeScale
+	}
+	mk := func(group, name, wl string, wfs []trajectory.Workflow, budget int64, pols []string) Case {
+		return Case{
+			Name: name, Group: group, Workload: wl, Workflows: wfs, Budget: budget,
+			Policies: slices.Clone(pols), TimeScale: scale(wl),
+		}
+	}
+	if slices.Contains(m.Workloads, WorkloadTraces) && !fits(m.Traces, budgets[len(budgets)-1]) {
+		return nil, fmt.Errorf("%w: the largest trace action (%.0f MiB) does not fit any budget; add a larger one", ErrBadMatrix, maxActionPeakMiB(m.Traces))
+	}
+	var out []Case
+	if m.wants(GroupStatic) {
+		for _, n := range m.StaticNs {
+			c := mk(GroupStatic, fmt.Sprintf("static/%s/%s/N=%d", head, sizeName(tight), n), head, wls[head], tight, []string{fmt.Sprintf("static-%d", n)})
+			c.X = float64(n)
+			out = append(out, c)
+		}
+	}
+	if m.wants(GroupMain) {
+		for i, b := range budgets {
+			for _, w := range m.Workloads {
+				if !fits(wls[w], b) {
+					continue // traces whose largest action exceeds this budget
+				}
+				if w != head && !m.EveryBudget && b != firstFit(wls[w], budgets) {
+					continue // other workloads: only at the tightest budget they fit
+				}
+				pols := CorePolicies
+				if i == 0 {
+					pols = AllPolicies
+				}
+				if len(m.Policies) > 0 {
+					pols = m.Policies
+				}
+				c := mk(GroupMain, fmt.Sprintf("main/%s/%s", w, sizeName(b)), w, wls[w], b, pols)
+				c.Headline = i == 0 && w == head
+				out = append(out, c)
+			}
+		}
+	}
+	if m.wants(GroupAblation) {
+		out = append(out, mk(GroupAblation, fmt.Sprintf("ablation/%s/%s", head, sizeName(tight)), head, wls[head], tight, AblationPolicies))
+	}
+	if m.wants(GroupLoad) && head != WorkloadTraces {
+		for _, n := range m.LoadNs {
+			wfs, err := Generate(head, n, m.Seed)
+			if err != nil {
+				return nil, err
+			}
+			c := mk(GroupLoad, fmt.Sprintf("load/%s/%s/n=%d", head, sizeName(tight), len(wfs)), head, wfs, tight, LoadPolicies)
+			c.X = c.Oversubscription()
+			out = append(out, c)
+		}
+	}
+	if m.wants(GroupRegion) {
+		for _, r := range m.Regions {
+			f := strconv.FormatFloat(r, 'f', -1, 64)
+			c := mk(GroupRegion, fmt.Sprintf("region/%s/%s/%s", head, sizeName(tight), f), head, wls[head], tight, []string{"tenon"})
+			c.Params = map[string]string{"yellow": f, "red": f}
+			c.X = r
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// sizeName renders a budget for case names: "1GiB", "1.5GiB", "768MiB".
+func sizeName(b int64) string {
+	if b >= units.GiB {
+		return strconv.FormatFloat(float64(b)/float64(units.GiB), 'f', -1, 64) + "GiB"
+	}
+	return strconv.FormatFloat(float64(b)/float64(units.MiB), 'f', -1, 64) + "MiB"
+}
+
+// TracesMaxLengthS is how long the longest imported trace may replay: the
+// traces are real (minutes of model time per task), so they are compressed
+// further than the generated workloads.
+const TracesMaxLengthS = 60
+
+// TracesTimeScale is the time scale of the traces workload: the matrix's,
+// or less so that the longest trace replays in TracesMaxLengthS.
+func TracesTimeScale(wfs []trajectory.Workflow, base float64) float64 {
+	var longest float64
+	for _, w := range wfs {
+		longest = max(longest, w.LengthS())
+	}
+	if longest*base <= TracesMaxLengthS {
+		return base
+	}
+	return TracesMaxLengthS / longest
+}
+
+func maxActionPeakMiB(wfs []trajectory.Workflow) float64 {
+	var p float64
+	for _, w := range wfs {
+		p = max(p, w.PeakMiB())
+	}
+	return p
+}
+
+// fits reports whether every action of wfs fits the budget alone, with a
+// tenth of it to spare for the sandboxes.
+func fits(wfs []trajectory.Workflow, budget int64) bool {
+	return maxActionPeakMiB(wfs)*float64(units.MiB) <= 0.9*float64(budget)
+}
+
+// firstFit is the smallest budget every action of wfs fits, 0 if none.
+func firstFit(wfs []trajectory.Workflow, budgets []int64) int64 {
+	for _, b := range budgets {
+		if fits(wfs, b) {
+			return b
+		}
+	}
+	return 0
+}

@@ -1,0 +1,196 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/report"
+)
+
+// RunFunc replays one case under its (resolved) policies. It may return a
+// partial comparison together with an error (e.g. one policy failed).
+type RunFunc func(ctx context.Context, c Case) (*report.Comparison, error)
+
+// Outcome is what one case produced.
+type Outcome struct {
+	Case Case
+	// Comparison holds the policies that finished; nil when none did.
+	Comparison *report.Comparison
+	// Err is the case's error, nil on success.
+	Err error
+	// Wall is how long the case took.
+	Wall time.Duration
+}
+
+// Results are the outcomes of a bench run, in run order.
+type Results struct {
+	Outcomes []Outcome
+	// Cases is how many cases were asked for; fewer outcomes means the run
+	// was interrupted.
+	Cases int
+	// BestStatic is the policy that replaced BestStatic, and BestStaticWhy
+	// says how it was chosen.
+	BestStatic, BestStaticWhy string
+	// Interrupted is set when the context was cancelled before every case ran.
+	Interrupted bool
+}
+
+// Partial reports whether some cases did not run.
+func (r *Results) Partial() bool { return r.Interrupted || len(r.Outcomes) < r.Cases }
+
+// Config drives Run.
+type Config struct {
+	// Run replays one case; required.
+	Run RunFunc
+	// Progress, if set, is called before each case with its index (from 0)
+	// and the number of cases.
+	Progress func(i, n int, c Case)
+	// FallbackStatic replaces BestStatic when no static sweep ran or no
+	// Static-N reached 100% success (e.g. "static-4").
+	FallbackStatic string
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Run runs the cases in order. A failed case is recorded and the run goes
+// on; a cancelled context stops the run after recording the case in flight
+// (with whatever it returned), and Results.Interrupted is set. After the last
+// static-sweep case, BestStatic is resolved for the cases that follow.
+func Run(ctx context.Context, cases []Case, cfg Config) *Results {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	res := &Results{Cases: len(cases), BestStatic: cfg.FallbackStatic, BestStaticWhy: "no static sweep ran; fallback"}
+	resolved := false
+	resolve := func() {
+		resolved = true
+		if name, _, why := SelectBestStatic(res.Outcomes); name != "" {
+			res.BestStatic, res.BestStaticWhy = name, why
+		}
+	}
+	for i, c := range cases {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			break
+		}
+		if !resolved && c.Group != GroupStatic {
+			resolve()
+		}
+		c.Policies = resolvePolicies(c.Policies, res.BestStatic)
+		if cfg.Progress != nil {
+			cfg.Progress(i, len(cases), c)
+		}
+		start := now()
+		cmp, err := cfg.Run(ctx, c)
+		out := Outcome{Case: c, Comparison: cmp, Err: err, Wall: now().Sub(start)}
+		if err == nil && cmp == nil {
+			out.Err = errors.New("no result")
+		}
+		interrupted := ctx.Err() != nil
+		if interrupted && out.Err == nil {
+			// The run may return what finished without an error; say that
+			// the case's numbers are cut short.
+			out.Err = fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		res.Outcomes = append(res.Outcomes, out)
+		if interrupted {
+			res.Interrupted = true
+			break
+		}
+	}
+	if !resolved {
+		resolve()
+	}
+	return res
+}
+
+// resolvePolicies replaces BestStatic by best, dropping duplicates.
+func resolvePolicies(pols []string, best string) []string {
+	out := make([]string, 0, len(pols))
+	for _, p := range pols {
+		if p == BestStatic {
+			p = best
+		}
+		if p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// SelectBestStatic picks, among the static-sweep outcomes, the Static-N with
+// the smallest makespan among those that completed every workflow
+// (complete is true). When none did, it picks the one that completed the
+// most workflows (then the fastest) and complete is false. name is "" when
+// no static sweep ran.
+func SelectBestStatic(outs []Outcome) (name string, complete bool, why string) {
+	var best *report.Metrics
+	tried := 0
+	better := func(a, b *report.Metrics) bool { // a better than b
+		ca, cb := a.Workflows > 0 && a.Completed == a.Workflows, b.Workflows > 0 && b.Completed == b.Workflows
+		switch {
+		case ca != cb:
+			return ca
+		case !ca && a.Completed != b.Completed:
+			return a.Completed > b.Completed
+		}
+		return a.MakespanS < b.MakespanS
+	}
+	for _, o := range outs {
+		if o.Case.Group != GroupStatic || o.Comparison == nil {
+			continue
+		}
+		for i := range o.Comparison.Results {
+			m := &o.Comparison.Results[i]
+			tried++
+			if best == nil || better(m, best) {
+				best = m
+			}
+		}
+	}
+	if best == nil {
+		return "", false, ""
+	}
+	if best.Workflows > 0 && best.Completed == best.Workflows {
+		return best.Policy, true, fmt.Sprintf("fastest of %d Static-N in the static sweep that completed every workflow", tried)
+	}
+	return best.Policy, false, fmt.Sprintf("none of %d Static-N in the static sweep completed every workflow; this one completed the most (%d/%d)", tried, best.Completed, best.Workflows)
+}
+
+// Headline returns the headline outcome, or nil when it did not run.
+func (r *Results) Headline() *Outcome {
+	for i := range r.Outcomes {
+		if r.Outcomes[i].Case.Headline {
+			return &r.Outcomes[i]
+		}
+	}
+	return nil
+}
+
+// metricsOf finds a policy's metrics in a comparison.
+func metricsOf(c *report.Comparison, policy string) (report.Metrics, bool) {
+	if c == nil {
+		return report.Metrics{}, false
+	}
+	for _, m := range c.Results {
+		if m.Policy == policy {
+			return m, true
+		}
+	}
+	return report.Metrics{}, false
+}
+
+// usesBestStatic reports whether a static sweep ran or a case replayed the
+// chosen static.
+func (r *Results) usesBestStatic() bool {
+	for _, o := range r.Outcomes {
+		if o.Case.Group == GroupStatic || slices.Contains(o.Case.Policies, r.BestStatic) {
+			return true
+		}
+	}
+	return false
+}

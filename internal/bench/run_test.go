@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/report"
+)
+
+func sweepMatrix() Matrix {
+	m := DefaultMatrix()
+	m.Workloads, m.N, m.Budgets = []string{WorkloadSWE}, 4, m.Budgets[:1]
+	m.Only = []string{GroupStatic, GroupMain, GroupLoad}
+	m.LoadNs = []int{2}
+	return m
+}
+
+func TestRunResolvesBestStaticAndContinuesPastFailures(t *testing.T) {
+	cs := mustCases(t, sweepMatrix())
+	table := fakeRun{
+		"static/swe/1GiB/N=2": {"static-2": metrics("static-2", 90, 4, 4, 0)},
+		"static/swe/1GiB/N=3": {"static-3": metrics("static-3", 60, 4, 4, 2)},
+		"static/swe/1GiB/N=1": {"static-1": metrics("static-1", 150, 4, 4, 0)},
+		"static/swe/1GiB/N=4": {"static-4": metrics("static-4", 40, 3, 4, 9)}, // faster but not 100%
+		// N=6 missing: the case fails, the run goes on.
+		"main/swe/1GiB": {
+			"eager": metrics("eager", 50, 2, 4, 20), "static-3": metrics("static-3", 61, 4, 4, 1),
+			"agent-reservation": metrics("agent-reservation", 100, 4, 4, 0), "agentcgroup": metrics("agentcgroup", 70, 4, 4, 3),
+			"gate": metrics("gate", 45, 4, 4, 1), "admission": metrics("admission", 48, 4, 4, 1), "tenon": metrics("tenon", 30, 4, 4, 0),
+		},
+	}
+	var seen []string
+	res := Run(context.Background(), cs, Config{Run: table.run, FallbackStatic: "static-4", Now: stepClock(),
+		Progress: func(i, n int, c Case) { seen = append(seen, c.Name) }})
+	if res.BestStatic != "static-3" {
+		t.Fatalf("best static %q (%s), want static-3", res.BestStatic, res.BestStaticWhy)
+	}
+	if len(res.Outcomes) != len(cs) || res.Partial() || len(seen) != len(cs) {
+		t.Fatalf("%d outcomes, %d progress calls for %d cases, partial %v", len(res.Outcomes), len(seen), len(cs), res.Partial())
+	}
+	var failed []string
+	for _, o := range res.Outcomes {
+		if o.Err != nil {
+			failed = append(failed, o.Case.Name)
+		}
+		if o.Wall != time.Second {
+			t.Errorf("%s: wall %s, want 1s from the injected clock", o.Case.Name, o.Wall)
+		}
+		if slices.Contains(o.Case.Policies, BestStatic) {
+			t.Errorf("%s: %s not resolved: %v", o.Case.Name, BestStatic, o.Case.Policies)
+		}
+	}
+	// The N=6 static case and the load case (not in the table) fail.
+	if !slices.Equal(failed, []string{"static/swe/1GiB/N=6", "load/swe/1GiB/n=2"}) {
+		t.Errorf("failed cases %v", failed)
+	}
+	if h := res.Headline(); h == nil || !slices.Contains(h.Case.Policies, "static-3") {
+		t.Errorf("headline %+v does not run static-3", h)
+	}
+}
+
+func TestSelectBestStatic(t *testing.T) {
+	out := func(group string, ms ...report.Metrics) Outcome {
+		return Outcome{Case: Case{Group: group}, Comparison: &report.Comparison{Results: ms}}
+	}
+	tests := []struct {
+		name         string
+		outs         []Outcome
+		want         string
+		wantComplete bool
+	}{
+		{"fastest complete", []Outcome{out(GroupStatic, metrics("static-2", 80, 5, 5, 0)), out(GroupStatic, metrics("static-4", 50, 5, 5, 3)), out(GroupStatic, metrics("static-6", 30, 4, 5, 9))}, "static-4", true},
+		{"none complete: most completed, then fastest", []Outcome{out(GroupStatic, metrics("static-6", 30, 3, 5, 9)), out(GroupStatic, metrics("static-2", 60, 4, 5, 2)), out(GroupStatic, metrics("static-3", 50, 4, 5, 5))}, "static-3", false},
+		{"main group ignored", []Outcome{out(GroupMain, metrics("static-2", 10, 5, 5, 0)), out(GroupStatic, metrics("static-3", 50, 5, 5, 0))}, "static-3", true},
+		{"no sweep", nil, "", false},
+		{"failed case without comparison", []Outcome{{Case: Case{Group: GroupStatic}, Err: errFake}}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, complete, why := SelectBestStatic(tt.outs)
+			if got != tt.want || complete != tt.wantComplete {
+				t.Errorf("best %q complete %v (%s), want %q %v", got, complete, why, tt.want, tt.wantComplete)
+			}
+		})
+	}
+}
+
+func TestRunFallbackStatic(t *testing.T) {
+	m := sweepMatrix()
+	m.Only = []string{GroupLoad}
+	cs := mustCases(t, m)
+	var got []string
+	Run(context.Background(), cs, Config{Run: func(_ context.Context, c Case) (*report.Comparison, error) {
+		got = c.Policies
+		return &report.Comparison{}, nil
+	}, FallbackStatic: "static-4"})
+	if !slices.Equal(got, []string{"eager", "static-4", "tenon"}) {
+		t.Errorf("policies %v, want the fallback static", got)
+	}
+}
+
+func TestRunStopsOnCancel(t *testing.T) {
+	cs := mustCases(t, sweepMatrix())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	res := Run(ctx, cs, Config{Run: func(ctx context.Context, c Case) (*report.Comparison, error) {
+		calls++
+		if calls == 2 {
+			cancel() // interrupted in the middle of the second case, which returns no error
+			return &report.Comparison{Results: []report.Metrics{metrics(c.Policies[0], 5, 1, 4, 0)}}, nil
+		}
+		return &report.Comparison{Results: []report.Metrics{metrics(c.Policies[0], 5, 4, 4, 0)}}, nil
+	}})
+	if calls != 2 || len(res.Outcomes) != 2 || !res.Interrupted || !res.Partial() {
+		t.Fatalf("calls %d, outcomes %d, interrupted %v", calls, len(res.Outcomes), res.Interrupted)
+	}
+	if !errors.Is(res.Outcomes[1].Err, context.Canceled) || res.Outcomes[1].Comparison == nil {
+		t.Errorf("interrupted case kept err %v, comparison %v", res.Outcomes[1].Err, res.Outcomes[1].Comparison)
+	}
+}

@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/report"
+)
+
+func testMeta() Meta {
+	return Meta{Name: "bench-test", Command: "tenon bench --quick", Commit: "abc123", Dirty: true,
+		Machine: "2 cores", Backend: "fake", Started: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Wall: time.Minute}
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	tests := []struct {
+		name     string
+		res      *Results
+		contains []string
+		absent   []string
+	}{
+		{"complete", fakeResults(metrics("tenon", 14, 20, 20, 0)), []string{
+			"# tenon bench: bench-test", "tenon bench --quick", "`abc123` (working tree dirty)", "status: complete",
+			"| tenon OOM events | 0 | 0 | met |", "### main/swe/1GiB (headline)", "### static/swe/1GiB/N=2",
+			"| eager | 120.0 s | - | 8.57x |", "| tenon | 14.0 s | 1.40x | - |", "60% (12/20)", "![a.png](a.png)",
+		}, []string{"PARTIAL"}},
+		{"partial with a failed case", func() *Results {
+			r := fakeResults(metrics("tenon", 50, 19, 20, 3))
+			r.Cases, r.Interrupted = 9, true
+			r.Outcomes = append(r.Outcomes, Outcome{Case: Case{Name: "ablation/swe/1GiB"}, Err: errFake})
+			return r
+		}(), []string{"**PARTIAL**: 4 of 9 cases ran", "**error**: fake failure", "| tenon OOM events | 0 | 3 | not met |"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteMarkdown(&b, testMeta(), tt.res, []string{"a.png"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tt.contains {
+				if !strings.Contains(b.String(), s) {
+					t.Errorf("markdown lacks %q:\n%s", s, b.String())
+				}
+			}
+			for _, s := range tt.absent {
+				if strings.Contains(b.String(), s) {
+					t.Errorf("markdown has %q", s)
+				}
+			}
+		})
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	r := fakeResults(metrics("tenon", 14, 20, 20, 0))
+	r.Cases, r.Interrupted = 4, true
+	var b bytes.Buffer
+	if err := WriteJSON(&b, testMeta(), r); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Oversubscription float64 `json:"oversubscription"`
+		Results          []struct {
+			Policy    string  `json:"policy"`
+			MakespanS float64 `json:"makespan_s"`
+		} `json:"results"`
+		Partial bool `json:"partial"`
+		Goals   []Goal
+		Cases   []struct {
+			Name       string `json:"name"`
+			Group      string `json:"group"`
+			Headline   bool   `json:"headline"`
+			Comparison *struct {
+				Results []json.RawMessage `json:"results"`
+			} `json:"comparison"`
+		} `json:"cases"`
+		Meta Meta `json:"meta"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("decoding: %v\n%s", err, b.String())
+	}
+	if doc.Oversubscription != 9.2 || len(doc.Results) != 3 || doc.Results[2].Policy != "tenon" || doc.Results[2].MakespanS != 14 {
+		t.Errorf("top level is not the headline comparison: %+v", doc)
+	}
+	if !doc.Partial || len(doc.Goals) != 7 || len(doc.Cases) != 3 || doc.Meta.Commit != "abc123" {
+		t.Errorf("partial %v, %d goals, %d cases, meta %+v", doc.Partial, len(doc.Goals), len(doc.Cases), doc.Meta)
+	}
+	if !doc.Cases[2].Headline || doc.Cases[2].Comparison == nil || len(doc.Cases[2].Comparison.Results) != 3 {
+		t.Errorf("headline case %+v", doc.Cases[2])
+	}
+}
+
+func TestPlots(t *testing.T) {
+	m := DefaultMatrix()
+	m.Workloads, m.N, m.Budgets, m.LoadNs = []string{WorkloadSWE, WorkloadRL}, 4, m.Budgets[:2], []int{2, 3}
+	cs := mustCases(t, m)
+	table := fakeRun{}
+	for i, c := range cs {
+		ms := map[string]report.Metrics{}
+		for j, p := range c.Policies {
+			ms[p] = metrics(p, float64(10+i+j), 4, 4, j)
+		}
+		for _, p := range []string{"static-2", "static-3", "static-4", "static-6"} {
+			ms[p] = metrics(p, float64(30+i), 4, 4, 0)
+		}
+		table[c.Name] = ms
+	}
+	res := Run(t.Context(), cs, Config{Run: table.run, FallbackStatic: "static-4"})
+	for suffix, fn := range Plots {
+		t.Run(suffix, func(t *testing.T) {
+			var b bytes.Buffer
+			ok, err := fn(&b, res)
+			if err != nil || !ok {
+				t.Fatalf("ok %v err %v", ok, err)
+			}
+			if !bytes.HasPrefix(b.Bytes(), []byte("\x89PNG")) {
+				t.Errorf("not a PNG (%d bytes)", b.Len())
+			}
+			if ok, err := fn(&bytes.Buffer{}, &Results{}); ok || err != nil {
+				t.Errorf("empty results: ok %v err %v, want nothing drawn", ok, err)
+			}
+		})
+	}
+}
