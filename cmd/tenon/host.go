@@ -11,6 +11,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/replay"
+	"github.com/tenon-dev/tenon/internal/residency/managed"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/docker"
 	"github.com/tenon-dev/tenon/internal/sandbox/fake"
@@ -64,7 +65,12 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget int6
 		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log})
 	case "docker":
 		self, _ := os.Executable()
-		be, err = docker.New(ctx, docker.Config{Domain: dom.Group().Path(), Layout: layout, TenonBinary: self, Log: log})
+		var d *docker.Backend
+		if d, err = docker.New(ctx, docker.Config{Domain: dom.Group().Path(), Layout: layout, TenonBinary: self, Log: log}); err == nil {
+			// The wrapper lets the tenon policy's residency manager tear
+			// docker sandboxes down and rematerialize them.
+			be = managed.WrapDocker(d)
+		}
 	}
 	if err != nil {
 		closeDomain()

@@ -19,8 +19,12 @@ func runImageBuild(ctx context.Context, env *cliEnv, args []string) error {
 		"Build the base image of the docker backend offline, from the host's installed packages.",
 		`The root filesystem is assembled from the host's installed Debian packages
 (no network, no registry) and imported into dockerd under --name, replacing
-an image of that name. dockerd must be running (DOCKER_HOST selects it).`)
+an image of that name (removed unless a container still uses it). A build is
+skipped when the image was built from the same packages and files (label
+`+image.LabelFingerprint+`); --force imports anyway. dockerd must be
+running (DOCKER_HOST selects it).`)
 	name := fs.String("name", image.DefaultName, "image name")
+	force := fs.Bool("force", false, "import even when the image is up to date")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
@@ -37,15 +41,20 @@ an image of that name. dockerd must be running (DOCKER_HOST selects it).`)
 		return err
 	}
 	start := time.Now()
-	if err := image.Build(ctx, cli, *name, env.log); err != nil {
+	res, err := image.BuildWith(ctx, cli, *name, image.Config{Force: *force}, env.log)
+	if err != nil {
 		return err
 	}
 	elapsed := time.Since(start).Round(time.Millisecond)
+	what := fmt.Sprintf("built in %v", elapsed)
+	if res.UpToDate {
+		what = fmt.Sprintf("up to date (checked in %v; --force rebuilds)", elapsed)
+	}
 	in, err := cli.ImageInspect(ctx, *name)
 	if err != nil {
 		return fmt.Errorf("inspecting built image %s: %w", *name, err)
 	}
-	fmt.Fprintf(env.stdout, "%s\t%s\t%s\tbuilt in %v\n", *name, shortID(in.ID), units.FormatSize(in.Size), elapsed)
+	fmt.Fprintf(env.stdout, "%s\t%s\t%s\t%s\n", *name, shortID(in.ID), units.FormatSize(in.Size), what)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/docker/docker/api/types/image"
@@ -20,6 +21,7 @@ import (
 type Client interface {
 	ImageImport(ctx context.Context, source image.ImportSource, ref string, options image.ImportOptions) (io.ReadCloser, error)
 	ImageInspect(ctx context.Context, imageID string, opts ...client.ImageInspectOption) (image.InspectResponse, error)
+	ImageRemove(ctx context.Context, imageID string, options image.RemoveOptions) ([]image.DeleteResponse, error)
 }
 
 // changes are the Dockerfile instructions applied at import.
@@ -30,22 +32,47 @@ var changes = []string{
 	"LABEL tenon.image=1",
 }
 
+// Result says what a build did.
+type Result struct {
+	ID          string // the image id name refers to
+	Fingerprint string // the plan's fingerprint (label LabelFingerprint)
+	UpToDate    bool   // the existing image had the same fingerprint: nothing was imported
+	Removed     string // the id of the image name referred to before, removed; "" if none
+}
+
 // Build assembles the base image from the host's packages (DefaultPackages)
-// and imports it into the engine as name. An existing image of that name is
-// replaced (its tag moves to the new image).
-func Build(ctx context.Context, cli Client, name string, log *slog.Logger) error {
+// and imports it into the engine as name, unless an image of that name was
+// built from the same plan (see Plan.Fingerprint). An existing image of that
+// name is replaced (its tag moves to the new image) and removed unless a
+// container still uses it.
+func Build(ctx context.Context, cli Client, name string, log *slog.Logger) (Result, error) {
 	return BuildWith(ctx, cli, name, Config{}, log)
 }
 
 // BuildWith is Build with an explicit Config.
-func BuildWith(ctx context.Context, cli Client, name string, cfg Config, log *slog.Logger) error {
+func BuildWith(ctx context.Context, cli Client, name string, cfg Config, log *slog.Logger) (Result, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	start := time.Now()
 	plan, err := MakePlan(cfg)
 	if err != nil {
-		return fmt.Errorf("building image %s: %w", name, err)
+		return Result{}, fmt.Errorf("building image %s: %w", name, err)
+	}
+	fp, err := plan.Fingerprint()
+	if err != nil {
+		return Result{}, fmt.Errorf("building image %s: %w", name, err)
+	}
+	res := Result{Fingerprint: fp}
+	old, err := cli.ImageInspect(ctx, name)
+	switch {
+	case client.IsErrNotFound(err):
+	case err != nil:
+		return Result{}, fmt.Errorf("inspecting image %s: %w", name, err)
+	case !cfg.Force && old.Config != nil && old.Config.Labels[LabelFingerprint] == fp:
+		log.Info("image up to date", "image", name, "id", old.ID)
+		res.ID, res.UpToDate = old.ID, true
+		return res, nil
 	}
 	log.Info("assembling image rootfs", "image", name, "packages", len(plan.Packages), "paths", plan.Len())
 	pr, pw := io.Pipe()
@@ -55,22 +82,32 @@ func BuildWith(ctx context.Context, cli Client, name string, cfg Config, log *sl
 		pw.CloseWithError(err)
 		written <- n
 	}()
-	rc, err := cli.ImageImport(ctx, image.ImportSource{Source: pr, SourceName: "-"}, name, image.ImportOptions{Changes: changes})
+	opts := image.ImportOptions{Changes: append(slices.Clone(changes), "LABEL "+LabelFingerprint+"="+fp)}
+	rc, err := cli.ImageImport(ctx, image.ImportSource{Source: pr, SourceName: "-"}, name, opts)
 	if err != nil {
 		pr.CloseWithError(err)
 		<-written
-		return fmt.Errorf("importing image %s: %w", name, err)
+		return Result{}, fmt.Errorf("importing image %s: %w", name, err)
 	}
 	defer rc.Close()
 	id, err := readImportResult(rc)
 	pr.Close() // unblocks the writer if the engine stopped reading
 	n := <-written
 	if err != nil {
-		return fmt.Errorf("importing image %s: %w", name, err)
+		return Result{}, fmt.Errorf("importing image %s: %w", name, err)
 	}
+	res.ID = id
 	log.Info("image built", "image", name, "id", id, "content", units.FormatSize(n),
 		"duration", time.Since(start).Round(time.Millisecond))
-	return nil
+	if old.ID != "" && old.ID != id {
+		// The old image lost its tag; remove it unless a container uses it.
+		if _, err := cli.ImageRemove(ctx, old.ID, image.RemoveOptions{PruneChildren: true}); err != nil {
+			log.Info("previous image kept", "id", old.ID, "err", err)
+		} else {
+			res.Removed = old.ID
+		}
+	}
+	return res, nil
 }
 
 // readImportResult reads the engine's JSON message stream of an import and

@@ -15,6 +15,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
+	dockerspec "github.com/moby/docker-image-spec/specs-go/v1"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 func TestReadImportResult(t *testing.T) {
@@ -43,14 +45,28 @@ func TestReadImportResult(t *testing.T) {
 	}
 }
 
-// fakeClient answers ImageInspect from a set of names.
+// fakeClient answers ImageInspect from a set of names (labelled with
+// labels[name]) and records imports and removals.
 type fakeClient struct {
-	images map[string]bool
-	err    error
+	images  map[string]bool
+	labels  map[string]string // name → fingerprint label
+	err     error
+	imports int
+	removed []string
 }
 
-func (f *fakeClient) ImageImport(context.Context, image.ImportSource, string, image.ImportOptions) (io.ReadCloser, error) {
-	return nil, errors.New("not implemented")
+func (f *fakeClient) ImageImport(_ context.Context, src image.ImportSource, ref string, opts image.ImportOptions) (io.ReadCloser, error) {
+	if _, err := io.Copy(io.Discard, src.Source); err != nil {
+		return nil, err
+	}
+	f.imports++
+	for _, c := range opts.Changes {
+		if v, ok := strings.CutPrefix(c, "LABEL "+LabelFingerprint+"="); ok {
+			f.labels[ref] = v
+		}
+	}
+	f.images[ref] = true
+	return io.NopCloser(strings.NewReader(fmt.Sprintf(`{"status":"sha256:new%d"}`, f.imports))), nil
 }
 
 func (f *fakeClient) ImageInspect(_ context.Context, name string, _ ...client.ImageInspectOption) (image.InspectResponse, error) {
@@ -60,7 +76,57 @@ func (f *fakeClient) ImageInspect(_ context.Context, name string, _ ...client.Im
 	if !f.images[name] {
 		return image.InspectResponse{}, fmt.Errorf("no such image: %s: %w", name, cerrdefs.ErrNotFound)
 	}
-	return image.InspectResponse{ID: "sha256:x"}, nil
+	return image.InspectResponse{ID: fmt.Sprintf("sha256:old%d", f.imports), Config: &dockerspec.DockerOCIImageConfig{
+		ImageConfig: ocispec.ImageConfig{Labels: map[string]string{LabelFingerprint: f.labels[name]}},
+	}}, nil
+}
+
+func (f *fakeClient) ImageRemove(_ context.Context, id string, _ image.RemoveOptions) ([]image.DeleteResponse, error) {
+	f.removed = append(f.removed, id)
+	return nil, nil
+}
+
+// TestBuildIdempotent: a second build of an unchanged plan imports
+// nothing; a changed host package or Force imports again and removes the
+// image the name referred to.
+func TestBuildIdempotent(t *testing.T) {
+	root := fakeHost(t)
+	cfg := Config{HostRoot: root, Packages: []string{"dash", "mawk"}}
+	cli := &fakeClient{images: map[string]bool{}, labels: map[string]string{}}
+	ctx := context.Background()
+	steps := []struct {
+		name        string
+		change      func()
+		force       bool
+		wantImports int
+		upToDate    bool
+		removed     int
+	}{
+		{"first build imports", nil, false, 1, false, 0},
+		{"same plan is up to date", nil, false, 1, true, 0},
+		{"changed package file rebuilds", func() {
+			if err := os.WriteFile(filepath.Join(root, "usr/bin/mawk"), []byte("mawk 2, longer"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, false, 2, false, 1},
+		{"unchanged again", nil, false, 2, true, 1},
+		{"force rebuilds", nil, true, 3, false, 2},
+	}
+	for _, st := range steps {
+		if st.change != nil {
+			st.change()
+		}
+		c := cfg
+		c.Force = st.force
+		res, err := BuildWith(ctx, cli, "tenon-test-image:latest", c, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if cli.imports != st.wantImports || res.UpToDate != st.upToDate || len(cli.removed) != st.removed || res.Fingerprint == "" {
+			t.Fatalf("%s: imports %d, result %+v, removed %v; want %d imports, up to date %v, %d removed",
+				st.name, cli.imports, res, cli.removed, st.wantImports, st.upToDate, st.removed)
+		}
+	}
 }
 
 func TestRequire(t *testing.T) {
@@ -70,7 +136,7 @@ func TestRequire(t *testing.T) {
 		wantErr error
 		text    string
 	}{
-		{"present", &fakeClient{images: map[string]bool{DefaultName: true}}, nil, ""},
+		{"present", &fakeClient{images: map[string]bool{DefaultName: true}, labels: map[string]string{}}, nil, ""},
 		{"missing", &fakeClient{}, ErrNotFound, "image tenon-base:latest not found: run 'tenon image build'"},
 		{"engine error", &fakeClient{err: errors.New("boom")}, nil, "inspecting image tenon-base:latest: boom"},
 	}
@@ -118,8 +184,14 @@ func TestBuildLive(t *testing.T) {
 		t.Fatalf("Exists before Build = %v, %v", ok, err)
 	}
 	start := time.Now()
-	if err := Build(ctx, cli, name, nil); err != nil {
-		t.Fatalf("Build: %v", err)
+	first, err := Build(ctx, cli, name, nil)
+	if err != nil || first.UpToDate {
+		t.Fatalf("Build: %+v %v, want a new image", first, err)
+	}
+	// Idempotent: a second build of the same host imports nothing.
+	again, err := Build(ctx, cli, name, nil)
+	if err != nil || !again.UpToDate || again.ID != first.ID {
+		t.Fatalf("second Build: %+v %v, want up to date with id %s", again, err, first.ID)
 	}
 	in, err := cli.ImageInspect(ctx, name)
 	if err != nil {

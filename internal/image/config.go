@@ -31,6 +31,7 @@ type Config struct {
 	Exclude  []string // path prefixes left out; DefaultExclude when nil
 	HostRoot string   // host root file system; "/" when ""
 	DpkgDir  string   // dpkg database; <HostRoot>/var/lib/dpkg when ""
+	Force    bool     // import even when the existing image has the plan's fingerprint
 }
 
 func (c Config) withDefaults() Config {

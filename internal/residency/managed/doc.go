@@ -14,9 +14,8 @@
 // Each live sandbox's spec is written to <Dir>/meta/<id>.json so that, after
 // a crash, Revive can rebuild it under the same id from the layer the new
 // process backend salvaged (process.Config.SalvageDir = SalvageDir(stateDir)).
-// The docker backend can be wired the same way with a small wrapper type
-// that turns its WritableLayer(ctx, id) into WritableLayer(id) and restores
-// a layer with RestoreLayer when Spec.RootfsFrom is set.
+// The docker backend exposes WritableLayer(id) and honours Spec.RootfsFrom
+// itself; wrap it with WrapDocker, which adds the ProcLister.
 //
 // Manager is a controller.Sandboxes over a residency.Manager, for the
 // tenon policy's SandboxManager(h) method:

@@ -31,6 +31,8 @@ type Backend struct {
 	baseImage string
 	// initBinary is the host init mounted at InitPath; "" uses the engine's --init.
 	initBinary string
+	// driver is the engine's storage driver (overlay2 exposes layers as directories).
+	driver string
 
 	mu     sync.Mutex
 	boxes  map[string]*box // live sandboxes by id; nil value while being created
@@ -47,6 +49,7 @@ type box struct {
 	keep       map[int]bool // init tasks a timeout kill spares
 	cgroupPath string
 	cg         cgroup.Group
+	upper      string // the writable layer's host directory; "" unless overlay2
 }
 
 // NewClient returns a client for the daemon named by the environment
@@ -93,12 +96,12 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 			return nil, fmt.Errorf("detecting cgroups: %w", err)
 		}
 	}
-	b := &Backend{cfg: cfg, cli: cli, layout: layout, boxes: map[string]*box{}, baseImage: inspect.ID}
+	b := &Backend{cfg: cfg, cli: cli, layout: layout, boxes: map[string]*box{}, baseImage: inspect.ID, driver: inspect.GraphDriver.Name}
 	b.initBinary = findInit(cfg.InitBinary)
 	switch {
 	case b.initBinary == "":
 		cfg.Log.Warn("no docker-init or tini on PATH: using the engine's --init; /usr and /etc stay writable in sandboxes")
-	case inspect.GraphDriver.Name == "overlay2" && inspect.GraphDriver.Data["UpperDir"] != "" && len(inspect.RootFS.Layers) == 1:
+	case inspect.GraphDriver.Name == overlay2 && inspect.GraphDriver.Data["UpperDir"] != "" && len(inspect.RootFS.Layers) == 1:
 		b.baseDir = inspect.GraphDriver.Data["UpperDir"]
 	default:
 		cfg.Log.Warn("base image layer not reachable: /usr and /etc stay writable in sandboxes",
@@ -165,7 +168,10 @@ func (b *Backend) lookup(id string) (*box, error) {
 	return bx, nil
 }
 
-// Close destroys every sandbox the backend created. It does not close the client.
+// Close destroys every sandbox the backend created and removes the
+// domain's directories runc created in the cgroup hierarchies tenon does
+// not manage (the domain's owner removes the others). It does not close the
+// client.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -188,6 +194,9 @@ func (b *Backend) Close() error {
 		if err := b.remove(ctx, bx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := b.removeForeignDirs(b.cfg.CgroupRoot); err != nil {
+		errs = append(errs, fmt.Errorf("removing the domain's cgroups in hierarchies tenon does not manage: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/api/types/container"
+	dimage "github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
 
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
@@ -52,9 +57,11 @@ func BenchmarkExec(b *testing.B) {
 	}
 }
 
-// TestMeasureCapture compares the two ways to capture a sandbox's writable
-// state (whole-filesystem export vs the overlay upper directory) on a
-// 200 MB writable layer, and a restore into a fresh sandbox. It only runs
+// TestMeasureCapture compares the ways to capture a sandbox's writable
+// state (whole-filesystem export, a tar of the overlay upper directory,
+// docker commit) on a 200 MB writable layer, and the ways to restore it
+// into a fresh sandbox (CopyToContainer of the tar, or Spec.RootfsFrom: the
+// staged layer renamed into the new container's UpperDir). It only runs
 // with TENON_DOCKER_MEASURE=1 (it writes 200 MB several times).
 func TestMeasureCapture(t *testing.T) {
 	if os.Getenv("TENON_DOCKER_MEASURE") != "1" {
@@ -98,7 +105,7 @@ func TestMeasureCapture(t *testing.T) {
 		return toFile("export.tar", rc)
 	})
 	timed("(b) UpperDir tar to file", func() (int64, error) {
-		layer, err := b.WritableLayer(ctx, "cap")
+		layer, err := b.WritableLayer("cap")
 		if err != nil {
 			return 0, err
 		}
@@ -106,8 +113,35 @@ func TestMeasureCapture(t *testing.T) {
 		go func() { _, err := ArchiveLayer(layer, pw); pw.CloseWithError(err) }()
 		return toFile("layer.tar", pr)
 	})
+	cli := b.cli.(*client.Client)
+	var committed string
+	timed("(c) ContainerCommit (image per capture)", func() (int64, error) {
+		r, err := cli.ContainerCommit(ctx, b.boxes["cap"].cid, container.CommitOptions{Pause: false})
+		committed = r.ID
+		return 200000000, err
+	})
+	t.Cleanup(func() {
+		if _, err := cli.ImageRemove(context.Background(), committed, dimage.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
+			t.Errorf("removing committed image: %v", err)
+		}
+	})
+	layer, err := b.WritableLayer("cap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := filepath.Join(dir, "staged")
+	if out, err := exec.Command("cp", "-a", layer, staged).CombinedOutput(); err != nil {
+		t.Fatalf("staging the layer: %v: %s", err, out)
+	}
 	if err := b.Resume(ctx, "cap"); err != nil {
 		t.Fatal(err)
+	}
+	timed("restore: Create with RootfsFrom (rename)", func() (int64, error) {
+		_, err := b.Create(ctx, sandbox.Spec{ID: "renamed", Workspace: filepath.Join(t.TempDir(), "ws"), RootfsFrom: staged})
+		return 200000000, err
+	})
+	if got := mustSh(t, b, "renamed", "stat -c %s /opt/data/big; cat /root/note"); strings.Fields(got)[0] != "200000000" {
+		t.Fatalf("renamed sandbox reads %q", got)
 	}
 	timed("restore: Create fresh sandbox", func() (int64, error) {
 		_, err := b.Create(ctx, sandbox.Spec{ID: "restored", Workspace: filepath.Join(t.TempDir(), "ws")})

@@ -58,8 +58,12 @@ type Config struct {
 	Domain string
 	// Layout locates the cgroup hierarchies; nil means cgroup.Detect(ProcRoot).
 	Layout *cgroup.Layout
-	// ProcRoot is /proc, for Detect; "/proc" when "".
+	// ProcRoot is /proc, for Detect and process names; "/proc" when "".
 	ProcRoot string
+	// CgroupRoot holds the cgroup v1 hierarchies (runc creates the domain
+	// in each; Close removes it from those Layout does not manage);
+	// "/sys/fs/cgroup" when "".
+	CgroupRoot string
 	// TenonBinary is bind-mounted read-only at image.TenonPath; "" mounts nothing.
 	TenonBinary string
 	// InitBinary is a tini-compatible init on the host (docker-init), bind-mounted
@@ -69,6 +73,9 @@ type Config struct {
 	InitBinary string
 	// NamePrefix prefixes container names (prefix + sandbox id); "tenon-" when "".
 	NamePrefix string
+	// FreezeTimeout bounds how long Pause and Resume wait for the cgroup
+	// freezer to settle (a failed Pause thaws back); 5 s when 0.
+	FreezeTimeout time.Duration
 	// SampleInterval is how often memory is read during an action; 20 ms when 0.
 	SampleInterval time.Duration
 	Log            *slog.Logger
@@ -86,8 +93,14 @@ func (c Config) withDefaults() Config {
 	if c.ProcRoot == "" {
 		c.ProcRoot = "/proc"
 	}
+	if c.CgroupRoot == "" {
+		c.CgroupRoot = "/sys/fs/cgroup"
+	}
 	if c.NamePrefix == "" {
 		c.NamePrefix = "tenon-"
+	}
+	if c.FreezeTimeout <= 0 {
+		c.FreezeTimeout = 5 * time.Second
 	}
 	if c.SampleInterval <= 0 {
 		c.SampleInterval = 20 * time.Millisecond

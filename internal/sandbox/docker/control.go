@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
@@ -11,12 +10,16 @@ import (
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
-// freezeWait bounds how long Pause and Resume wait for the cgroup freezer
-// to report the new state.
-const freezeWait = 5 * time.Second
-
-// Pause freezes the container (the engine's pause, the cgroup freezer) and
-// returns once its cgroup reports frozen.
+// Pause freezes the container's cgroup and returns once it reports frozen.
+//
+// It writes the freezer itself rather than asking the engine (docker
+// pause): an exec being started when the engine pauses the container
+// leaves its runc process frozen inside the container while the shim holds
+// the container's lock, and the engine's unpause then waits for that lock
+// forever, hanging dockerd. Through the freezer, Resume never needs the
+// engine, and an exec started meanwhile simply waits for the thaw, as in a
+// frozen process-backend sandbox. The engine therefore does not report the
+// container as paused; Info reads the freezer.
 func (b *Backend) Pause(ctx context.Context, id string) error {
 	return b.setPaused(ctx, id, true)
 }
@@ -34,27 +37,16 @@ func (b *Backend) setPaused(ctx context.Context, id string, pause bool) error {
 	if frozen, err := bx.cg.Frozen(); err == nil && frozen == pause {
 		return nil
 	}
-	op, call := "unpausing", b.cli.ContainerUnpause
+	op, call := "resuming", bx.cg.Thaw
 	if pause {
-		op, call = "pausing", b.cli.ContainerPause
+		op, call = "pausing", bx.cg.Freeze
 	}
-	if err := call(ctx, bx.cid); err != nil {
+	fctx, cancel := context.WithTimeout(ctx, b.cfg.FreezeTimeout)
+	defer cancel()
+	if err := call(fctx); err != nil {
 		return b.failed(ctx, bx, op, err)
 	}
-	deadline := time.Now().Add(freezeWait)
-	for {
-		frozen, err := bx.cg.Frozen()
-		if err != nil {
-			return b.failed(ctx, bx, "reading the freezer", err)
-		}
-		if frozen == pause {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("sandbox %s: %s: the cgroup freezer did not reach frozen=%v in %v", id, op, pause, freezeWait)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	return nil
 }
 
 // Stats reads the container's cgroup.
@@ -118,8 +110,17 @@ func (b *Backend) Destroy(ctx context.Context, id string) error {
 	return b.remove(ctx, bx)
 }
 
-// remove force-removes a container; one that is already gone is fine.
+// remove force-removes a container; one that is already gone is fine. A
+// frozen container is thawed first: the engine does not know it is paused,
+// and its tasks could not die of the kill while frozen.
 func (b *Backend) remove(ctx context.Context, bx *box) error {
+	if bx.cg != nil {
+		if frozen, err := bx.cg.Frozen(); err == nil && frozen {
+			tctx, cancel := context.WithTimeout(ctx, b.cfg.FreezeTimeout)
+			_ = bx.cg.Thaw(tctx)
+			cancel()
+		}
+	}
 	err := b.cli.ContainerRemove(ctx, bx.cid, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !client.IsErrNotFound(err) {
 		return daemonErr(b.cli, fmt.Errorf("removing sandbox %s (container %s): %w", bx.id, bx.cid[:12], err))

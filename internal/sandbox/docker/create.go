@@ -56,6 +56,9 @@ func validateSpec(spec sandbox.Spec) error {
 	if spec.Workspace != "" && !filepath.IsAbs(spec.Workspace) {
 		return fmt.Errorf("workspace %q must be an absolute path: %w", spec.Workspace, sandbox.ErrInvalidSpec)
 	}
+	if spec.RootfsFrom != "" && !filepath.IsAbs(spec.RootfsFrom) {
+		return fmt.Errorf("rootfs-from %q must be an absolute path: %w", spec.RootfsFrom, sandbox.ErrInvalidSpec)
+	}
 	for _, e := range spec.Env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
 			return fmt.Errorf("environment entry %q must be KEY=VALUE: %w", e, sandbox.ErrInvalidSpec)
@@ -150,6 +153,12 @@ func (b *Backend) create(ctx context.Context, spec sandbox.Spec) (*box, error) {
 		return nil, daemonErr(b.cli, fmt.Errorf("creating container: %w", err))
 	}
 	bx := &box{id: spec.ID, cid: resp.ID, spec: spec}
+	if spec.RootfsFrom != "" {
+		if err := b.adoptLayer(ctx, resp.ID, spec.RootfsFrom); err != nil {
+			_ = b.remove(context.WithoutCancel(ctx), bx)
+			return nil, err
+		}
+	}
 	if err := b.start(ctx, bx); err != nil {
 		_ = b.remove(context.WithoutCancel(ctx), bx)
 		return nil, err
@@ -171,6 +180,9 @@ func (b *Backend) start(ctx context.Context, bx *box) error {
 		return fmt.Errorf("container %s is not running after start: %w", bx.cid[:12], sandbox.ErrSandboxDead)
 	}
 	bx.initPid = in.State.Pid
+	if in.GraphDriver.Name == overlay2 {
+		bx.upper = in.GraphDriver.Data["UpperDir"]
+	}
 	bx.cgroupPath = path.Join(strings.Trim(b.cfg.Domain, "/"), bx.cid)
 	if bx.cg, err = cgroup.Open(b.layout, bx.cgroupPath); err != nil {
 		return fmt.Errorf("opening the container's cgroup (is dockerd using the cgroupfs driver?): %w", err)

@@ -16,8 +16,18 @@
 // action is ended by killing every task of the container's cgroup except the
 // init tasks, which reaches processes that left the action's session too.
 //
+// Residency: WritableLayer(id) is the container's overlay2 UpperDir, which
+// residency captures on the host while the sandbox is idle, and
+// Spec.RootfsFrom (SupportsRootfsFrom) renames a captured layer into a
+// fresh container's UpperDir before it starts, so a restore costs a rename
+// rather than a copy through the engine (docker commit and
+// export/CopyToContainer were measured slower: bench/results/docker.md).
+// Procs names the tasks an action left running, for the restart-safe check.
+// residency/managed.WrapDocker adapts the backend to managed.Host.
+//
 // Containers carry the labels tenon.sandbox=1 and tenon.domain=<parent> so
 // RemoveStale finds what a crashed run left behind. The package owns the
 // containers it creates and nothing else: it never touches the domain group
-// itself.
+// in the hierarchies tenon manages; Close removes the copies runc made of it
+// in the others (blkio, cpuset, devices, ...), under Config.CgroupRoot.
 package docker

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
@@ -10,10 +11,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -25,8 +28,36 @@ const (
 	holdGrace = 200 * time.Millisecond
 )
 
-// Exec runs req as a fresh exec in the sandbox's container.
+// Exec runs req as a fresh exec in the sandbox's container. An action
+// started while the sandbox is paused waits for Resume.
 func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	for {
+		r, err := b.exec(ctx, id, req)
+		if err != nil || !refusedPaused(r) {
+			return r, err
+		}
+		// The sandbox was frozen as runc started the exec, so the action
+		// never ran: run it again once the sandbox is thawed.
+		select {
+		case <-ctx.Done():
+			return sandbox.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", id, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// runcPaused is how the engine reports an exec that runc refused to start
+// in a frozen container (exit 126, the message as the exec's output).
+const runcPaused = "cannot exec in a paused container"
+
+// refusedPaused reports whether r is runc's refusal to exec in a frozen
+// container rather than the action's own result.
+func refusedPaused(r sandbox.ExecResult) bool {
+	return r.ExitCode == 126 && (bytes.Contains(r.Stdout, []byte(runcPaused)) || bytes.Contains(r.Stderr, []byte(runcPaused))) &&
+		len(r.Stdout)+len(r.Stderr) < 1024
+}
+
+func (b *Backend) exec(ctx context.Context, id string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	bx, err := b.lookup(id)
 	if err != nil {
 		return sandbox.ExecResult{}, err
@@ -42,22 +73,39 @@ func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 	if !b.initAlive(bx) {
 		return sandbox.ExecResult{}, fmt.Errorf("sandbox %s: init (pid %d) has exited: %w", id, bx.initPid, sandbox.ErrSandboxDead)
 	}
-	before, err := bx.cg.Memory()
-	if err != nil {
-		return sandbox.ExecResult{}, b.failed(ctx, bx, "reading memory", err)
-	}
-	_ = bx.cg.ResetPeak()
-	cr, err := b.cli.ContainerExecCreate(ctx, bx.cid, container.ExecOptions{
-		AttachStdout: true, AttachStderr: true, Env: req.Env, WorkingDir: cwd, Cmd: cmd,
-	})
-	if err != nil {
-		return sandbox.ExecResult{}, b.failed(ctx, bx, "creating exec", err)
-	}
 	now := b.cfg.Now
-	start := now()
-	hj, err := b.cli.ContainerExecAttach(ctx, cr.ID, container.ExecAttachOptions{})
-	if err != nil {
-		return sandbox.ExecResult{}, b.failed(ctx, bx, "starting exec", err)
+	var (
+		cr     container.ExecCreateResponse
+		start  time.Time
+		hj     types.HijackedResponse
+		before cgroup.MemoryStats
+	)
+	for {
+		// A paused sandbox holds the action until it is resumed, as a
+		// frozen process-backend sandbox does; the engine refuses to exec
+		// in a paused container, so wait for the thaw (and again if the
+		// gate paused it between the check and the exec).
+		if err := b.waitThawed(ctx, bx); err != nil {
+			return sandbox.ExecResult{}, err
+		}
+		if before, err = bx.cg.Memory(); err != nil {
+			return sandbox.ExecResult{}, b.failed(ctx, bx, "reading memory", err)
+		}
+		_ = bx.cg.ResetPeak()
+		what := "creating exec"
+		cr, err = b.cli.ContainerExecCreate(ctx, bx.cid, container.ExecOptions{
+			AttachStdout: true, AttachStderr: true, Env: req.Env, WorkingDir: cwd, Cmd: cmd,
+		})
+		if err == nil {
+			start = now()
+			what = "starting exec"
+			if hj, err = b.cli.ContainerExecAttach(ctx, cr.ID, container.ExecAttachOptions{}); err == nil {
+				break
+			}
+		}
+		if !b.paused(ctx, bx) {
+			return sandbox.ExecResult{}, b.failed(ctx, bx, what, err)
+		}
 	}
 	defer hj.Close()
 	smp := memsample.Start(func() (int64, error) {
@@ -200,6 +248,33 @@ func (b *Backend) killActions(bx *box) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	b.cfg.Log.Warn("tasks survive SIGKILL after a timeout", "sandbox", bx.id)
+}
+
+// waitThawed returns once the sandbox's freezer is not frozen (or cannot be
+// read: the exec call then reports what is wrong), or when ctx ends.
+func (b *Backend) waitThawed(ctx context.Context, bx *box) error {
+	for delay := time.Millisecond; ; delay = min(2*delay, 20*time.Millisecond) {
+		if frozen, err := bx.cg.Frozen(); err != nil || !frozen {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("exec in sandbox %s: waiting for it to be resumed: %w", bx.id, ctx.Err())
+		case <-time.After(delay):
+		}
+	}
+}
+
+// paused reports whether the sandbox is paused or being paused: its
+// freezer says frozen, or the engine says paused.
+func (b *Backend) paused(ctx context.Context, bx *box) bool {
+	if frozen, err := bx.cg.Frozen(); err == nil && frozen {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	in, err := b.cli.ContainerInspect(ctx, bx.cid)
+	return err == nil && in.State != nil && in.State.Paused && in.State.Running
 }
 
 // initAlive reports whether the container's init is still a task of its

@@ -61,7 +61,7 @@ func live(t testing.TB) *client.Client {
 		liveCli = cli
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		buildErr = image.Build(ctx, cli, testImage, nil)
+		_, buildErr = image.Build(ctx, cli, testImage, nil)
 		builtImage = buildErr == nil
 	})
 	if errors.Is(buildErr, image.ErrNoPackage) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 
+	"github.com/tenon-dev/tenon/internal/fsutil"
 	"github.com/tenon-dev/tenon/internal/image"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
@@ -20,20 +21,51 @@ import (
 // layer (overlay2's UpperDir): every file the sandbox created or changed
 // outside its bind mounts. Deleted base files appear as overlay whiteouts
 // (0:0 character devices). Read it only while the sandbox is paused or idle.
-func (b *Backend) WritableLayer(ctx context.Context, id string) (string, error) {
+func (b *Backend) WritableLayer(id string) (string, error) {
 	bx, err := b.lookup(id)
 	if err != nil {
 		return "", err
 	}
-	in, err := b.cli.ContainerInspect(ctx, bx.cid)
+	if bx.upper == "" {
+		return "", fmt.Errorf("sandbox %s: storage driver %q: %w", id, b.driver, ErrNoLayerDir)
+	}
+	return bx.upper, nil
+}
+
+// SupportsRootfsFrom reports whether Create honours sandbox.Spec.RootfsFrom:
+// with the overlay2 storage driver, the captured layer becomes the new
+// container's UpperDir before it starts.
+func (b *Backend) SupportsRootfsFrom() bool { return b.driver == overlay2 }
+
+// overlay2 is the storage driver whose layers are host directories.
+const overlay2 = "overlay2"
+
+// adoptLayer makes the captured writable layer from the UpperDir of the
+// created, not yet started, container cid: a rename (a copy when from lies
+// on another file system than dockerd's data root), so from is consumed.
+func (b *Backend) adoptLayer(ctx context.Context, cid, from string) error {
+	in, err := b.cli.ContainerInspect(ctx, cid)
 	if err != nil {
-		return "", b.failed(ctx, bx, "inspecting container", err)
+		return daemonErr(b.cli, fmt.Errorf("inspecting container: %w", err))
 	}
-	dir := in.GraphDriver.Data["UpperDir"]
-	if in.GraphDriver.Name != "overlay2" || dir == "" {
-		return "", fmt.Errorf("sandbox %s: storage driver %q: %w", id, in.GraphDriver.Name, ErrNoLayerDir)
+	upper := in.GraphDriver.Data["UpperDir"]
+	if in.GraphDriver.Name != overlay2 || upper == "" {
+		return fmt.Errorf("rootfs-from: storage driver %q: %w", in.GraphDriver.Name, ErrNoLayerDir)
 	}
-	return dir, nil
+	fi, err := os.Lstat(from)
+	if err != nil {
+		return fmt.Errorf("rootfs-from: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("rootfs-from %s is not a directory: %w", from, sandbox.ErrInvalidSpec)
+	}
+	if err := fsutil.MoveDir(from, upper); err != nil {
+		return fmt.Errorf("moving rootfs-from %s into the container's layer: %w", from, err)
+	}
+	if err := os.Chmod(upper, 0o755); err != nil {
+		return fmt.Errorf("adopting rootfs-from: %w", err)
+	}
+	return nil
 }
 
 // RestoreLayer unpacks a tar stream (as ArchiveLayer writes it) at / of the

@@ -14,6 +14,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
+	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/image"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
@@ -105,12 +106,33 @@ func TestPauseFreezesCgroup(t *testing.T) {
 	if err := b.Pause(ctxT(t), "pause"); err != nil {
 		t.Fatalf("second Pause: %v", err)
 	}
-	// An action cannot start in a paused sandbox, and that is not a dead sandbox.
-	if _, err := b.Exec(ctxT(t), "pause", sandbox.ExecRequest{Shell: "true"}); err == nil || errors.Is(err, sandbox.ErrSandboxDead) {
-		t.Errorf("Exec while paused: %v, want an error other than ErrSandboxDead", err)
+	// An action started in a paused sandbox waits for the resume (the
+	// gate's denial), as in a frozen process-backend sandbox; the engine
+	// itself refuses to exec in a paused container.
+	short, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := b.Exec(short, "pause", sandbox.ExecRequest{Shell: "true"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Exec while paused until the context ends: %v, want the context's error", err)
+	}
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := b.Exec(ctxT(t), "pause", sandbox.ExecRequest{Shell: "echo ran"})
+		done <- result{string(r.Stdout), err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("Exec returned while paused: %+v", r)
+	case <-time.After(300 * time.Millisecond):
 	}
 	if err := b.Resume(ctxT(t), "pause"); err != nil {
 		t.Fatalf("Resume: %v", err)
+	}
+	if r := <-done; r.err != nil || r.out != "ran\n" {
+		t.Fatalf("Exec held by the pause: %+v, want it to run after Resume", r)
 	}
 	if got := state(); got != "THAWED" {
 		t.Fatalf("freezer.state after Resume = %s, want THAWED", got)
@@ -183,7 +205,7 @@ func TestRestoreLayer(t *testing.T) {
 	b := newBackend(t, 4<<30)
 	mustCreate(t, b, "src", nil)
 	mustSh(t, b, "src", "mkdir -p /opt/tool && echo v1 > /opt/tool/conf && echo r > /root/.hist && ln -s /opt/tool/conf /root/link")
-	dir, err := b.WritableLayer(ctxT(t), "src")
+	dir, err := b.WritableLayer("src")
 	if err != nil {
 		t.Fatalf("WritableLayer: %v", err)
 	}
@@ -240,5 +262,59 @@ func TestBackgroundHoldsOutput(t *testing.T) {
 	}
 	if el := time.Since(start); el > 5*time.Second {
 		t.Fatalf("an action whose background child holds stdout took %v, want its own run time plus %v", el, holdGrace)
+	}
+}
+
+// TestPauseRacingExec pauses and resumes a sandbox over and over while
+// actions start in it, as the gate does under pressure: every action
+// completes once the sandbox is resumed and dockerd keeps answering (an
+// engine pause racing an exec's start used to hang the daemon).
+func TestPauseRacingExec(t *testing.T) {
+	b := newBackend(t, 4<<30)
+	b.cfg.FreezeTimeout = 250 * time.Millisecond
+	mustCreate(t, b, "race", nil)
+	stop := make(chan struct{})
+	toggled := make(chan int)
+	go func() {
+		n := 0 // successful pauses
+		defer func() { toggled <- n }()
+		for {
+			select {
+			case <-stop:
+				if err := b.Resume(context.Background(), "race"); err != nil {
+					t.Errorf("final Resume: %v", err)
+				}
+				return
+			default:
+			}
+			// A task runc is moving into the container may keep the freezer
+			// from settling: Pause then times out and thaws back, which
+			// the gate tolerates (the sandbox just runs on).
+			err := b.Pause(context.Background(), "race")
+			if err != nil && !errors.Is(err, cgroup.ErrFreezeTimeout) {
+				t.Errorf("Pause: %v", err)
+			}
+			if err == nil {
+				n++
+			}
+			time.Sleep(time.Duration(n%7) * time.Millisecond)
+			if err := b.Resume(context.Background(), "race"); err != nil {
+				t.Errorf("Resume: %v", err)
+			}
+			time.Sleep(time.Duration(n%5) * time.Millisecond)
+		}
+	}()
+	for i := range 12 {
+		r, err := b.Exec(ctxT(t), "race", sandbox.ExecRequest{Shell: fmt.Sprintf("echo %d", i), Timeout: 30 * time.Second})
+		if err != nil || r.ExitCode != 0 || string(r.Stdout) != fmt.Sprintf("%d\n", i) {
+			t.Errorf("action %d: %+v %v", i, r, err)
+		}
+	}
+	close(stop)
+	if n := <-toggled; n == 0 {
+		t.Errorf("the sandbox was never paused during the actions")
+	}
+	if err := Ping(context.Background(), b.cli); err != nil {
+		t.Fatalf("dockerd after the race: %v", err)
 	}
 }

@@ -108,6 +108,8 @@ func TestValidateSpec(t *testing.T) {
 		{"bad id", sandbox.Spec{ID: "a/b"}, false},
 		{"relative workspace", sandbox.Spec{ID: "a", Workspace: "ws"}, false},
 		{"bad env", sandbox.Spec{ID: "a", Env: []string{"A"}}, false},
+		{"rootfs-from", sandbox.Spec{ID: "a", RootfsFrom: "/tmp/layer"}, true},
+		{"relative rootfs-from", sandbox.Spec{ID: "a", RootfsFrom: "layer"}, false},
 	}
 	for _, tt := range tests {
 		if err := validateSpec(tt.spec); (err == nil) != tt.ok || (err != nil && !errors.Is(err, sandbox.ErrInvalidSpec)) {
