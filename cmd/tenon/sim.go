@@ -65,6 +65,11 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	timeout := fs.Duration("action-timeout", 0, "fail an attempt whose action runs longer, frozen time included (0: none)")
 	period := fs.Duration("gate-period", 0, "gate sampling period (0: Table 5's 100ms; coarser is faster and less exact)")
 	horizon := fs.Duration("horizon", 0, "stop at this simulated time and count unfinished workflows as stalled (0: max(24h, 20x lower bound))")
+	train := fs.String("train", "auto", "predictor training: live (policy.TrainPredictor on every workflow, as tenon run/replay), sampled (at most 200 workflows per fold), auto (live up to 1000 workflows)")
+	memScale := fs.Float64("mem-scale", 0, "generated workload: multiply every peak and retained amount (0: 1)")
+	oversub := fs.Float64("oversub", 0, "generated workload: scale memory so the profiled peaks sum to this multiple of the budget (overrides --mem-scale)")
+	params := paramFlag{}
+	fs.Var(params, "param", "policy parameter key=value, repeatable, as tenon replay (yellow=, red=, window=, beta=, margin=)")
 	jsonOut := fs.Bool("json", false, "print JSON instead of a table")
 	plotOut := fs.String("plot", "", "write a PNG of memory and running actions over time")
 	if err := parseFlags(env, fs, args); err != nil {
@@ -94,7 +99,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	if *file != "" {
 		wfs, err = trajectory.LoadFile(*file)
 	} else {
-		wfs, err = workload.Generate(*kind, *n, *seed, workload.Options{})
+		wfs, err = generateSim(*kind, *n, *seed, *memScale, *oversub, int64(budget))
 	}
 	if err != nil {
 		return err
@@ -108,10 +113,18 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 			}
 		}
 		t0 := time.Now()
-		if preds, err = sim.NewPredictors(wfs, sim.PredictorOptions{Seed: uint64(*seed), Kinds: kinds}); err != nil {
+		switch mode := *train; {
+		case mode == "live" || mode == "auto" && len(wfs) <= 1000:
+			preds, err = sim.LivePredictors(wfs, int64(budget), kinds)
+		case mode == "sampled" || mode == "auto":
+			preds, err = sim.NewPredictors(wfs, sim.PredictorOptions{Seed: uint64(*seed), Kinds: kinds})
+		default:
+			return fmt.Errorf("--train %q: want live, sampled or auto", mode)
+		}
+		if err != nil {
 			return err
 		}
-		env.log.Info("trained predictors", "kinds", kinds, "wall", time.Since(t0))
+		env.log.Info("trained predictors", "kinds", kinds, "mode", *train, "wall", time.Since(t0))
 	}
 	var results []*replay.Result
 	for _, sp := range specs {
@@ -119,6 +132,9 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 			Create: *create, Teardown: *teardown, Rematerialize: *remat, SandboxBase: int64(base),
 			ActionTimeout: *timeout, Horizon: *horizon, Predictors: preds}
 		cfg.Gate.Period = *period
+		if err := cfg.ApplyParams(params); err != nil {
+			return err
+		}
 		r, err := sim.Run(ctx, cfg)
 		if err != nil {
 			return fmt.Errorf("simulating %s: %w", sp.Name, err)
@@ -128,7 +144,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 				sp.Name, r.Stalled, r.Horizon)
 		}
 		env.log.Info("simulated", "policy", sp.Name, "events", r.Events, "gate_steps", r.GateSteps,
-			"gate_step_wall", r.GateStepWall, "wall", r.Wall, "teardowns", r.Teardowns, "freezes", r.Freezes)
+			"gate_step_wall", r.GateStepWall, "wall", r.Wall, "teardowns", r.Teardowns, "remats", r.Rematerializations, "freezes", r.Freezes, "liveness_admits", r.LivenessAdmits)
 		results = append(results, r.Replay())
 	}
 	cmp := report.Compare(wfs, int64(budget), 1, results...)
@@ -141,6 +157,21 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 		return report.WriteJSON(env.stdout, cmp)
 	}
 	return report.WriteTable(env.stdout, cmp)
+}
+
+// generateSim generates a workload; with oversub > 0 its memory is scaled
+// so that the profiled peaks sum to oversub × budget.
+func generateSim(kind string, n int, seed int64, memScale, oversub float64, budget int64) ([]trajectory.Workflow, error) {
+	opts := workload.Options{MemScale: memScale}
+	wfs, err := workload.Generate(kind, n, seed, opts)
+	if err != nil || oversub <= 0 {
+		return wfs, err
+	}
+	if r := trajectory.Oversubscription(wfs, budget); r > 0 {
+		opts.MemScale = max(memScale, 1) * oversub / r
+		return workload.Generate(kind, n, seed, opts)
+	}
+	return wfs, nil
 }
 
 func writePlotFile(path string, cmp *report.Comparison) error {

@@ -40,12 +40,19 @@ type agent struct {
 	wantRemat    bool // the wait ended while the sandbox was being torn down
 
 	ticket  *admission.Ticket
+	enq     time.Duration // when the ticket was enqueued
+	seq     uint64        // enqueue order, breaks ties of enq
+	peak    int64         // the ticket's predicted peak (after what retries learned)
 	before  int64         // sandbox memory when the action was admitted
 	charge  int64         // its admission charge
 	started time.Duration // when the running action started
 	admIdx  int           // index in sim.admitted, -1 when not admitted
 	reserve int64         // agent-reservation bytes
 	slot    bool          // holds a static-N slot or a reservation
+	paced   bool          // passed agent pacing; counted in sim.active
+	// firstPeak is the predicted peak of the workflow's first action with
+	// no history (the pacing check), -1 until computed.
+	firstPeak int64
 
 	res WorkflowResult
 }

@@ -22,11 +22,19 @@ type Config struct {
 	// SandboxBase is the memory of an idle, freshly created sandbox, bytes.
 	SandboxBase int64
 
-	Gate      gate.Config      // zero fields: Table 5 defaults (Period 100 ms)
+	// Gate's zero fields take the Table 5 defaults (Period 100 ms), except
+	// SafetyMargin S, which is min(256 MiB, Budget/8) as in the live policy
+	// (internal/policy gateConfigFor).
+	Gate      gate.Config
 	Admission admission.Config // zero fields: defaults scaled to Budget
 	// Margin is admission's physical safety margin; 0 means
-	// min(256 MiB, Budget/16), as the live policy.
+	// min(256 MiB, Budget/8), as the live policy.
 	Margin int64
+	// AgentReserve is the headroom a new agent must leave free beyond its
+	// first action's predicted peak (agent pacing); 0 means the live
+	// policy's: the largest recorded action peak of Workflows, at most
+	// Budget/4. Negative means none.
+	AgentReserve int64
 	// Residency decides teardowns; nil means PressureResidency with defaults.
 	Residency Residency
 	// LifecycleSlots bounds concurrent teardowns and rematerializations
@@ -50,6 +58,9 @@ type Config struct {
 	// Observe, when set, is called after every processed event with the
 	// host's accounting (tests use it to check conservation).
 	Observe func(Accounting)
+	// Debug, when set, receives a line per lifecycle event (agent start,
+	// OOM kill, completion) for tracing a run.
+	Debug func(string)
 }
 
 // Measured lifecycle costs on this project's hosts.
@@ -73,6 +84,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Policy.Name == "" {
 		c.Policy = Spec{Name: "eager"}
 	}
+	if c.Gate.SafetyMargin == 0 {
+		c.Gate.SafetyMargin = min(256<<20, c.Budget/8)
+	}
 	c.Gate = c.Gate.WithDefaults()
 	if err := c.Gate.Validate(); err != nil {
 		return c, fmt.Errorf("gate config: %w", err)
@@ -81,7 +95,13 @@ func (c Config) withDefaults() (Config, error) {
 		c.Admission.Budget = c.Budget
 	}
 	if c.Margin == 0 {
-		c.Margin = min(256<<20, c.Budget/16)
+		c.Margin = min(256<<20, c.Budget/8)
+	}
+	switch {
+	case c.AgentReserve == 0:
+		c.AgentReserve = agentReserve(c.Workflows, c.Budget)
+	case c.AgentReserve < 0:
+		c.AgentReserve = 0
 	}
 	if c.Residency == nil {
 		c.Residency = PressureResidency{}
@@ -96,4 +116,22 @@ func (c Config) withDefaults() (Config, error) {
 		c.RecordEvery = time.Second
 	}
 	return c, nil
+}
+
+// agentReserve is the live policy's agent reserve (internal/policy
+// agentReserve): the largest recorded action peak of wfs (the profile's
+// peak where nothing was recorded), at most a quarter of the budget.
+func agentReserve(wfs []trajectory.Workflow, budget int64) int64 {
+	var peak int64
+	for _, w := range wfs {
+		for _, a := range w.Actions {
+			switch {
+			case a.Recorded != nil:
+				peak = max(peak, mib(a.Recorded.PeakMiB))
+			case a.Mem != nil:
+				peak = max(peak, mib(a.Mem.PeakMiB))
+			}
+		}
+	}
+	return min(peak, budget/4)
 }

@@ -42,6 +42,34 @@
 // PressureResidency delegates to internal/residency's pure Decide and
 // MayRematerialize (seed 000 §3.4, Table 1).
 //
+// # The live policy's extensions
+//
+// The tenon policies compose these packages as internal/policy does
+// (tenon.go, admitctl.go, gatectl.go), with the extensions beyond seed 000
+// that the live policy has (pacing.go names the live function each one
+// mirrors; the live code runs in goroutines polling a clock, so it cannot
+// be called here):
+//   - admission's physical check counts admitted actions' predicted peaks
+//     (or charges, if larger) less their growth so far, with a margin of
+//     min(256 MiB, budget/8);
+//   - agent pacing: a new attempt starts when none runs, or when no action
+//     waits for admission, the gate (if on) is green and the first action's
+//     predicted peak plus the agent reserve (the largest recorded action
+//     peak, at most budget/4) fits the physical headroom;
+//   - admission liveness: with no admitted action running, the oldest
+//     queued one is admitted after 2 s;
+//   - a retried action reserves what the earlier attempt grew (after an OOM
+//     kill at least 1.5 times its prediction);
+//   - the gate's safety margin S is min(256 MiB, budget/8) and each
+//     sandbox's projected demand is capped by admission's predicted
+//     remaining growth (0 for a sandbox running no admitted action; no cap
+//     once an action outgrew its prediction). The gate's own extensions
+//     (liveness escape and later ones) are in gate.Controller itself.
+//
+// LivePredictors trains the predictors exactly as the live registry
+// (policy.TrainPredictor); NewPredictors samples at most 200 workflows per
+// fold, for thousands of workflows.
+//
 // A run that cannot finish (for instance a red gate whose frozen sandboxes
 // all project more growth than the headroom) stops at Config.Horizon and
 // reports its unfinished workflows as Stalled; Config.ActionTimeout models a

@@ -19,6 +19,10 @@ func (s *sim) enqueueAttempt(ag *agent) {
 // limit allows (static-N slots, agent-reservation budget, or none).
 func (s *sim) tryStartAgents() {
 	sp := s.cfg.Policy
+	if s.adm != nil {
+		s.tryPace()
+		return
+	}
 	for len(s.slotQueue) > 0 {
 		ag := s.slotQueue[0]
 		switch {
@@ -47,7 +51,11 @@ func (s *sim) releaseSlot(ag *agent) {
 }
 
 func (s *sim) startAttempt(ag *agent) {
+	s.debugf("agent_start %s %d", ag.wf.ID, ag.attempt+1)
 	ag.attempt++
+	if ag.attempt == 1 {
+		ag.res.Started = s.now
+	}
 	ag.res.Attempts = ag.attempt
 	s.res.Attempts++
 	ag.attemptStart, ag.next, ag.hist = s.now, 0, nil
@@ -144,24 +152,21 @@ func (s *sim) ready(ag *agent) {
 	}
 	a := ag.wf.Actions[ag.next]
 	d := ag.pred.Predict(predict.ContextFor(ag.wf.ID, a, ag.hist, (s.now - ag.attemptStart).Seconds()))
-	t := s.adm.Enqueue(admission.Request{ID: fmt.Sprintf("%s/%d", ag.sb.id, ag.next), Descriptor: d})
+	d = s.applyLearned(ag, d)
+	t := s.adm.Enqueue(admission.Request{ID: fmt.Sprintf("%s/%d", ag.sb.id, ag.next), Descriptor: d,
+		Enqueued: epoch.Add(s.now)})
+	s.seq++
 	ag.ticket, ag.phase = t, phAdmission
+	ag.enq, ag.seq, ag.peak = s.now, s.seq, d.PredPeak
 	s.tickets[t] = ag
 	s.waiting++
 	s.kick = true
 }
 
-// schedule runs admission with the physical headroom the live policy uses:
-// available memory less the margin less what admitted actions were charged
-// but have not allocated yet.
+// schedule runs admission with the physical headroom the live policy uses
+// (see physicalHeadroom and livenessHeadroom).
 func (s *sim) schedule() {
-	var pending int64
-	for _, ag := range s.admitted {
-		s.h.advance(ag.sb, s.now)
-		grown := max(ag.sb.mem-ag.before, 0)
-		pending += max(ag.charge-grown, 0)
-	}
-	phys := s.cfg.Budget - s.h.projected(s.now) - s.cfg.Margin - pending
+	phys := s.livenessHeadroom(s.physicalHeadroom())
 	for _, t := range s.adm.Schedule(phys) {
 		ag := s.tickets[t]
 		delete(s.tickets, t)
@@ -227,6 +232,7 @@ func (s *sim) actionDone(ag *agent) {
 	s.h.advance(sb, s.now)
 	s.running--
 	if ag.ticket != nil {
+		s.learn(ag, p.peak, false)
 		s.releaseTicket(ag)
 	}
 	a := ag.wf.Actions[ag.next]
@@ -311,6 +317,7 @@ func (s *sim) finish(ag *agent) {
 }
 
 func (s *sim) complete(ag *agent) {
+	s.debugf("workflow_done %s %d", ag.wf.ID, ag.attempt)
 	ag.phase = phDone
 	ag.gen++
 	ag.res.Completed = true
@@ -318,6 +325,7 @@ func (s *sim) complete(ag *agent) {
 	ag.res.Latency = s.now - ag.res.Submit
 	s.res.Completed++
 	s.left--
+	s.agentDone(ag)
 	s.releaseSlot(ag)
 }
 
@@ -326,6 +334,11 @@ func (s *sim) oomKill(sb *sandbox) {
 	ag := sb.ag
 	s.res.OOMEvents++
 	ag.res.OOMs++
+	s.debugf("oom %s %d action %d running=%v mem=%dMiB", ag.wf.ID, ag.attempt, ag.next, sb.act != nil, sb.mem>>20)
+	if sb.act != nil && ag.sb == sb && ag.admIdx >= 0 {
+		s.h.advance(sb, s.now)
+		s.learn(ag, max(sb.mem-ag.before, 0), true)
+	}
 	if sb.act != nil {
 		s.running--
 		sb.act = nil
@@ -383,6 +396,7 @@ func (s *sim) failAttempt(ag *agent) {
 		ag.sb = nil
 	}
 	ag.wantRemat = false
+	s.agentDone(ag)
 	s.releaseSlot(ag)
 	if ag.attempt > s.cfg.Retries {
 		ag.phase = phDone

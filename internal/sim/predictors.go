@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/predict"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
@@ -115,4 +116,29 @@ func withRecorded(w trajectory.Workflow) trajectory.Workflow {
 			AvgMiB: float64(pr.avg) / (1 << 20), PeakMiB: float64(pr.peak) / (1 << 20)}
 	}
 	return w
+}
+
+// LivePredictors trains the predictors of each kind exactly as the live
+// policy registry does (policy.TrainPredictor: task folds by sorted
+// workflow id, heavy threshold budget/8, seed 1), so a simulated run
+// admits with the descriptors a live run of the same workload would see.
+// Training uses every workflow: at thousands of workflows prefer
+// NewPredictors, which samples.
+func LivePredictors(wfs []trajectory.Workflow, budget int64, kinds []string) (*Predictors, error) {
+	if kinds == nil {
+		kinds = []string{PredCurrent, PredStatic, PredHistory}
+	}
+	p := &Predictors{half: map[string]int{}, byKnd: map[string][2]predict.Predictor{}}
+	train := make([]trajectory.Workflow, len(wfs))
+	for i, w := range wfs {
+		train[i] = withRecorded(w)
+	}
+	for _, k := range kinds {
+		cf, err := policy.TrainPredictor(k, train, budget/8, 1)
+		if err != nil {
+			return nil, fmt.Errorf("training the live %s predictor: %w", k, err)
+		}
+		p.byKnd[k] = [2]predict.Predictor{cf, cf}
+	}
+	return p, nil
 }

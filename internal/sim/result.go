@@ -26,6 +26,7 @@ type Result struct {
 	Rematerializations int           //
 	LifecycleTime      time.Duration // summed create, teardown and rematerialization time
 	Freezes            int           // sandboxes frozen by the gate
+	LivenessAdmits     int           // admission Schedule calls raised by the liveness rule
 
 	Events       int           // events processed
 	GateSteps    int           // gate.Controller.Step calls
@@ -35,8 +36,11 @@ type Result struct {
 
 // WorkflowResult is one workflow's fate.
 type WorkflowResult struct {
-	ID        string
-	Submit    time.Duration
+	ID     string
+	Submit time.Duration
+	// Started is when the first attempt passed the agent-level limit
+	// (agent pacing, static-N or reservation) and began, -1 if never.
+	Started   time.Duration
 	End       time.Duration
 	Latency   time.Duration // End − Submit, retries included
 	Attempts  int

@@ -33,6 +33,10 @@ type sim struct {
 	lastSched    time.Duration
 	schedPending bool
 	admitted     []*agent // agents holding an admitted ticket
+	seq          uint64   // tickets enqueued
+	// learned is what an earlier attempt of an action grew (see learn).
+	learned map[actionKey]int64
+	active  int // attempts that passed agent pacing and have not ended
 
 	slotQueue []*agent // FIFO of attempts waiting for a slot
 	slotsUsed int
@@ -54,7 +58,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	s := &sim{cfg: cfg, h: newHost(cfg.Budget), left: len(cfg.Workflows), oomAt: -1, lastSched: -1,
-		tickets: map[*admission.Ticket]*agent{}}
+		tickets: map[*admission.Ticket]*agent{}, learned: map[actionKey]int64{}}
 	s.res = Result{Policy: cfg.Policy.Name, Budget: cfg.Budget, Horizon: cfg.Horizon}
 	s.thresh = cfg.Gate.ThresholdsFor(cfg.Budget)
 	clock := func() time.Time { return epoch.Add(s.now) }
@@ -75,7 +79,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	for i := range cfg.Workflows {
 		wf := &cfg.Workflows[i]
-		ag := &agent{wf: wf, admIdx: -1, res: WorkflowResult{ID: wf.ID, Submit: secs(wf.Arrival)}}
+		ag := &agent{wf: wf, admIdx: -1, firstPeak: -1, res: WorkflowResult{ID: wf.ID, Submit: secs(wf.Arrival), Started: -1}}
 		for _, a := range wf.Actions {
 			ag.prof = append(ag.prof, profileOf(a))
 		}
@@ -206,6 +210,9 @@ func (s *sim) after() {
 			s.q.push(&event{t: next, kind: evSchedule})
 		}
 	}
+	if s.adm != nil && s.kick && len(s.slotQueue) > 0 {
+		s.tryPace()
+	}
 	s.kick = false
 	if tc := s.h.crossing(s.now); tc >= 0 && (s.oomAt < 0 || tc < s.oomAt) {
 		s.oomAt = tc
@@ -234,5 +241,12 @@ func (s *sim) stall() {
 			s.res.Stalled++
 			s.left--
 		}
+	}
+}
+
+// debugf traces a lifecycle event to Config.Debug.
+func (s *sim) debugf(format string, args ...any) {
+	if s.cfg.Debug != nil {
+		s.cfg.Debug(fmt.Sprintf("%6.1f ", s.now.Seconds()) + fmt.Sprintf(format, args...))
 	}
 }

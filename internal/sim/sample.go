@@ -17,9 +17,13 @@ func (s *sim) sample() {
 		s.h.advanceAll(s.now)
 		obs := gate.Observation{Budget: s.cfg.Budget, Available: max(s.cfg.Budget-s.h.used, 0),
 			Sandboxes: make([]gate.Sample, 0, len(s.h.all))}
-		for _, sb := range s.h.all {
+		for _, sb := range s.h.sorted {
 			if sb.state == sbLive {
-				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: sb.id, Footprint: sb.mem, CPU: sb.cpu})
+				smp := gate.Sample{ID: sb.id, Footprint: sb.mem, CPU: sb.cpu}
+				if s.adm != nil {
+					s.demandCap(sb, &smp)
+				}
+				obs.Sandboxes = append(obs.Sandboxes, smp)
 			}
 		}
 		t0 := time.Now()
@@ -27,6 +31,7 @@ func (s *sim) sample() {
 		s.res.GateStepWall += time.Since(t0)
 		s.res.GateSteps++
 		s.pressure = d.Pressure
+		s.traceGate(d, len(obs.Sandboxes), obs.Available)
 		for _, sd := range d.Sandboxes {
 			sb := s.h.byID[sd.ID]
 			switch {
@@ -85,4 +90,20 @@ func (s *sim) reclaimIdle() {
 		}
 		s.teardown(sb, true)
 	}
+}
+
+// traceGate sends a summary of the gate's state to Config.Debug every 5 s
+// of simulated time.
+func (s *sim) traceGate(d gate.Decision, live int, avail int64) {
+	if s.cfg.Debug == nil || s.now%(5*time.Second) != 0 {
+		return
+	}
+	frozen := 0
+	for _, sb := range s.h.all {
+		if sb.frozen {
+			frozen++
+		}
+	}
+	s.debugf("gate %v avail=%dMiB live=%d frozen=%d running=%d admitted=%d waiting=%d active=%d queued=%d permitted=%d",
+		d.Pressure, avail>>20, live, frozen, s.running, len(s.admitted), s.waiting, s.active, len(s.slotQueue), len(d.Permitted))
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/tenon-dev/tenon/internal/trajectory"
+)
+
+func TestGenerateSimOversub(t *testing.T) {
+	tests := []struct {
+		name    string
+		oversub float64
+	}{
+		{"light", 1.5},
+		{"like the live runs", 4.75},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wfs, err := generateSim("swe", 40, 1, 0, tc.oversub, 8<<30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := trajectory.Oversubscription(wfs, 8<<30); math.Abs(got-tc.oversub) > 0.05*tc.oversub {
+				t.Fatalf("oversubscription %.2f, want %.2f", got, tc.oversub)
+			}
+		})
+	}
+}
+
+func TestSimCommand(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"generated, live-trained predictors", []string{"--n", "8", "--budget", "1GiB", "--oversub", "3", "--policy", "eager,tenon", "--json"}, ""},
+		{"sampled predictors and a parameter", []string{"--n", "8", "--budget", "1GiB", "--policy", "tenon", "--train", "sampled", "--param", "margin=200MiB", "--json"}, ""},
+		{"unknown training mode", []string{"--n", "8", "--policy", "tenon", "--train", "psychic"}, "--train"},
+		{"unknown parameter", []string{"--n", "8", "--policy", "tenon", "--param", "speed=11"}, "unknown parameter"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newTestEnv()
+			err := runSim(t.Context(), &env.cliEnv, tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want one naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v (stderr %s)", err, env.errOut.String())
+			}
+			var out struct {
+				Results []struct {
+					Policy    string `json:"policy"`
+					Workflows int    `json:"workflows"`
+				} `json:"results"`
+			}
+			if err := json.Unmarshal(env.out.Bytes(), &out); err != nil {
+				t.Fatalf("output is not JSON: %v\n%s", err, env.out.String())
+			}
+			if len(out.Results) == 0 || out.Results[0].Workflows != 8 {
+				t.Fatalf("results %+v, want 8 workflows per policy", out.Results)
+			}
+		})
+	}
+}

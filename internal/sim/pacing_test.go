@@ -1,0 +1,216 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/predict"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+)
+
+// fixedPredictor predicts each action's peak from its command (MiB), so
+// tests control exactly what admission believes.
+type fixedPredictor map[string]float64
+
+func (fixedPredictor) Name() string { return "fixed" }
+
+func (f fixedPredictor) Predict(ctx predict.ActionContext) predict.Descriptor {
+	p := mib(f[ctx.Command])
+	return predict.Descriptor{Class: ctx.Class, PredPeak: p, PredAvg: p * 4 / 5}
+}
+
+func fixedPredictors(f fixedPredictor) *Predictors {
+	return &Predictors{half: map[string]int{}, byKnd: map[string][2]predict.Predictor{PredCurrent: {f, f}}}
+}
+
+// cmdAction is a Mem-profile action with its own command (the predictor key).
+func cmdAction(cmd string, wait, peak, ramp, hold float64) trajectory.Action {
+	a := memAction(wait, peak, ramp, hold)
+	a.Command = cmd
+	return a
+}
+
+func TestAgentPacing(t *testing.T) {
+	// A starts at 0 with a 600 MiB action predicted exactly; B arrives at
+	// 1 s. On a 1 GiB budget (margin 128 MiB) B's first action does not fit
+	// next to A's, so pacing holds B until A has finished; with a small
+	// first action B starts on arrival unless the agent reserve says no.
+	tests := []struct {
+		name      string
+		aPeak     float64 // A's first action, MiB
+		reserve   int64
+		wantAtArr bool // B starts when it arrives
+	}{
+		{"big first action is held", 600, -1, false},
+		{"small first action starts at once", 100, -1, true},
+		{"reserve holds a small first action", 100, 800 * tMiB, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wfs := []trajectory.Workflow{
+				wf("a", 0, cmdAction("a0", 0, tc.aPeak, 4, 4)),
+				wf("b", 1, cmdAction("b0", 0, tc.aPeak, 4, 4)),
+			}
+			preds := fixedPredictors(fixedPredictor{"a0": tc.aPeak, "b0": tc.aPeak})
+			r, err := Run(t.Context(), Config{Workflows: wfs, Policy: mustSpec(t, "admission"), Budget: 1 << 30,
+				Retries: 5, Predictors: preds, AgentReserve: tc.reserve})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := r.Workflows[0], r.Workflows[1]
+			if r.Completed != 2 || r.OOMEvents != 0 {
+				t.Fatalf("completed %d, OOM %d", r.Completed, r.OOMEvents)
+			}
+			if got := b.Started == b.Submit; got != tc.wantAtArr {
+				t.Fatalf("b started at %v (submitted %v), a ended %v; want start at arrival %v", b.Started, b.Submit, a.End, tc.wantAtArr)
+			}
+			if !tc.wantAtArr && b.Started < a.End {
+				t.Fatalf("b started at %v before a ended at %v", b.Started, a.End)
+			}
+		})
+	}
+}
+
+func TestAdmissionLiveness(t *testing.T) {
+	// The first action leaves a background process holding 700 MiB; the
+	// second (300 MiB) cannot pass the physical check (1024 − 700 − 128 <
+	// 300) and nothing runs that could free memory. After livenessWait it
+	// is admitted anyway, and it fits the kernel's limit.
+	first := trajectory.Action{Class: "bash", Command: "serve",
+		Mem: &trajectory.MemProfile{PeakMiB: 700, RampS: 1, HoldS: 1, RetainMiB: 700, RetainS: 0.5, Background: true}}
+	wfs := []trajectory.Workflow{wf("w", 0, first, cmdAction("work", 0, 300, 1, 1))}
+	preds := fixedPredictors(fixedPredictor{"serve": 700, "work": 300})
+	r, err := Run(t.Context(), Config{Workflows: wfs, Policy: mustSpec(t, "admission"), Budget: 1 << 30,
+		Predictors: preds, Horizon: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.Workflows[0]
+	if !w.Completed || r.OOMEvents != 0 || r.LivenessAdmits == 0 {
+		t.Fatalf("completed %v, OOM %d, liveness admits %d", w.Completed, r.OOMEvents, r.LivenessAdmits)
+	}
+	// Alone the workflow takes 2.5 + 2 s; the second action waited >= 2 s.
+	if min := secs(wfs[0].LengthS()) + livenessWait; w.End < min {
+		t.Fatalf("ended at %v, before %v: the physical check did not hold the action", w.End, min)
+	}
+}
+
+func TestRetryReservesWhatItNeeded(t *testing.T) {
+	// A's action is predicted at 100 MiB but grows to 900 MiB while B holds
+	// 300 MiB: the OOM killer takes A. Its retry reserves what the killed
+	// attempt had grown, so admission holds it until B is done: one kill.
+	wfs := []trajectory.Workflow{
+		wf("a", 0.5, cmdAction("a0", 0, 900, 2, 1)),
+		wf("b", 0, cmdAction("b0", 0, 300, 0.5, 10)),
+	}
+	preds := fixedPredictors(fixedPredictor{"a0": 100, "b0": 300})
+	r, err := Run(t.Context(), Config{Workflows: wfs, Policy: mustSpec(t, "admission"), Budget: 1 << 30,
+		Retries: 5, Predictors: preds, AgentReserve: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Completed != 2 || r.OOMEvents != 1 || r.Workflows[0].Attempts != 2 {
+		t.Fatalf("completed %d, OOM %d, attempts of a %d", r.Completed, r.OOMEvents, r.Workflows[0].Attempts)
+	}
+	if r.Workflows[0].End < r.Workflows[1].End {
+		t.Fatalf("a's retry ended at %v, before b (%v): it did not wait for room", r.Workflows[0].End, r.Workflows[1].End)
+	}
+}
+
+func TestLearn(t *testing.T) {
+	tests := []struct {
+		name      string
+		grown     int64
+		oom       bool
+		predicted int64
+		want      int64 // the retry's predicted peak
+	}{
+		{"completed action keeps its growth", 300 * tMiB, false, 100 * tMiB, 300 * tMiB},
+		{"prediction above growth stays", 50 * tMiB, false, 100 * tMiB, 100 * tMiB},
+		{"OOM kill at least 1.5x the prediction", 10 * tMiB, true, 100 * tMiB, 150 * tMiB},
+		{"OOM kill keeps larger growth", 400 * tMiB, true, 100 * tMiB, 400 * tMiB},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &sim{learned: map[actionKey]int64{}}
+			ag := &agent{wf: &trajectory.Workflow{ID: "w"}, peak: tc.predicted}
+			s.learn(ag, tc.grown, tc.oom)
+			d := s.applyLearned(ag, predict.Descriptor{PredPeak: tc.predicted, PredAvg: tc.predicted / 2})
+			if d.PredPeak != tc.want {
+				t.Fatalf("retry peak %d MiB, want %d MiB", d.PredPeak/tMiB, tc.want/tMiB)
+			}
+			if d.PredPeak > tc.predicted && (d.PredAvg < d.PredPeak*4/5 || d.HeavyRisk < 1) {
+				t.Fatalf("raised descriptor %+v: avg and heavy risk not raised", d)
+			}
+			ag.next = 1 // another action of the workflow learned nothing
+			if d := s.applyLearned(ag, predict.Descriptor{PredPeak: 1}); d.PredPeak != 1 {
+				t.Fatalf("action 1 got %d", d.PredPeak)
+			}
+		})
+	}
+}
+
+func TestDemandCap(t *testing.T) {
+	boot := gate.DefaultConfig().BootstrapDemand
+	p := profileOf(memAction(0, 500, 5, 1))
+	tests := []struct {
+		name     string
+		running  bool
+		admitted bool
+		grown    int64
+		peak     int64
+		wantCap  int64
+		wantHas  bool
+	}{
+		{"idle sandbox may not grow", false, false, 0, 0, 0, true},
+		{"running, not admitted", true, false, 0, 0, 0, true},
+		{"below its predicted peak", true, true, 50 * tMiB, 200 * tMiB, 150 * tMiB, true},
+		{"nearly at its peak: bootstrap demand", true, true, 195 * tMiB, 200 * tMiB, boot, true},
+		{"outgrew its prediction: no cap", true, true, 300 * tMiB, 200 * tMiB, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &sim{cfg: Config{Gate: gate.DefaultConfig()}}
+			ag := &agent{admIdx: -1, before: 40 * tMiB, peak: tc.peak}
+			sb := &sandbox{ag: ag, mem: 40*tMiB + tc.grown}
+			ag.sb = sb
+			if tc.running {
+				sb.act = &p
+			}
+			if tc.admitted {
+				ag.admIdx = 0
+			}
+			var smp gate.Sample
+			s.demandCap(sb, &smp)
+			if smp.HasCap != tc.wantHas || smp.HasCap && smp.DemandCap != tc.wantCap {
+				t.Fatalf("cap %d MiB has %v, want %d MiB has %v", smp.DemandCap/tMiB, smp.HasCap, tc.wantCap/tMiB, tc.wantHas)
+			}
+		})
+	}
+}
+
+func TestLiveDefaults(t *testing.T) {
+	big := []trajectory.Workflow{wf("w", 0, memAction(0, 5000, 1, 1))}
+	tests := []struct {
+		name                    string
+		budget                  int64
+		wfs                     []trajectory.Workflow
+		margin, gateS, reserveW int64
+	}{
+		{"small budget: budget/8", 1 << 30, big, 128 * tMiB, 128 * tMiB, 256 * tMiB},
+		{"large budget: 256 MiB", 16 << 30, big, 256 * tMiB, 256 * tMiB, 4 << 30},
+		{"reserve is the largest peak", 64 << 30, big, 256 * tMiB, 256 * tMiB, 5000 * tMiB},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Config{Workflows: tc.wfs, Budget: tc.budget}.withDefaults()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Margin != tc.margin || c.Gate.SafetyMargin != tc.gateS || c.AgentReserve != tc.reserveW {
+				t.Fatalf("margin %d gate S %d reserve %d (MiB)", c.Margin/tMiB, c.Gate.SafetyMargin/tMiB, c.AgentReserve/tMiB)
+			}
+		})
+	}
+}
