@@ -46,6 +46,41 @@ func gateConfigFor(cfg gate.Config, budget int64) gate.Config {
 	return cfg.WithDefaults()
 }
 
+// minScaledPeriod bounds the control period of a compressed replay.
+const minScaledPeriod = 20 * time.Millisecond
+
+// scaledGate puts the gate on the replay's clock: a replay at time scale s
+// runs model waits and tool curves s times as long (0.2: five times
+// faster), so a tool ramps 1/s times as fast. Table 5's constants are set
+// for tools running in real time; left as they are, a compressed replay
+// would give the gate a period five times too coarse for the ramps and
+// make every denial (Dmin, Dmax) five times as long relative to the work.
+// The period, horizon, Dmin, Dmax and T_stable are multiplied by s (the
+// period no shorter than 20 ms) and the resident band, a rate, divided by
+// it; byte quantities stay. Scale 0 or 1 leaves cfg unchanged.
+func scaledGate(cfg gate.Config, scale float64) gate.Config {
+	if scale <= 0 || scale == 1 {
+		return cfg
+	}
+	d := gate.DefaultConfig()
+	dur := func(v, def time.Duration) time.Duration {
+		if v == 0 {
+			v = def
+		}
+		return time.Duration(float64(v) * scale)
+	}
+	cfg.Period = max(dur(cfg.Period, d.Period), minScaledPeriod)
+	cfg.Horizon = dur(cfg.Horizon, d.Horizon)
+	cfg.DMin = dur(cfg.DMin, d.DMin)
+	cfg.DMax = dur(cfg.DMax, d.DMax)
+	cfg.StableInterval = dur(cfg.StableInterval, d.StableInterval)
+	if cfg.ResidentBand == 0 {
+		cfg.ResidentBand = d.ResidentBand
+	}
+	cfg.ResidentBand /= scale
+	return cfg
+}
+
 // backendActuator pauses and resumes sandboxes through the backend (the
 // process backend's Pause is a verified cgroup freeze).
 type backendActuator struct{ b sandbox.Backend }

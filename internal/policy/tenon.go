@@ -136,7 +136,7 @@ func NewTenon(cfg TenonConfig) (*Tenon, error) {
 	}
 	t := &Tenon{cfg: cfg}
 	if cfg.Gate {
-		g, err := newGateRunner(cfg.GateConfig)
+		g, err := newGateRunner(scaledGate(cfg.GateConfig, cfg.TimeScale))
 		if err != nil {
 			return nil, err
 		}
