@@ -12,8 +12,10 @@
 // Beyond seed 000, tenon's composition paces new agents, counts predicted
 // peaks in admission's physical check, caps the gate's demand of a sandbox
 // at its admitted action's predicted remaining growth, lets a retried
-// action reserve what its earlier attempt needed, and keeps two liveness
-// rules (tenon.go, admitctl.go and gatectl.go say why).
+// action reserve what its earlier attempt needed, keeps two liveness
+// rules, and runs the gate on the replay's clock: under a time scale s its
+// period, horizon and waits are multiplied by s, since the tools' ramps are
+// s times as short (tenon.go, admitctl.go and gatectl.go say why).
 //
 // Policies observe sandboxes through the backend (Stats, Pause, Resume);
 // only agentcgroup writes cgroup files itself (its memory.high emulation).
