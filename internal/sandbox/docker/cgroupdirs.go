@@ -29,18 +29,27 @@ func (b *Backend) removeForeignDirs(root string) error {
 		if !h.IsDir() || managed[hier] {
 			continue
 		}
-		var dirs []string
-		_ = filepath.WalkDir(filepath.Join(hier, b.cfg.Domain), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return nil
-		})
-		for i := len(dirs) - 1; i >= 0; i-- {
-			if err := os.Remove(dirs[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-			}
-		}
+		errs = append(errs, removeDirs(filepath.Join(hier, b.cfg.Domain))...)
 	}
 	return errors.Join(errs...)
+}
+
+// removeDirs removes the (cgroup) directory tree at dir bottom-up, children
+// first; a cgroup directory cannot be removed while it has children. It
+// returns the errors other than not-exist.
+func removeDirs(dir string) []error {
+	var dirs []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	var errs []error
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }

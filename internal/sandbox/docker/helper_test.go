@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -111,19 +110,7 @@ func removeGroupDirs(root, name string) error {
 	}
 	var errs []error
 	for _, h := range hs {
-		dir := filepath.Join(root, h.Name(), name)
-		var dirs []string
-		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return nil
-		})
-		for i := len(dirs) - 1; i >= 0; i-- {
-			if err := os.Remove(dirs[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-			}
-		}
+		errs = append(errs, removeDirs(filepath.Join(root, h.Name(), name))...)
 	}
 	return errors.Join(errs...)
 }
