@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -24,17 +23,7 @@ import (
 // binary is /usr/local/bin/tenon inside a sandbox, `tenon tool mem`.
 func TestMain(m *testing.M) {
 	process.MaybeInit()
-	if len(os.Args) > 2 && os.Args[1] == "tool" && os.Args[2] == "mem" {
-		o, err := memtool.ParseArgs(os.Args[3:])
-		if err == nil {
-			err = memtool.Run(context.Background(), o)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "tenon tool mem:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	memtool.MaybeServe()
 	os.Exit(m.Run())
 }
 
@@ -123,7 +112,7 @@ func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName strin
 			t.Errorf("closing domain: %v", err)
 		}
 	})
-	noSwap(t, layout, dom)
+	noSwap(t, dom)
 	be, err := process.New(process.Config{StateDir: t.TempDir(), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log})
 	if err != nil {
 		t.Skipf("process backend not available: %v", err)
@@ -164,15 +153,13 @@ func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName strin
 	return res
 }
 
-// noSwap sets the domain's memory.swappiness to 0, as seed 000 §5.1 runs
-// the workload domain without swap: with a swap device active (another test
-// may enable zram) cgroup reclaim would swap instead of OOM-killing. On v1,
-// children created afterwards inherit the setting.
-func noSwap(t *testing.T, layout *cgroup.Layout, dom *cgroup.Domain) {
+// noSwap keeps the domain out of swap (Domain.DisableSwap), as seed 000
+// §5.1 runs the workload domain without swap: with a swap device active
+// (another test may enable zram) cgroup reclaim would swap instead of
+// OOM-killing.
+func noSwap(t *testing.T, dom *cgroup.Domain) {
 	t.Helper()
-	m, _ := layout.Controller(cgroup.Memory)
-	p := filepath.Join(m.Root, dom.Group().Path(), "memory.swappiness")
-	if err := os.WriteFile(p, []byte("0"), 0o644); err != nil {
+	if err := dom.DisableSwap(); err != nil {
 		t.Skipf("live replay test needs memory.swappiness to disable swap in the domain: %v", err)
 	}
 }

@@ -30,17 +30,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "harness" && os.Args[2] == "heap" {
 		os.Exit(serveHeap(os.Args[3:]))
 	}
-	if len(os.Args) > 2 && os.Args[1] == "tool" && os.Args[2] == "mem" {
-		o, err := memtool.ParseArgs(os.Args[3:])
-		if err == nil {
-			err = memtool.Run(context.Background(), o)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "tenon tool mem:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	memtool.MaybeServe()
 	os.Exit(m.Run())
 }
 

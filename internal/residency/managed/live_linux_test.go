@@ -26,17 +26,7 @@ func TestMain(m *testing.M) {
 	process.MaybeInit()
 	// Inside a sandbox the test binary is /usr/local/bin/tenon; serve
 	// `tenon tool mem` as cmd/tenon does.
-	if len(os.Args) > 2 && os.Args[1] == "tool" && os.Args[2] == "mem" {
-		o, err := memtool.ParseArgs(os.Args[3:])
-		if err == nil {
-			err = memtool.Run(context.Background(), o)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "tenon tool mem:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	memtool.MaybeServe()
 	if dir := os.Getenv(childEnv); dir != "" {
 		os.Exit(runChild(dir))
 	}

@@ -20,17 +20,7 @@ func TestMain(m *testing.M) {
 	MaybeInit()
 	// Inside a sandbox the test binary is /usr/local/bin/tenon; serve
 	// `tenon tool mem` as cmd/tenon does.
-	if len(os.Args) > 2 && os.Args[1] == "tool" && os.Args[2] == "mem" {
-		o, err := memtool.ParseArgs(os.Args[3:])
-		if err == nil {
-			err = memtool.Run(context.Background(), o)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "tenon tool mem:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	memtool.MaybeServe()
 	os.Exit(m.Run())
 }
 
@@ -67,6 +57,12 @@ func liveBackend(tb testing.TB, budget int64) (*Backend, *cgroup.Domain) {
 	dom, err := cgroup.OpenDomain(ctx, layout, name, budget, log)
 	if err != nil {
 		tb.Fatalf("OpenDomain: %v", err)
+	}
+	// Another package's live test may have zram swap on; the domain's
+	// budget must end in OOM kills, not in paging (TestOOMUnderDomainBudget).
+	if err := dom.DisableSwap(); err != nil {
+		_ = dom.Close(ctx)
+		tb.Fatalf("DisableSwap: %v", err)
 	}
 	b, err := New(Config{
 		StateDir:     tb.TempDir(),
