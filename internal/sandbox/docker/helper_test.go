@@ -98,6 +98,11 @@ func newDomain(t testing.TB, budget int64) (*cgroup.Layout, string) {
 			t.Errorf("removing %s from other hierarchies: %v", name, err)
 		}
 	})
+	// Another package's live test may have zram swap on; the budget must
+	// end in OOM kills, not in paging (TestOOMUnderDomainLimit).
+	if err := d.DisableSwap(); err != nil {
+		t.Fatalf("disabling swap in domain %s: %v", name, err)
+	}
 	return layout, name
 }
 
