@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/tenon-dev/tenon/internal/units"
@@ -33,11 +34,7 @@ func WriteTable(w io.Writer, c *Comparison) error {
 
 // writeResidency adds the lifecycle table of the policies with residency.
 func writeResidency(w io.Writer, c *Comparison, width int) error {
-	any := false
-	for _, m := range c.Results {
-		any = any || m.Residency != nil
-	}
-	if !any {
+	if !slices.ContainsFunc(c.Results, func(m Metrics) bool { return m.Residency != nil }) {
 		return nil
 	}
 	fmt.Fprintf(w, "\nresidency\n")

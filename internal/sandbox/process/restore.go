@@ -46,7 +46,8 @@ func adoptRootfs(from, dst string, sys []systemDir) error {
 	return completeRootfs(dst, sys)
 }
 
-// completeRootfs creates whatever of the rootfs skeleton is missing in dir.
+// completeRootfs creates whatever of the rootfs skeleton is missing in dir
+// (all of it in a fresh dir: makeRootfs).
 // Existing entries are left as they are (their modes are the layer's).
 func completeRootfs(dir string, sys []systemDir) error {
 	for _, s := range skeleton {

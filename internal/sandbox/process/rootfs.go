@@ -64,26 +64,5 @@ func makeRootfs(dir string, sys []systemDir) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("creating rootfs: %w", err)
 	}
-	for _, s := range skeleton {
-		p := filepath.Join(dir, s.path)
-		if err := os.Mkdir(p, s.mode); err != nil {
-			return fmt.Errorf("creating rootfs: %w", err)
-		}
-		if err := os.Chmod(p, s.mode); err != nil { // umask
-			return fmt.Errorf("creating rootfs: %w", err)
-		}
-	}
-	for _, s := range sys {
-		p := filepath.Join(dir, s.path)
-		var err error
-		if s.target != "" {
-			err = os.Symlink(s.target, p)
-		} else {
-			err = os.Mkdir(p, 0o755)
-		}
-		if err != nil {
-			return fmt.Errorf("creating rootfs: %w", err)
-		}
-	}
-	return nil
+	return completeRootfs(dir, sys)
 }
