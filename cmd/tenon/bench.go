@@ -72,6 +72,7 @@ oversubscribed, time scale 0.25), eager and tenon, a few minutes. Needs root.`)
 	quick := fs.Bool("quick", false, "run the small CI subset instead of the full matrix")
 	name := fs.String("name", "", `results file base name (default "bench", or "bench-quick" with --quick)`)
 	outDir := fs.String("out-dir", filepath.Join("bench", "results"), "directory for the results files")
+	eventsDir := fs.String("events-dir", "", "also write each case's event log (JSONL, every policy of the case) to DIR/<case>.jsonl")
 	backend := fs.String("backend", "process", "sandbox backend: "+backendNames)
 	budgets := fs.String("budgets", "", "comma-separated budgets, e.g. 1GiB,1.5GiB,2GiB (default 1GiB,1.5GiB,2GiB; 1GiB with --quick)")
 	workloadsFlag := fs.String("workloads", "", "comma-separated workloads: "+strings.Join(bench.WorkloadNames, ", ")+" (default all; swe with --quick); the first is the headline")
@@ -144,6 +145,11 @@ oversubscribed, time scale 0.25), eager and tenon, a few minutes. Needs root.`)
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
 		return fmt.Errorf("creating --out-dir: %w", err)
 	}
+	if *eventsDir != "" {
+		if err := os.MkdirAll(*eventsDir, 0o755); err != nil {
+			return fmt.Errorf("creating --events-dir: %w", err)
+		}
+	}
 	meta := bench.Meta{
 		Name: *name, Command: "tenon bench " + quoteArgs(args), Commit: gitCommit(), Dirty: gitDirty(),
 		Backend: *backend, Started: time.Now(),
@@ -159,7 +165,7 @@ oversubscribed, time scale 0.25), eager and tenon, a few minutes. Needs root.`)
 			return compare(ctx, env, compareOpts{
 				workflows: c.Workflows, policies: c.Policies, params: c.Params, budget: c.Budget,
 				backend: *backend, domain: *domain, stateDir: *stateDir, timeScale: c.TimeScale,
-				retries: 5, label: label,
+				retries: 5, label: label, eventLog: caseEventLog(*eventsDir, c.Name),
 			})
 		},
 	})
@@ -395,4 +401,13 @@ func quoteArgs(args []string) string {
 		q[i] = a
 	}
 	return strings.Join(q, " ")
+}
+
+// caseEventLog is the event log path of a case under dir ("" when dir is):
+// the case name with its slashes turned into dashes.
+func caseEventLog(dir, name string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".jsonl")
 }

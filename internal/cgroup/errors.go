@@ -30,4 +30,9 @@ var (
 	// ErrNoHierarchy means the operation needs a controller that is not mounted
 	// (for example freezing without a freezer on v1 and no cgroup2 hierarchy).
 	ErrNoHierarchy = errors.New("cgroup: controller not mounted")
+
+	// ErrNoOOMHold means the kernel cannot hold allocations at a group's
+	// limit instead of OOM-killing: that needs cgroup v1's memory.oom_control
+	// (oom_kill_disable), which cgroup v2 does not have.
+	ErrNoOOMHold = errors.New("cgroup: no OOM hold: memory.oom_control (oom_kill_disable) needs the cgroup v1 memory controller")
 )

@@ -27,6 +27,13 @@ const thawAfterFailure = 5 * time.Second
 // Freeze stops every task of the group and returns once the kernel reports
 // it frozen. If ctx ends first, it thaws the group again and returns an
 // error wrapping ErrFreezeTimeout: a group is never left half-frozen.
+//
+// One exception on v1: a task sleeping in the kernel's OOM wait (its domain
+// is under an OOM hold, see Domain.SetOOMHold) cannot freeze until it gets
+// its memory, so the group would stay FREEZING for as long as the hold
+// lasts. While the group's memory controller reports under_oom, Freeze
+// accepts FREEZING: no task of a FREEZING group returns to user space
+// without freezing, so the group makes no progress either way.
 func (g *group) Freeze(ctx context.Context) error {
 	err := g.setFrozen(ctx, true)
 	if err == nil {
@@ -115,7 +122,7 @@ func (g *group) setFrozen(ctx context.Context, frozen bool) error {
 		if err != nil {
 			return err
 		}
-		if done {
+		if done || frozen && v == V1 && g.heldByOOM() {
 			return nil
 		}
 		t := time.NewTimer(wait)
@@ -127,6 +134,18 @@ func (g *group) setFrozen(ctx context.Context, frozen bool) error {
 		}
 		wait = min(wait*2, pollMax)
 	}
+}
+
+// heldByOOM reports whether the group's v1 memory controller says it is
+// under OOM (the kernel marks a held domain's descendants too). Any error
+// reads as false.
+func (g *group) heldByOOM() bool {
+	d, v, err := g.dir(Memory)
+	if err != nil || v != V1 {
+		return false
+	}
+	oc, err := readFlatKeyed(filepath.Join(d, "memory.oom_control"))
+	return err == nil && oc["under_oom"] != 0
 }
 
 // thawTree thaws every v1 freezer group at or below the group's freezer

@@ -26,6 +26,7 @@ const (
 	EventBoundary       = "boundary"        // an action-done boundary was labelled; Restartable, Reason
 	EventTeardown       = "teardown"        // an idle sandbox was captured and destroyed; BytesCaptured, StateBytes, WorkingSetBytes, DurationS
 	EventRemat          = "rematerialize"   // a torn-down sandbox was rebuilt; DurationS
+	EventHold           = "oom_hold"        // the domain's OOM hold began, resolved or was released to the OOM killer; Reason, DurationS
 )
 
 // Event is one line of the JSONL event log. Action is a pointer so that

@@ -21,12 +21,17 @@ import (
 // observation and the actuator.
 type gateRunner struct {
 	cfg gate.Config
+	// holdTimeout, when > 0, arms the domain's OOM hold (hold.go) if the
+	// domain supports one.
+	holdTimeout time.Duration
 
 	mu       sync.Mutex
 	loop     *gate.Loop
 	cancel   context.CancelFunc
 	done     chan struct{}
 	pressure gate.Pressure
+	holder   controller.OOMHolder // the armed hold's domain, nil when off
+	hold     *oomHold
 }
 
 func newGateRunner(cfg gate.Config) (*gateRunner, error) {
@@ -112,6 +117,7 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 		return fmt.Errorf("%w: the gate needs a backend and a live-sandbox list", ErrBadOption)
 	}
 	budget := env.Budget
+	g.armHold(env)
 	observer := func(ctx context.Context) (gate.Observation, error) {
 		obs := gate.Observation{Budget: budget}
 		if env.Domain != nil {
@@ -120,6 +126,7 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 				return obs, fmt.Errorf("reading domain memory: %w", err)
 			}
 			obs.Available = avail
+			g.stepHold(env, policyName)
 		} else {
 			obs.Available = budget
 		}
@@ -210,14 +217,15 @@ func (g *gateRunner) stop(ctx context.Context) error {
 		return nil
 	}
 	cancel()
+	var err error
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("stopping the gate: %w", ctx.Err())
+		err = fmt.Errorf("stopping the gate: %w", ctx.Err())
 	case <-time.After(10 * time.Second):
-		return errors.New("stopping the gate: loop did not stop within 10s")
+		err = errors.New("stopping the gate: loop did not stop within 10s")
 	}
+	return errors.Join(err, g.disarmHold())
 }
 
 // currentPressure is the last pressure the gate published (green before the first).
@@ -235,4 +243,89 @@ func (g *gateRunner) stats() gate.Stats {
 		return gate.Stats{}
 	}
 	return g.loop.Stats()
+}
+
+// armHold arms the domain's OOM hold when it is configured and the domain
+// has one; a domain without it (cgroup v2, the fake backend) runs the gate
+// alone, with a warning for a cgroup domain.
+func (g *gateRunner) armHold(env controller.Env) {
+	h, ok := env.Domain.(controller.OOMHolder)
+	if g.holdTimeout <= 0 || !ok {
+		return
+	}
+	if err := h.SetOOMHold(true); err != nil {
+		if env.Logger != nil {
+			env.Logger.Warn("OOM hold off: the gate runs without it", "err", err)
+		}
+		return
+	}
+	g.mu.Lock()
+	g.holder, g.hold = h, &oomHold{timeout: g.holdTimeout}
+	g.mu.Unlock()
+}
+
+// stepHold reads the domain's under_oom flag once per gate iteration and
+// acts on the hold's decision.
+func (g *gateRunner) stepHold(env controller.Env, policyName string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.holder == nil {
+		return
+	}
+	under, err := g.holder.UnderOOM()
+	if err != nil {
+		env.Emit(controller.Event{Kind: controller.EventError, Policy: policyName, Error: "OOM hold: " + err.Error()})
+		return
+	}
+	now := time.Now()
+	if env.Clock != nil {
+		now = env.Clock.Now()
+	}
+	since := g.hold.since
+	ev := controller.Event{Kind: controller.EventHold, Policy: policyName, DurationS: now.Sub(since).Seconds()}
+	switch g.hold.step(now, under) {
+	case holdBegan:
+		ev.Reason, ev.DurationS = "began", 0
+	case holdResolved:
+		ev.Reason = "resolved: memory freed, no kill"
+	case holdRelease:
+		ev.Reason = "released to the OOM killer"
+		if err := g.holder.SetOOMHold(false); err != nil {
+			ev.Error = err.Error()
+		}
+	case holdRearm:
+		ev.Reason = "re-armed"
+		if err := g.holder.SetOOMHold(true); err != nil {
+			ev.Error = err.Error()
+		}
+	default:
+		return
+	}
+	env.Emit(ev)
+}
+
+// disarmHold restores the kernel's OOM killer once the loop has stopped:
+// tenon never leaves a domain holding allocations with nobody watching.
+func (g *gateRunner) disarmHold() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.holder == nil {
+		return nil
+	}
+	err := g.holder.SetOOMHold(false)
+	g.holder = nil
+	if err != nil {
+		return fmt.Errorf("releasing the OOM hold: %w", err)
+	}
+	return nil
+}
+
+// holdStats returns the hold's counters (zero when it is off).
+func (g *gateRunner) holdStats() HoldStats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.hold == nil {
+		return HoldStats{}
+	}
+	return g.hold.stats
 }

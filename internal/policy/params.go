@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"github.com/tenon-dev/tenon/internal/units"
 	"strconv"
+	"time"
 
 	"github.com/tenon-dev/tenon/internal/gate"
 )
 
 // tenonParams applies the parameters of the tenon policies: the gate's
-// yellow= and red=, and admission's window= (bytes or a size such as 2GiB)
-// and beta= (bytes per second).
+// yellow=, red= and hold= (a duration, or off), and admission's window=
+// (bytes or a size such as 2GiB), beta= (bytes per second) and margin=.
 func tenonParams(c *TenonConfig, params map[string]string) error {
 	gp := map[string]string{}
 	for k, v := range params {
@@ -28,12 +29,22 @@ func tenonParams(c *TenonConfig, params map[string]string) error {
 			case "margin":
 				c.Margin = n
 			}
+		case "hold":
+			if v == "off" {
+				c.Hold = -1
+				continue
+			}
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("%w: hold=%q: want a positive duration such as 3s, or off", ErrBadOption, v)
+			}
+			c.Hold = d
 		default:
 			gp[k] = v
 		}
 	}
 	if err := gateParams(&c.GateConfig, gp); err != nil {
-		return fmt.Errorf("%w (tenon policies also take window=, beta=, margin=)", err)
+		return fmt.Errorf("%w (tenon policies also take hold=, window=, beta=, margin=)", err)
 	}
 	return nil
 }

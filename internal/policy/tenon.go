@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tenon-dev/tenon/internal/admission"
 	"github.com/tenon-dev/tenon/internal/controller"
@@ -27,6 +28,10 @@ type TenonConfig struct {
 
 	Gate       bool        // runtime execution gate (Algorithm 1)
 	GateConfig gate.Config // zero fields take the Table 5 defaults
+	// Hold is how long the gate lets tasks wait at the budget under the
+	// domain's OOM hold (hold.go) before the OOM killer acts: 0 means the
+	// gate's DMax on the replay's clock, < 0 turns the hold off.
+	Hold time.Duration
 
 	// Admission turns on water-level action admission (§3.4) with
 	// Predictor's descriptors; Predictor is required when it is on.
@@ -136,9 +141,14 @@ func NewTenon(cfg TenonConfig) (*Tenon, error) {
 	}
 	t := &Tenon{cfg: cfg}
 	if cfg.Gate {
-		g, err := newGateRunner(scaledGate(cfg.GateConfig, cfg.TimeScale))
+		gc := scaledGate(cfg.GateConfig, cfg.TimeScale)
+		g, err := newGateRunner(gc)
 		if err != nil {
 			return nil, err
+		}
+		g.holdTimeout = cfg.Hold
+		if cfg.Hold == 0 {
+			g.holdTimeout = gc.WithDefaults().DMax
 		}
 		t.gate = g
 	}
@@ -242,6 +252,14 @@ func (t *Tenon) GateStats() gate.Stats {
 		return gate.Stats{}
 	}
 	return t.gate.stats()
+}
+
+// HoldStats returns the OOM hold's counters (zero when it is off).
+func (t *Tenon) HoldStats() HoldStats {
+	if t.gate == nil {
+		return HoldStats{}
+	}
+	return t.gate.holdStats()
 }
 
 // variant is one registered configuration of the tenon policy.

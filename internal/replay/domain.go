@@ -13,7 +13,16 @@ type CgroupDomain struct {
 	Domain *cgroup.Domain
 }
 
-var _ controller.Domain = CgroupDomain{}
+var (
+	_ controller.Domain    = CgroupDomain{}
+	_ controller.OOMHolder = CgroupDomain{}
+)
+
+// SetOOMHold holds allocations at the budget instead of OOM-killing (on).
+func (d CgroupDomain) SetOOMHold(on bool) error { return d.Domain.SetOOMHold(on) }
+
+// UnderOOM reports whether tasks wait for memory under the hold.
+func (d CgroupDomain) UnderOOM() (bool, error) { return d.Domain.UnderOOM() }
 
 // Usage is the domain's memory usage in bytes.
 func (d CgroupDomain) Usage() (int64, error) {

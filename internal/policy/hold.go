@@ -1,0 +1,91 @@
+package policy
+
+import "time"
+
+// The OOM hold is an extension of seed 000 beyond Algorithm 1, for kernels
+// with cgroup v1's memory.oom_control (controller.OOMHolder). The gate sees
+// growth one control period after it happens; a tool ramping at 1 GiB/s
+// passes the last 100 MiB of a budget before the gate can deny it, and the
+// kernel then kills it. Under the hold the kernel instead makes the
+// allocating task wait at the budget: the gate (red by then) keeps others
+// from growing, and actions that are not allocating go on, finish and free
+// their memory, after which the waiting task gets its page and continues.
+// Only when the hold lasts holdTimeout (Table 5's DMax, the overdue
+// threshold, on the replay's clock) — no running action freed memory in that
+// time — is it released: the OOM killer then picks its victim exactly as it
+// would have without the hold, and the hold is re-armed once the domain is
+// out of OOM. A kill is delayed, never avoided by relabelling: every kill
+// still counts as an OOM event.
+
+// holdState is where the hold's state machine is.
+type holdState int
+
+const (
+	holdArmed    holdState = iota // armed, nothing waiting
+	holdWaiting                   // tasks wait for memory under the hold
+	holdReleased                  // released to the OOM killer; re-armed when the domain is out of OOM
+)
+
+// holdAction is what a step asks the caller to do.
+type holdAction int
+
+const (
+	holdNone     holdAction = iota
+	holdBegan               // tasks started waiting (log it)
+	holdResolved            // the wait ended without a kill (log it)
+	holdRelease             // write oom_kill_disable=0: the OOM killer acts
+	holdRearm               // write oom_kill_disable=1 again
+)
+
+// HoldStats counts what the OOM hold did.
+type HoldStats struct {
+	Holds    uint64        // waits that began
+	Resolved uint64        // waits that ended with memory freed, no kill
+	Released uint64        // waits released to the OOM killer after the timeout
+	Held     time.Duration // total time tasks waited under the hold
+}
+
+// oomHold is the hold's decision logic: one step per gate iteration, with
+// the time and the domain's under_oom flag of that iteration.
+type oomHold struct {
+	timeout time.Duration
+	state   holdState
+	since   time.Time
+	stats   HoldStats
+}
+
+// step advances the state machine.
+func (h *oomHold) step(now time.Time, under bool) holdAction {
+	switch h.state {
+	case holdArmed:
+		if under {
+			h.state, h.since = holdWaiting, now
+			h.stats.Holds++
+			return holdBegan
+		}
+	case holdWaiting:
+		waited := now.Sub(h.since)
+		if !under {
+			h.state = holdArmed
+			h.stats.Resolved++
+			h.stats.Held += waited
+			return holdResolved
+		}
+		if waited >= h.timeout {
+			h.state, h.since = holdReleased, now
+			h.stats.Released++
+			h.stats.Held += waited
+			return holdRelease
+		}
+	case holdReleased:
+		// Out of OOM: the kill is done and the waiters have their memory.
+		// If the domain is still under OOM after another timeout, re-arm
+		// anyway (a waiter that went back to sleep before the kill starts
+		// a new wait).
+		if !under || now.Sub(h.since) >= h.timeout {
+			h.state = holdArmed
+			return holdRearm
+		}
+	}
+	return holdNone
+}

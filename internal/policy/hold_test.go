@@ -1,0 +1,156 @@
+package policy
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+)
+
+func TestOOMHoldSteps(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	type step struct {
+		ms    int
+		under bool
+		want  holdAction
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		stats HoldStats
+	}{
+		{name: "nothing waits", steps: []step{{0, false, holdNone}, {100, false, holdNone}}},
+		{name: "a wait that resolves before the timeout", steps: []step{
+			{0, true, holdBegan}, {100, true, holdNone}, {2900, true, holdNone}, {3000, false, holdResolved}, {3100, false, holdNone},
+		}, stats: HoldStats{Holds: 1, Resolved: 1, Held: 3 * time.Second}},
+		{name: "a wait released at the timeout, re-armed once out of OOM", steps: []step{
+			{0, true, holdBegan}, {2999, true, holdNone}, {3000, true, holdRelease}, {3100, false, holdRearm}, {3200, false, holdNone},
+		}, stats: HoldStats{Holds: 1, Released: 1, Held: 3 * time.Second}},
+		{name: "released but still under OOM: re-armed after another timeout", steps: []step{
+			{0, true, holdBegan}, {3000, true, holdRelease}, {5999, true, holdNone}, {6000, true, holdRearm}, {6100, true, holdBegan},
+		}, stats: HoldStats{Holds: 2, Released: 1, Held: 3 * time.Second}},
+		{name: "two waits", steps: []step{
+			{0, true, holdBegan}, {500, false, holdResolved}, {600, true, holdBegan}, {700, false, holdResolved},
+		}, stats: HoldStats{Holds: 2, Resolved: 2, Held: 600 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &oomHold{timeout: 3 * time.Second}
+			for i, s := range tc.steps {
+				if got := h.step(at(s.ms), s.under); got != s.want {
+					t.Fatalf("step %d (t=%dms under=%v) = %v, want %v", i, s.ms, s.under, got, s.want)
+				}
+			}
+			if h.stats != tc.stats {
+				t.Errorf("stats = %+v, want %+v", h.stats, tc.stats)
+			}
+		})
+	}
+}
+
+func TestHoldParam(t *testing.T) {
+	for _, tc := range []struct {
+		val     string
+		want    time.Duration
+		wantErr bool
+	}{
+		{val: "off", want: -1},
+		{val: "2s", want: 2 * time.Second},
+		{val: "0s", wantErr: true},
+		{val: "soon", wantErr: true},
+	} {
+		t.Run(tc.val, func(t *testing.T) {
+			var c TenonConfig
+			err := tenonParams(&c, map[string]string{"hold": tc.val})
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("hold=%s: err = %v, want error %v", tc.val, err, tc.wantErr)
+			}
+			if err == nil && c.Hold != tc.want {
+				t.Errorf("hold=%s: Hold = %v, want %v", tc.val, c.Hold, tc.want)
+			}
+		})
+	}
+}
+
+// TestHoldTimeoutDefault: the hold waits the gate's DMax on the replay's
+// clock unless configured, and hold=off leaves it disarmed.
+func TestHoldTimeoutDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hold  time.Duration
+		scale float64
+		want  time.Duration
+	}{
+		{name: "real time", scale: 1, want: 3 * time.Second},
+		{name: "compressed", scale: 0.25, want: 750 * time.Millisecond},
+		{name: "configured", hold: time.Second, scale: 0.25, want: time.Second},
+		{name: "off", hold: -1, scale: 1, want: -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewTenon(TenonConfig{Name: "t", Gate: true, Hold: tc.hold, TimeScale: tc.scale})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.gate.holdTimeout != tc.want {
+				t.Errorf("holdTimeout = %v, want %v", p.gate.holdTimeout, tc.want)
+			}
+		})
+	}
+}
+
+// fakeHolder is a domain whose under_oom flag the test sets and whose hold
+// writes it records.
+type fakeHolder struct {
+	under  bool
+	writes []bool
+}
+
+func (f *fakeHolder) Usage() (int64, error)     { return 0, nil }
+func (f *fakeHolder) Available() (int64, error) { return 0, nil }
+func (f *fakeHolder) SetOOMHold(on bool) error  { f.writes = append(f.writes, on); return nil }
+func (f *fakeHolder) UnderOOM() (bool, error)   { return f.under, nil }
+
+// TestGateRunnerHold: the runner arms the hold, releases it to the OOM
+// killer after the timeout, re-arms it, logs each step and disarms it when
+// the gate stops.
+func TestGateRunnerHold(t *testing.T) {
+	clk := &stepClock{t: time.Unix(0, 0)}
+	dom := &fakeHolder{}
+	var events []controller.Event
+	env := controller.Env{Clock: clk, Domain: dom, Emit: func(e controller.Event) { events = append(events, e) }}
+	g := &gateRunner{holdTimeout: time.Second}
+	g.armHold(env)
+	for _, s := range []struct {
+		ms    int
+		under bool
+	}{{0, false}, {100, true}, {600, true}, {1100, true}, {1200, false}} {
+		clk.t = time.Unix(0, 0).Add(time.Duration(s.ms) * time.Millisecond)
+		dom.under = s.under
+		g.stepHold(env, "tenon")
+	}
+	if err := g.disarmHold(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, false, true, false}; !slices.Equal(dom.writes, want) {
+		t.Errorf("hold writes = %v, want %v (arm, release, re-arm, disarm)", dom.writes, want)
+	}
+	var reasons []string
+	for _, e := range events {
+		if e.Kind != controller.EventHold {
+			t.Errorf("unexpected event %+v", e)
+		}
+		reasons = append(reasons, e.Reason)
+	}
+	if want := []string{"began", "released to the OOM killer", "re-armed"}; !slices.Equal(reasons, want) {
+		t.Errorf("events = %q, want %q", reasons, want)
+	}
+	if st := g.holdStats(); st.Holds != 1 || st.Released != 1 || st.Held != time.Second {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+type stepClock struct{ t time.Time }
+
+func (c *stepClock) Now() time.Time                       { return c.t }
+func (c *stepClock) After(time.Duration) <-chan time.Time { return nil }
