@@ -22,6 +22,7 @@ type entry struct {
 	rank        int           // selection key: state preference
 	sticky      bool          // selection key: permitted in the previous iteration
 	holding     bool          // selection key: sticky and permitted for less than DMax
+	probe       bool          // run by the liveness escape in the previous iteration
 	allowedAt   time.Time     // start of the current permitted episode
 	foot        int64         // this iteration's footprint sample
 	cpu         time.Duration // this iteration's CPU-time sample

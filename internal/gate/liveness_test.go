@@ -13,8 +13,10 @@ func TestLivenessEscape(t *testing.T) {
 		name        string
 		cfg         Config
 		wantRunning []string
+		wantNext    []string // a period later
 	}{
-		{name: "escape lets the oldest overdue sandbox run alone", cfg: Config{}, wantRunning: []string{"a"}},
+		{name: "escape lets the oldest overdue sandbox run alone, and keeps it", cfg: Config{}, wantRunning: []string{"a"}, wantNext: []string{"a"}},
+		{name: "without stickiness the probe rotates every period", cfg: Config{NoSticky: true}, wantRunning: []string{"a"}, wantNext: []string{"b"}},
 		{name: "algorithm 1 to the letter keeps all denied", cfg: Config{NoLivenessEscape: true}, wantRunning: nil},
 	}
 	for _, tt := range tests {
@@ -38,6 +40,9 @@ func TestLivenessEscape(t *testing.T) {
 			d = h.step(tick) // 3.0 s denied: overdue
 			if !slices.Equal(d.Permitted, tt.wantRunning) {
 				t.Errorf("at DMax: permitted %v, want %v", d.Permitted, tt.wantRunning)
+			}
+			if d = h.step(tick); !slices.Equal(d.Permitted, tt.wantNext) {
+				t.Errorf("a period later: permitted %v, want %v", d.Permitted, tt.wantNext)
 			}
 		})
 	}

@@ -16,7 +16,7 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 		// Green allows every live sandbox; growth-window, contributor-count
 		// and denial-waiting restrictions are bypassed.
 		for _, e := range c.live {
-			e.inPrev = true
+			e.inPrev, e.probe = true, false
 		}
 		return
 	}
@@ -67,13 +67,31 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 	// then runs as the single probe: its denial has already lasted DMax,
 	// growth is still bounded by one sandbox, and the kernel's limit remains
 	// the backstop.
+	//
+	// With stickiness on, the escape's probe keeps running while the escape
+	// is needed (its own denial is what started it): a probe replaced every
+	// period by the next overdue sandbox grows for one period and is frozen
+	// again, and no action ever finishes.
+	var probe *entry
 	if n == 0 && !c.cfg.NoLivenessEscape {
 		for _, e := range c.cand {
-			if e.overdue && e.demand > 0 {
-				e.inPrev = true
+			if e.demand <= 0 {
+				continue
+			}
+			if e.probe && e.sticky {
+				probe = e
 				break
 			}
+			if e.overdue && probe == nil {
+				probe = e
+			}
 		}
+	}
+	for _, e := range c.cand {
+		e.probe = e == probe
+	}
+	if probe != nil {
+		probe.inPrev = true
 	}
 }
 
