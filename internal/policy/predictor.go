@@ -36,6 +36,10 @@ func (c *crossFit) Predict(ctx predict.ActionContext) predict.Descriptor {
 	return c.models[1-f].Predict(ctx)
 }
 
+// firstOfClassQuantile is the quantile of a class's training peaks the
+// current predictor assumes for the first action of that class in a task.
+const firstOfClassQuantile = 0.9
+
 // smallTraining is the example count below which forests grow full trees.
 const smallTraining = 200
 
@@ -84,6 +88,13 @@ func TrainPredictor(kind string, wfs []trajectory.Workflow, heavy int64, seed ui
 				return nil, fmt.Errorf("training the %s predictor: %w", kind, err)
 			}
 			cf.models[f] = m
+			if kind == PredCurrent {
+				// The current predictor sees the task's history; a forest
+				// trained on a bench's few workflows under-uses it, and
+				// its point prediction for a class's first action in a
+				// task is its weakest (see predict.ClassFloor).
+				cf.models[f] = predict.ClassFloor{P: m, HeavyThreshold: heavy, Prior: predict.ClassPriors(ex, firstOfClassQuantile)}
+			}
 		default:
 			return nil, fmt.Errorf("%w: unknown predictor %q (want current, static or history)", ErrBadOption, kind)
 		}
