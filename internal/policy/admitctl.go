@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,8 +24,12 @@ const admitPeriod = 50 * time.Millisecond
 // descriptor from the predictor and waits in the water-level admitter until
 // its logical charge fits the budget and the physical headroom allows it.
 type admitter struct {
-	pred   predict.Predictor
-	margin int64 // physical safety margin, bytes
+	pred predict.Predictor
+	// margin is the physical safety margin in bytes, set by start from
+	// configured (0: AdmissionMargin's default for the budget and gateCfg).
+	margin     int64
+	configured int64
+	gateCfg    gate.Config // the gate's configuration, for the default margin
 	// reserve is headroom a new agent leaves free beyond its first action:
 	// room for one heavy action of the agents already running.
 	reserve int64
@@ -44,17 +49,9 @@ type admitter struct {
 	waiting map[*admission.Ticket]*runningAction
 	running map[*admission.Ticket]*runningAction
 	active  int // agents between agentReady and agentDone
-	// learned holds, per workflow action, what an earlier attempt of the
-	// same action measured (growth above the level before it; after an OOM
-	// kill at least 1.5 times what was predicted then). A retry reserves
-	// at least that: the earlier attempt is past, so this stays causal.
-	learned map[actionKey]int64
-}
-
-// actionKey names one action of one workflow, across attempts.
-type actionKey struct {
-	workflow string
-	index    int
+	// learned is what earlier attempts of each action needed (see
+	// RetryReserve).
+	learned RetryReserve
 }
 
 // agentHistory is one attempt's completed actions, the predictor's history.
@@ -77,7 +74,7 @@ type runningAction struct {
 }
 
 func newAdmitter(pred predict.Predictor, margin int64) *admitter {
-	return &admitter{pred: pred, margin: margin}
+	return &admitter{pred: pred, configured: margin}
 }
 
 func (a *admitter) start(env controller.Env, cfg admission.Config) {
@@ -85,11 +82,12 @@ func (a *admitter) start(env controller.Env, cfg admission.Config) {
 		cfg.Budget = env.Budget
 	}
 	a.env = env
+	a.margin = AdmissionMargin(a.configured, env.Budget, a.gateCfg)
 	a.adm = admission.New(cfg, env.Clock.Now)
 	a.kick = make(chan struct{}, 1)
 	a.agents = map[string]*agentHistory{}
 	a.waiting = map[*admission.Ticket]*runningAction{}
-	a.learned = map[actionKey]int64{}
+	a.learned = RetryReserve{}
 	a.running = map[*admission.Ticket]*runningAction{}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop, a.finished = cancel, make(chan struct{})
@@ -123,12 +121,8 @@ func (a *admitter) poke() {
 	}
 }
 
-// physicalHeadroom is the domain's available memory, less the safety
-// margin, less the growth running admitted actions are still predicted to
-// make: predicted peak minus what they have grown so far (that part is
-// already in the observed usage). The logical water level interpolates
-// charges between average and peak; the physical check is about memory
-// that will really be needed, so it counts peaks.
+// physicalHeadroom is PhysicalHeadroom over the domain's available
+// memory and the running admitted actions' current sandbox memory.
 func (a *admitter) physicalHeadroom(ctx context.Context) int64 {
 	avail := a.env.Budget
 	if a.env.Domain != nil {
@@ -142,40 +136,35 @@ func (a *admitter) physicalHeadroom(ctx context.Context) int64 {
 		running = append(running, *r)
 	}
 	a.mu.Unlock()
-	var pending int64
-	for _, r := range running {
-		grown := int64(0)
-		if st, err := a.env.Backend.Stats(ctx, r.sandbox); err == nil {
-			grown = max(st.Memory-r.before, 0)
+	admitted := func(yield func(Admitted) bool) {
+		for _, r := range running {
+			ad := Admitted{Before: r.before, Memory: r.before, Peak: r.peak, Charge: r.charge}
+			if st, err := a.env.Backend.Stats(ctx, r.sandbox); err == nil {
+				ad.Memory = st.Memory
+			}
+			if !yield(ad) {
+				return
+			}
 		}
-		pending += max(max(r.peak, r.charge)-grown, 0)
 	}
-	return avail - a.margin - pending
+	return PhysicalHeadroom(avail, a.margin, iter.Seq[Admitted](admitted))
 }
-
-// livenessWait is how long the oldest queued action waits while nothing is
-// running before it is admitted on the logical check alone.
-const livenessWait = 2 * time.Second
 
 func (a *admitter) schedule(ctx context.Context) {
 	phys := a.physicalHeadroom(ctx)
-	// Liveness: with no admitted action running, waiting cannot free any
-	// memory that admitted work holds; if the physical check keeps every
-	// queued action out (memory held by idle sandboxes), admit the oldest
-	// one once it has waited livenessWait, with just enough headroom for it.
+	// Liveness (see LivenessHeadroom): the oldest queued action.
 	now := a.env.Clock.Now()
 	a.mu.Lock()
-	if len(a.running) == 0 {
-		var oldest *runningAction
-		for _, r := range a.waiting {
-			if oldest == nil || r.enq.Before(oldest.enq) {
-				oldest = r
-			}
+	var oldest *Queued
+	for _, r := range a.waiting {
+		if len(a.running) > 0 {
+			break // LivenessHeadroom needs no oldest
 		}
-		if oldest != nil && now.Sub(oldest.enq) >= livenessWait {
-			phys = max(phys, oldest.peak)
+		if oldest == nil || r.enq.Before(oldest.Enqueued) {
+			oldest = &Queued{Enqueued: r.enq, Peak: r.peak}
 		}
 	}
+	phys = LivenessHeadroom(phys, len(a.running), oldest, now)
 	a.mu.Unlock()
 	admitted := a.adm.Schedule(phys)
 	a.mu.Lock()
@@ -189,29 +178,20 @@ func (a *admitter) schedule(ctx context.Context) {
 	}
 }
 
-// agentReady blocks a new agent until starting it is safe: every agent
-// started holds memory in its sandbox until its workflow ends (retained
-// files and background processes), so starting agents faster than memory
-// allows turns into actions that can never be admitted. A new agent starts
-// when no action is waiting for admission, the gate (if on) reports green,
-// and its first action's predicted peak fits the physical headroom; or at
-// once when no agent is running. The first action must fit with reserve
-// to spare.
+// agentReady blocks a new agent until agent pacing (AgentMayStart) lets it
+// start, polling every admitPeriod.
 func (a *admitter) agentReady(ctx context.Context, ag *controller.Agent, pressure func() gate.Pressure) error {
-	first := ag.Action()
+	need := FirstPeak(a.pred, ag.ID, ag.Action())
+	headroom := func() int64 { return a.physicalHeadroom(ctx) }
 	for {
 		a.mu.Lock()
 		queued, active := len(a.waiting), a.active
 		a.mu.Unlock()
-		ok := active == 0
-		if !ok && queued == 0 && (pressure == nil || pressure() == gate.Green) {
-			need := int64(0)
-			if first != nil {
-				need = a.pred.Predict(predict.ContextFor(ag.ID, *first, nil, 0)).PredPeak
-			}
-			ok = a.physicalHeadroom(ctx) >= need+a.reserve
+		p := gate.Green
+		if pressure != nil && active > 0 && queued == 0 {
+			p = pressure()
 		}
-		if ok {
+		if AgentMayStart(active, queued, p, headroom, need, a.reserve) {
 			a.mu.Lock()
 			a.active++
 			a.mu.Unlock()
@@ -254,9 +234,7 @@ func (a *admitter) ready(ctx context.Context, ag *controller.Agent, act *traject
 	a.mu.Unlock()
 	desc := a.pred.Predict(predict.ContextFor(ag.ID, *act, hist, now.Sub(h.start).Seconds()))
 	a.mu.Lock()
-	if l, ok := a.learned[actionKey{ag.ID, ag.Next}]; ok && l > desc.PredPeak {
-		desc.PredPeak, desc.PredAvg, desc.HeavyRisk = l, max(desc.PredAvg, l*4/5), max(desc.HeavyRisk, 1)
-	}
+	desc = a.learned.Apply(ActionKey{ag.ID, ag.Next}, desc)
 	a.mu.Unlock()
 	before := int64(0)
 	if ag.SandboxID != "" {
@@ -302,13 +280,8 @@ func (a *admitter) done(ag *controller.Agent, g controller.Grant, o controller.O
 	err := a.adm.Release(r.ticket)
 	a.poke()
 	if o.Err == nil {
-		grown := max(o.PeakBytes-r.before, 0)
-		if o.OOM {
-			grown = max(grown, r.peak*3/2)
-		}
-		k := actionKey{ag.ID, o.Index}
 		a.mu.Lock()
-		a.learned[k] = max(a.learned[k], grown)
+		a.learned.Learn(ActionKey{ag.ID, o.Index}, max(o.PeakBytes-r.before, 0), r.peak, o.OOM)
 		a.mu.Unlock()
 	}
 	if h != nil && h.attempt == ag.Attempt && o.Err == nil {

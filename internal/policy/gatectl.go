@@ -147,11 +147,11 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 				// predicted peak may grow by the rest (at least the
 				// bootstrap demand). One that outgrew its prediction gets
 				// no cap: the prediction was wrong, the estimate rules.
-				smp.HasCap = true
+				var adm *Admitted
 				if n, ok := running[ls.Info.ID]; ok {
-					left := n[1] - (st.Memory - n[0])
-					smp.DemandCap, smp.HasCap = max(left, boot), left > 0
+					adm = &Admitted{Before: n[0], Memory: st.Memory, Peak: n[1]}
 				}
+				smp.DemandCap, smp.HasCap = DemandCap(adm, boot)
 			}
 			obs.Sandboxes = append(obs.Sandboxes, smp)
 		}

@@ -43,7 +43,8 @@ type TenonConfig struct {
 	// already running); see admitter.agentReady.
 	AgentReserve int64
 	// Margin is the physical safety margin of admission in bytes; 0 means
-	// min(256 MiB, budget/8), the gate's S.
+	// AdmissionMargin's default (the gate's yellow line plus one red region:
+	// 37.5 % of the budget with Table 5's regions).
 	Margin int64
 
 	// Residency tears idle restart-safe sandboxes down under pressure and
@@ -158,6 +159,7 @@ func NewTenon(cfg TenonConfig) (*Tenon, error) {
 		}
 		t.admit = newAdmitter(cfg.Predictor, cfg.Margin)
 		t.admit.reserve = cfg.AgentReserve
+		t.admit.gateCfg = cfg.GateConfig
 	}
 	return t, nil
 }
@@ -181,9 +183,6 @@ func (t *Tenon) Start(ctx context.Context, env controller.Env) error {
 		}
 	}
 	if t.admit != nil {
-		if t.admit.margin == 0 {
-			t.admit.margin = min(256<<20, env.Budget/8)
-		}
 		t.admit.start(env, t.cfg.AdmissionConfig)
 	}
 	return ctx.Err()
@@ -284,7 +283,7 @@ var variants = []variant{
 
 func (v variant) build(opts Options) (controller.Policy, error) {
 	cfg := TenonConfig{Name: v.name, Gate: v.gate, Admission: v.admission,
-		Residency: v.name != "gate" && v.name != "admission" && !v.alwaysResident, StateDir: opts.StateDir, TimeScale: opts.TimeScale}
+		Residency: v.residency(), StateDir: opts.StateDir, TimeScale: opts.TimeScale}
 	if err := tenonParams(&cfg, opts.Params); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/admission"
 	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
@@ -22,13 +23,12 @@ type Config struct {
 	// SandboxBase is the memory of an idle, freshly created sandbox, bytes.
 	SandboxBase int64
 
-	// Gate's zero fields take the Table 5 defaults (Period 100 ms), except
-	// SafetyMargin S, which is min(256 MiB, Budget/8) as in the live policy
-	// (internal/policy gateConfigFor).
+	// Gate's zero fields take the live policy's defaults
+	// (policy.GateConfigFor: Table 5, with S = min(256 MiB, Budget/8)).
 	Gate      gate.Config
 	Admission admission.Config // zero fields: defaults scaled to Budget
-	// Margin is admission's physical safety margin; 0 means
-	// min(256 MiB, Budget/8), as the live policy.
+	// Margin is admission's physical safety margin; 0 means the live
+	// policy's default for Budget and Gate (policy.AdmissionMargin).
 	Margin int64
 	// AgentReserve is the headroom a new agent must leave free beyond its
 	// first action's predicted peak (agent pacing); 0 means the live
@@ -84,19 +84,14 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Policy.Name == "" {
 		c.Policy = Spec{Name: "eager"}
 	}
-	if c.Gate.SafetyMargin == 0 {
-		c.Gate.SafetyMargin = min(256<<20, c.Budget/8)
-	}
-	c.Gate = c.Gate.WithDefaults()
+	c.Gate = policy.GateConfigFor(c.Gate, c.Budget)
 	if err := c.Gate.Validate(); err != nil {
 		return c, fmt.Errorf("gate config: %w", err)
 	}
 	if c.Admission.Budget == 0 {
 		c.Admission.Budget = c.Budget
 	}
-	if c.Margin == 0 {
-		c.Margin = min(256<<20, c.Budget/8)
-	}
+	c.Margin = policy.AdmissionMargin(c.Margin, c.Budget, c.Gate)
 	switch {
 	case c.AgentReserve == 0:
 		c.AgentReserve = agentReserve(c.Workflows, c.Budget)
@@ -118,20 +113,13 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// agentReserve is the live policy's agent reserve (internal/policy
-// agentReserve): the largest recorded action peak of wfs (the profile's
-// peak where nothing was recorded), at most a quarter of the budget.
+// agentReserve is the live policy's agent reserve (policy.AgentReserve)
+// over wfs with Recorded values derived from Mem profiles where missing
+// (see withRecorded), as the predictors are trained.
 func agentReserve(wfs []trajectory.Workflow, budget int64) int64 {
-	var peak int64
-	for _, w := range wfs {
-		for _, a := range w.Actions {
-			switch {
-			case a.Recorded != nil:
-				peak = max(peak, mib(a.Recorded.PeakMiB))
-			case a.Mem != nil:
-				peak = max(peak, mib(a.Mem.PeakMiB))
-			}
-		}
+	rec := make([]trajectory.Workflow, len(wfs))
+	for i, w := range wfs {
+		rec[i] = withRecorded(w)
 	}
-	return min(peak, budget/4)
+	return policy.AgentReserve(rec, budget)
 }

@@ -45,26 +45,34 @@
 // # The live policy's extensions
 //
 // The tenon policies compose these packages as internal/policy does
-// (tenon.go, admitctl.go, gatectl.go), with the extensions beyond seed 000
-// that the live policy has (pacing.go names the live function each one
-// mirrors; the live code runs in goroutines polling a clock, so it cannot
-// be called here):
-//   - admission's physical check counts admitted actions' predicted peaks
-//     (or charges, if larger) less their growth so far, with a margin of
-//     min(256 MiB, budget/8);
-//   - agent pacing: a new attempt starts when none runs, or when no action
-//     waits for admission, the gate (if on) is green and the first action's
-//     predicted peak plus the agent reserve (the largest recorded action
-//     peak, at most budget/4) fits the physical headroom;
-//   - admission liveness: with no admitted action running, the oldest
-//     queued one is admitted after 2 s;
-//   - a retried action reserves what the earlier attempt grew (after an OOM
-//     kill at least 1.5 times its prediction);
-//   - the gate's safety margin S is min(256 MiB, budget/8) and each
-//     sandbox's projected demand is capped by admission's predicted
-//     remaining growth (0 for a sandbox running no admitted action; no cap
-//     once an action outgrew its prediction). The gate's own extensions
-//     (liveness escape and later ones) are in gate.Controller itself.
+// (tenon.go, admitctl.go, gatectl.go). The live admitter's decision steps
+// beyond seed 000 are pure functions in internal/policy (admitstep.go),
+// called here with the simulated host's observations and clock, not copied
+// (pacing.go feeds them):
+//   - policy.PhysicalHeadroom: admission's physical check counts admitted
+//     actions' predicted peaks (or charges, if larger) less their growth so
+//     far, with the margin policy.AdmissionMargin (the gate's yellow line
+//     plus one red region, at least S: 37.5 % of the budget with Table 5's
+//     regions);
+//   - policy.AgentMayStart: a new attempt starts when none runs, or when no
+//     action waits for admission, the gate (if on) is green and the first
+//     action's predicted peak plus the agent reserve (policy.AgentReserve:
+//     the largest recorded action peak, at most budget/4) fits the physical
+//     headroom;
+//   - policy.LivenessHeadroom: with no admitted action running, the oldest
+//     queued one is admitted after policy.LivenessWait (2 s);
+//   - policy.RetryReserve: a retried action reserves what the earlier
+//     attempt grew (after an OOM kill at least 1.5 times its prediction);
+//   - policy.GateConfigFor: the gate's safety margin S is min(256 MiB,
+//     budget/8); policy.DemandCap: each sandbox's projected demand is capped
+//     by admission's predicted remaining growth (0 for a sandbox running no
+//     admitted action; no cap once an action outgrew its prediction). The
+//     gate's own extensions (liveness escape and later ones) are in
+//     gate.Controller itself.
+//
+// Parameters are parsed by the live parser (policy.ApplyTenonParams) and
+// policy names map to what the live registry's variants switch on
+// (policy.TenonVariant).
 //
 // LivePredictors trains the predictors exactly as the live registry
 // (policy.TrainPredictor); NewPredictors samples at most 200 workflows per

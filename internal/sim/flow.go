@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/admission"
+	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/predict"
 )
 
@@ -152,7 +153,7 @@ func (s *sim) ready(ag *agent) {
 	}
 	a := ag.wf.Actions[ag.next]
 	d := ag.pred.Predict(predict.ContextFor(ag.wf.ID, a, ag.hist, (s.now - ag.attemptStart).Seconds()))
-	d = s.applyLearned(ag, d)
+	d = s.learned.Apply(policy.ActionKey{Workflow: ag.wf.ID, Index: ag.next}, d)
 	t := s.adm.Enqueue(admission.Request{ID: fmt.Sprintf("%s/%d", ag.sb.id, ag.next), Descriptor: d,
 		Enqueued: epoch.Add(s.now)})
 	s.seq++

@@ -1,48 +1,43 @@
 package sim
 
 import (
-	"time"
-
 	"github.com/tenon-dev/tenon/internal/gate"
-	"github.com/tenon-dev/tenon/internal/predict"
+	"github.com/tenon-dev/tenon/internal/policy"
 )
 
-// This file holds the live admitter's extensions beyond seed 000
-// (internal/policy admitctl.go), reproduced on the simulated host: the
-// physical check by predicted peaks, agent pacing, admission liveness and a
-// retry reserving what its earlier attempt needed. The live code runs them
-// in goroutines polling a clock, so the simulator cannot call it; each
-// function names the live one it mirrors.
+// This file feeds the live admitter's decision steps beyond seed 000 (the
+// pure functions of internal/policy admitstep.go: the physical check by
+// predicted peaks, agent pacing, admission liveness, a retry reserving what
+// its earlier attempt needed, the gate's demand cap) with the simulated
+// host's state. The functions are called, not copied; only the bookkeeping
+// (which agents are admitted, queued or paced) is the simulator's.
 
-// livenessWait is how long the oldest queued action waits while no
-// admitted action runs before it is admitted on the logical check alone
-// (policy.livenessWait).
-const livenessWait = 2 * time.Second
-
-// actionKey names one action of one workflow, across attempts.
-type actionKey struct {
-	workflow string
-	index    int
-}
-
-// physicalHeadroom is admission's physical headroom
-// (admitter.physicalHeadroom): available memory, less the margin, less the
-// growth admitted actions are still predicted to make (predicted peak, or
-// the charge if larger, minus what they have grown so far).
-func (s *sim) physicalHeadroom() int64 {
-	var pending int64
+// admittedSeq yields the agents holding an admitted ticket as
+// policy.Admitted, their sandboxes brought up to now.
+func (s *sim) admittedSeq(yield func(policy.Admitted) bool) {
 	for _, ag := range s.admitted {
 		s.h.advance(ag.sb, s.now)
-		grown := max(ag.sb.mem-ag.before, 0)
-		pending += max(max(ag.peak, ag.charge)-grown, 0)
+		if !yield(ag.admittedNow()) {
+			return
+		}
 	}
-	return s.cfg.Budget - s.h.projected(s.now) - s.cfg.Margin - pending
 }
 
-// livenessHeadroom raises phys so that the oldest queued action fits when
-// no admitted action runs and it has waited livenessWait
-// (admitter.schedule): memory held by idle sandboxes cannot be freed by
-// waiting, so the physical check alone would deadlock the run.
+// admittedNow is ag's admitted action with its sandbox's current memory
+// (as of the sandbox's last advance).
+func (ag *agent) admittedNow() policy.Admitted {
+	return policy.Admitted{Before: ag.before, Memory: ag.sb.mem, Peak: ag.peak, Charge: ag.charge}
+}
+
+// physicalHeadroom is admission's physical headroom (policy.PhysicalHeadroom)
+// on the simulated domain.
+func (s *sim) physicalHeadroom() int64 {
+	return policy.PhysicalHeadroom(s.cfg.Budget-s.h.projected(s.now), s.cfg.Margin, s.admittedSeq)
+}
+
+// livenessHeadroom is policy.LivenessHeadroom with the oldest queued
+// ticket (ties broken by enqueue order); it counts the admissions it lets
+// through.
 func (s *sim) livenessHeadroom(phys int64) int64 {
 	if len(s.admitted) > 0 || len(s.tickets) == 0 {
 		return phys
@@ -53,50 +48,49 @@ func (s *sim) livenessHeadroom(phys int64) int64 {
 			oldest = ag
 		}
 	}
-	if s.now-oldest.enq >= livenessWait && oldest.peak > phys {
+	got := policy.LivenessHeadroom(phys, len(s.admitted), &policy.Queued{Enqueued: epoch.Add(oldest.enq), Peak: oldest.peak}, epoch.Add(s.now))
+	if got > phys {
 		s.res.LivenessAdmits++
-		return oldest.peak
 	}
-	return phys
+	return got
 }
 
-// paceOK reports whether a new attempt may start (admitter.agentReady):
-// at once when no attempt runs; otherwise when no action waits for
-// admission, the gate (if on) reports green, and the first action's
-// predicted peak plus the agent reserve fits the physical headroom.
-// headroom is computed once per pass by the caller (it does not change
-// when an attempt starts: the attempt begins with a model wait).
-func (s *sim) paceOK(ag *agent, headroom int64) bool {
-	if s.active == 0 {
-		return true
+// gatePressure is the pressure agent pacing reads: the gate's, or green
+// when the gate is off.
+func (s *sim) gatePressure() gate.Pressure {
+	if s.gate == nil {
+		return gate.Green
 	}
-	if ag.firstPeak < 0 {
-		ag.firstPeak = 0
-		if len(ag.wf.Actions) > 0 {
-			ag.firstPeak = ag.pred.Predict(predict.ContextFor(ag.wf.ID, ag.wf.Actions[0], nil, 0)).PredPeak
-		}
-	}
-	return headroom >= ag.firstPeak+s.cfg.AgentReserve
+	return s.pressure
 }
 
-// paceGlobalOK is the part of paceOK shared by every queued attempt.
-func (s *sim) paceGlobalOK() bool {
-	return s.active == 0 || s.waiting == 0 && (s.gate == nil || s.pressure == gate.Green)
-}
-
-// tryPace starts every queued attempt that passes pacing, in arrival order.
+// tryPace starts every queued attempt that agent pacing
+// (policy.AgentMayStart) lets start, in arrival order. The headroom is
+// read once per pass: it does not change when an attempt starts (the
+// attempt begins with a model wait), as concurrent live agentReady calls
+// all read the same headroom.
 func (s *sim) tryPace() {
-	if len(s.slotQueue) == 0 || !s.paceGlobalOK() {
+	p := s.gatePressure()
+	if len(s.slotQueue) == 0 || !policy.PacingOpen(s.active, s.waiting, p) {
 		return
 	}
-	headroom := int64(0)
-	if s.active > 0 {
-		headroom = s.physicalHeadroom()
+	headroom, read := int64(0), false
+	headroomOnce := func() int64 {
+		if !read {
+			headroom, read = s.physicalHeadroom(), true
+		}
+		return headroom
 	}
 	kept := s.slotQueue[:0]
 	var start []*agent
 	for _, ag := range s.slotQueue {
-		if s.paceOK(ag, headroom) {
+		if ag.firstPeak < 0 {
+			ag.firstPeak = 0
+			if len(ag.wf.Actions) > 0 {
+				ag.firstPeak = policy.FirstPeak(ag.pred, ag.wf.ID, &ag.wf.Actions[0])
+			}
+		}
+		if policy.AgentMayStart(s.active, s.waiting, p, headroomOnce, ag.firstPeak, s.cfg.AgentReserve) {
 			ag.paced = true
 			s.active++
 			start = append(start, ag)
@@ -111,7 +105,7 @@ func (s *sim) tryPace() {
 	}
 }
 
-// agentDone ends a paced attempt (admitter.agentDone).
+// agentDone ends a paced attempt (the live admitter's agentDone).
 func (s *sim) agentDone(ag *agent) {
 	if ag.paced {
 		ag.paced = false
@@ -120,37 +114,18 @@ func (s *sim) agentDone(ag *agent) {
 	}
 }
 
-// learn records what an action of this attempt grew (admitter.done): a
-// retry of the same action reserves at least that. After an OOM kill it is
-// at least 1.5 times what was predicted.
+// learn records what the current action of ag grew (policy.RetryReserve).
 func (s *sim) learn(ag *agent, grown int64, oom bool) {
-	if oom {
-		grown = max(grown, ag.peak*3/2)
-	}
-	k := actionKey{ag.wf.ID, ag.next}
-	s.learned[k] = max(s.learned[k], grown)
+	s.learned.Learn(policy.ActionKey{Workflow: ag.wf.ID, Index: ag.next}, grown, ag.peak, oom)
 }
 
-// applyLearned raises a descriptor to what an earlier attempt of the same
-// action needed (admitter.ready).
-func (s *sim) applyLearned(ag *agent, d predict.Descriptor) predict.Descriptor {
-	if l, ok := s.learned[actionKey{ag.wf.ID, ag.next}]; ok && l > d.PredPeak {
-		d.PredPeak, d.PredAvg, d.HeavyRisk = l, max(d.PredAvg, l*4/5), max(d.HeavyRisk, 1)
-	}
-	return d
-}
-
-// demandCap sets the gate's demand cap of sb's sample (gateRunner.start's
-// observer): a sandbox running no admitted action may not grow (cap 0); one
-// whose admitted action is below its predicted peak may grow by the rest
-// (at least the bootstrap demand); one that outgrew its prediction gets no
-// cap.
+// demandCap sets the gate's demand cap of sb's sample (policy.DemandCap).
 func (s *sim) demandCap(sb *sandbox, smp *gate.Sample) {
-	smp.HasCap = true
 	ag := sb.ag
-	if ag.sb != sb || ag.admIdx < 0 || sb.act == nil {
-		return
+	var adm *policy.Admitted
+	if ag.sb == sb && ag.admIdx >= 0 && sb.act != nil {
+		a := ag.admittedNow()
+		adm = &a
 	}
-	left := max(ag.peak, ag.charge) - (sb.mem - ag.before)
-	smp.DemandCap, smp.HasCap = max(left, s.cfg.Gate.BootstrapDemand), left > 0
+	smp.DemandCap, smp.HasCap = policy.DemandCap(adm, s.cfg.Gate.BootstrapDemand)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/predict"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
@@ -33,7 +34,7 @@ func cmdAction(cmd string, wait, peak, ramp, hold float64) trajectory.Action {
 
 func TestAgentPacing(t *testing.T) {
 	// A starts at 0 with a 600 MiB action predicted exactly; B arrives at
-	// 1 s. On a 1 GiB budget (margin 128 MiB) B's first action does not fit
+	// 1 s. On a 1 GiB budget (margin 384 MiB) B's first action does not fit
 	// next to A's, so pacing holds B until A has finished; with a small
 	// first action B starts on arrival unless the agent reserve says no.
 	tests := []struct {
@@ -74,8 +75,8 @@ func TestAgentPacing(t *testing.T) {
 
 func TestAdmissionLiveness(t *testing.T) {
 	// The first action leaves a background process holding 700 MiB; the
-	// second (300 MiB) cannot pass the physical check (1024 − 700 − 128 <
-	// 300) and nothing runs that could free memory. After livenessWait it
+	// second (300 MiB) cannot pass the physical check (1024 − 700 − 384 <
+	// 300) and nothing runs that could free memory. After LivenessWait it
 	// is admitted anyway, and it fits the kernel's limit.
 	first := trajectory.Action{Class: "bash", Command: "serve",
 		Mem: &trajectory.MemProfile{PeakMiB: 700, RampS: 1, HoldS: 1, RetainMiB: 700, RetainS: 0.5, Background: true}}
@@ -91,7 +92,7 @@ func TestAdmissionLiveness(t *testing.T) {
 		t.Fatalf("completed %v, OOM %d, liveness admits %d", w.Completed, r.OOMEvents, r.LivenessAdmits)
 	}
 	// Alone the workflow takes 2.5 + 2 s; the second action waited >= 2 s.
-	if min := secs(wfs[0].LengthS()) + livenessWait; w.End < min {
+	if min := secs(wfs[0].LengthS()) + policy.LivenessWait; w.End < min {
 		t.Fatalf("ended at %v, before %v: the physical check did not hold the action", w.End, min)
 	}
 }
@@ -133,10 +134,13 @@ func TestLearn(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &sim{learned: map[actionKey]int64{}}
+			s := &sim{learned: policy.RetryReserve{}}
 			ag := &agent{wf: &trajectory.Workflow{ID: "w"}, peak: tc.predicted}
 			s.learn(ag, tc.grown, tc.oom)
-			d := s.applyLearned(ag, predict.Descriptor{PredPeak: tc.predicted, PredAvg: tc.predicted / 2})
+			apply := func(d predict.Descriptor) predict.Descriptor {
+				return s.learned.Apply(policy.ActionKey{Workflow: ag.wf.ID, Index: ag.next}, d)
+			}
+			d := apply(predict.Descriptor{PredPeak: tc.predicted, PredAvg: tc.predicted / 2})
 			if d.PredPeak != tc.want {
 				t.Fatalf("retry peak %d MiB, want %d MiB", d.PredPeak/tMiB, tc.want/tMiB)
 			}
@@ -144,7 +148,7 @@ func TestLearn(t *testing.T) {
 				t.Fatalf("raised descriptor %+v: avg and heavy risk not raised", d)
 			}
 			ag.next = 1 // another action of the workflow learned nothing
-			if d := s.applyLearned(ag, predict.Descriptor{PredPeak: 1}); d.PredPeak != 1 {
+			if d := apply(predict.Descriptor{PredPeak: 1}); d.PredPeak != 1 {
 				t.Fatalf("action 1 got %d", d.PredPeak)
 			}
 		})
@@ -192,19 +196,24 @@ func TestDemandCap(t *testing.T) {
 
 func TestLiveDefaults(t *testing.T) {
 	big := []trajectory.Workflow{wf("w", 0, memAction(0, 5000, 1, 1))}
+	// The margin is the gate's yellow line plus a red region (37.5 % of the
+	// budget with Table 5's 12.5 % regions), at least S.
 	tests := []struct {
 		name                    string
 		budget                  int64
+		gate                    gate.Config
 		wfs                     []trajectory.Workflow
 		margin, gateS, reserveW int64
 	}{
-		{"small budget: budget/8", 1 << 30, big, 128 * tMiB, 128 * tMiB, 256 * tMiB},
-		{"large budget: 256 MiB", 16 << 30, big, 256 * tMiB, 256 * tMiB, 4 << 30},
-		{"reserve is the largest peak", 64 << 30, big, 256 * tMiB, 256 * tMiB, 5000 * tMiB},
+		{"small budget: S is budget/8", 1 << 30, gate.Config{}, big, 384 * tMiB, 128 * tMiB, 256 * tMiB},
+		{"large budget: S is 256 MiB", 16 << 30, gate.Config{}, big, 6 << 30, 256 * tMiB, 4 << 30},
+		{"reserve is the largest peak", 64 << 30, gate.Config{}, big, 24 << 30, 256 * tMiB, 5000 * tMiB},
+		{"margin follows the gate's regions", 16 << 30, gate.Config{YellowFraction: 0.25, RedFraction: 0.125}, big, 8 << 30, 256 * tMiB, 4 << 30},
+		{"margin at least S", 1 << 30, gate.Config{YellowFraction: 0.01, RedFraction: 0.01, SafetyMargin: 500 * tMiB}, big, 500 * tMiB, 500 * tMiB, 256 * tMiB},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Config{Workflows: tc.wfs, Budget: tc.budget}.withDefaults()
+			c, err := Config{Workflows: tc.wfs, Budget: tc.budget, Gate: tc.gate}.withDefaults()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,6 +21,7 @@ func TestApplyParams(t *testing.T) {
 		{"fraction out of range", map[string]string{"yellow": "0.7"}, nil, true},
 		{"bad size", map[string]string{"margin": "lots"}, nil, true},
 		{"unknown", map[string]string{"speed": "11"}, nil, true},
+		{"live OOM hold is not modeled", map[string]string{"hold": "3s"}, nil, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tenon-dev/tenon/internal/policy"
 )
 
-// Predictor kinds a policy may use.
+// Predictor kinds a policy may use (the live registry's).
 const (
-	PredCurrent = "current" // forest over all causal features (predict.FeatureSetCurrent)
-	PredStatic  = "static"  // forest over class, hints and command only
-	PredHistory = "history" // the preceding action's demand (predict.HistoryOnly)
+	PredCurrent = policy.PredCurrent // forest over all causal features (predict.FeatureSetCurrent)
+	PredStatic  = policy.PredStatic  // forest over class, hints and command only
+	PredHistory = policy.PredHistory // the preceding action's demand (predict.HistoryOnly)
 )
 
 // Spec is what one policy name switches on.
@@ -26,40 +28,22 @@ type Spec struct {
 
 // PolicyNames lists the names ParsePolicy accepts ("static-N" for the family).
 func PolicyNames() []string {
-	return []string{"eager", "static-N", "agent-reservation", "gate", "admission", "tenon",
-		"tenon-no-admission", "tenon-no-gate", "tenon-always-resident", "tenon-static-pred", "tenon-history-pred"}
+	return append([]string{"eager", "static-N", "agent-reservation"}, policy.TenonVariantNames()...)
 }
 
 // ParsePolicy maps a policy name, as the live registry spells it, to a Spec.
+// The tenon policies (tenon, gate, admission and the ablations) switch on
+// what the live registry's variant does (policy.TenonVariant).
 func ParsePolicy(name string) (Spec, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
-	tenon := Spec{Name: n, Gate: true, Admission: true, Residency: true, Predictor: PredCurrent}
+	if v, ok := policy.TenonVariant(n); ok {
+		return Spec{Name: n, Gate: v.Gate, Admission: v.Admission, Residency: v.Residency, Predictor: v.Predictor}, nil
+	}
 	switch n {
 	case "eager":
 		return Spec{Name: n}, nil
 	case "agent-reservation":
 		return Spec{Name: n, Reservation: true}, nil
-	case "gate":
-		return Spec{Name: n, Gate: true}, nil
-	case "admission":
-		return Spec{Name: n, Admission: true, Predictor: PredCurrent}, nil
-	case "tenon":
-		return tenon, nil
-	case "tenon-no-admission":
-		tenon.Admission, tenon.Predictor = false, ""
-		return tenon, nil
-	case "tenon-no-gate":
-		tenon.Gate = false
-		return tenon, nil
-	case "tenon-always-resident":
-		tenon.Residency = false
-		return tenon, nil
-	case "tenon-static-pred":
-		tenon.Predictor = PredStatic
-		return tenon, nil
-	case "tenon-history-pred":
-		tenon.Predictor = PredHistory
-		return tenon, nil
 	}
 	if arg, ok := strings.CutPrefix(n, "static-"); ok {
 		k, err := strconv.Atoi(arg)

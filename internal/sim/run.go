@@ -7,6 +7,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/admission"
 	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/policy"
 )
 
 // epoch is the wall-clock time the decision code sees at simulated time 0.
@@ -34,8 +35,8 @@ type sim struct {
 	schedPending bool
 	admitted     []*agent // agents holding an admitted ticket
 	seq          uint64   // tickets enqueued
-	// learned is what an earlier attempt of an action grew (see learn).
-	learned map[actionKey]int64
+	// learned is what earlier attempts of each action needed.
+	learned policy.RetryReserve
 	active  int // attempts that passed agent pacing and have not ended
 
 	slotQueue []*agent // FIFO of attempts waiting for a slot
@@ -58,7 +59,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	s := &sim{cfg: cfg, h: newHost(cfg.Budget), left: len(cfg.Workflows), oomAt: -1, lastSched: -1,
-		tickets: map[*admission.Ticket]*agent{}, learned: map[actionKey]int64{}}
+		tickets: map[*admission.Ticket]*agent{}, learned: policy.RetryReserve{}}
 	s.res = Result{Policy: cfg.Policy.Name, Budget: cfg.Budget, Horizon: cfg.Horizon}
 	s.thresh = cfg.Gate.ThresholdsFor(cfg.Budget)
 	clock := func() time.Time { return epoch.Add(s.now) }

@@ -1,0 +1,144 @@
+package policy
+
+import (
+	"iter"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/predict"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+)
+
+// This file holds the decision steps of tenon's admitter beyond seed 000
+// (the physical check by predicted peaks, admission liveness, agent pacing,
+// a retry reserving what its earlier attempt needed, and the gate's demand
+// cap) as pure functions of observations and clock values: no goroutines,
+// no sleeping, no locks. The live admitter (admitctl.go) and the simulator
+// (internal/sim) call the same functions; each caller owns its own
+// bookkeeping and clock.
+
+// LivenessWait is how long the oldest queued action waits while no
+// admitted action runs before it is admitted on the logical check alone.
+const LivenessWait = 2 * time.Second
+
+// Admitted is one admitted action as the physical check sees it.
+type Admitted struct {
+	Before int64 // sandbox memory when the action was admitted, bytes
+	Memory int64 // sandbox memory now (Before when it cannot be read)
+	Peak   int64 // predicted peak above Before
+	Charge int64 // admission charge
+}
+
+// RemainingGrowth is the growth a is still predicted to make: its predicted
+// peak (or its charge, if larger) less what it has grown since admission,
+// at least 0.
+func RemainingGrowth(a Admitted) int64 {
+	return max(max(a.Peak, a.Charge)-max(a.Memory-a.Before, 0), 0)
+}
+
+// PhysicalHeadroom is admission's physical headroom: the domain's available
+// memory, less the safety margin, less the growth running admitted actions
+// are still predicted to make (the part they have grown is already in
+// available). The logical water level interpolates charges between average
+// and peak; the physical check is about memory that will really be needed,
+// so it counts peaks.
+func PhysicalHeadroom(available, margin int64, admitted iter.Seq[Admitted]) int64 {
+	var pending int64
+	for a := range admitted {
+		pending += RemainingGrowth(a)
+	}
+	return available - margin - pending
+}
+
+// Queued is the oldest action waiting for admission.
+type Queued struct {
+	Enqueued time.Time
+	Peak     int64 // its predicted peak
+}
+
+// LivenessHeadroom raises phys so that the oldest queued action fits once
+// it has waited LivenessWait while no admitted action runs: waiting cannot
+// free memory that idle sandboxes hold, so the physical check alone would
+// keep every queued action out forever. oldest is nil when nothing is
+// queued.
+func LivenessHeadroom(phys int64, running int, oldest *Queued, now time.Time) int64 {
+	if running > 0 || oldest == nil || now.Sub(oldest.Enqueued) < LivenessWait {
+		return phys
+	}
+	return max(phys, oldest.Peak)
+}
+
+// PacingOpen is the part of agent pacing shared by every new agent: true
+// when no agent runs, or when no action waits for admission and the gate
+// (Green when it is off) reports green. Every agent started holds memory in
+// its sandbox until its workflow ends, so starting agents faster than memory
+// allows turns into actions that can never be admitted.
+func PacingOpen(active, queued int, p gate.Pressure) bool {
+	return active == 0 || queued == 0 && p == gate.Green
+}
+
+// AgentMayStart is agent pacing: a new agent starts at once when no agent
+// runs; otherwise when PacingOpen and its first action's predicted peak need
+// plus reserve (room for a heavy action of the agents already running) fits
+// the physical headroom. headroom is called only when it decides.
+func AgentMayStart(active, queued int, p gate.Pressure, headroom func() int64, need, reserve int64) bool {
+	if active == 0 {
+		return true
+	}
+	return PacingOpen(active, queued, p) && headroom() >= need+reserve
+}
+
+// FirstPeak is the predicted peak of a workflow's first action with no
+// history, the need AgentMayStart checks (0 without an action).
+func FirstPeak(pred predict.Predictor, workflow string, first *trajectory.Action) int64 {
+	if first == nil {
+		return 0
+	}
+	return pred.Predict(predict.ContextFor(workflow, *first, nil, 0)).PredPeak
+}
+
+// ActionKey names one action of one workflow, across attempts.
+type ActionKey struct {
+	Workflow string
+	Index    int
+}
+
+// RetryReserve holds, per workflow action, what an earlier attempt of the
+// same action measured: its growth above the level before it, and after an
+// OOM kill at least 1.5 times what was predicted then. A retry reserves at
+// least that; the earlier attempt is past, so this stays causal. The zero
+// value is not usable: make one with make(RetryReserve).
+type RetryReserve map[ActionKey]int64
+
+// Learn records what an attempt of action k grew; predicted is the peak
+// its descriptor predicted.
+func (r RetryReserve) Learn(k ActionKey, grown, predicted int64, oom bool) {
+	if oom {
+		grown = max(grown, predicted*3/2)
+	}
+	r[k] = max(r[k], grown)
+}
+
+// Apply raises d to what an earlier attempt of action k needed: its peak to
+// the learned growth, its average to at least 4/5 of that, and marks it
+// heavy-risk. d is unchanged when nothing larger was learned.
+func (r RetryReserve) Apply(k ActionKey, d predict.Descriptor) predict.Descriptor {
+	if l, ok := r[k]; ok && l > d.PredPeak {
+		d.PredPeak, d.PredAvg, d.HeavyRisk = l, max(d.PredAvg, l*4/5), max(d.HeavyRisk, 1)
+	}
+	return d
+}
+
+// DemandCap is the gate's cap on a sandbox's projected demand when
+// admission is on. A sandbox running no admitted action (a nil) has nothing
+// left to grow for: cap 0. One whose action is still below its predicted
+// peak may grow by the rest, at least boot (the gate's bootstrap demand).
+// One that outgrew its prediction gets no cap (has is false): the
+// prediction was wrong and the gate's own estimate rules.
+func DemandCap(a *Admitted, boot int64) (limit int64, has bool) {
+	if a == nil {
+		return 0, true
+	}
+	left := max(a.Peak, a.Charge) - (a.Memory - a.Before)
+	return max(left, boot), left > 0
+}
