@@ -31,7 +31,7 @@ type gateRunner struct {
 	done     chan struct{}
 	pressure gate.Pressure
 	holder   controller.OOMHolder // the armed hold's domain, nil when off
-	hold     *oomHold
+	hold     *OOMHold
 }
 
 func newGateRunner(cfg gate.Config) (*gateRunner, error) {
@@ -260,7 +260,7 @@ func (g *gateRunner) armHold(env controller.Env) {
 		return
 	}
 	g.mu.Lock()
-	g.holder, g.hold = h, &oomHold{timeout: g.holdTimeout}
+	g.holder, g.hold = h, &OOMHold{Timeout: g.holdTimeout}
 	g.mu.Unlock()
 }
 
@@ -283,17 +283,17 @@ func (g *gateRunner) stepHold(env controller.Env, policyName string) {
 	}
 	since := g.hold.since
 	ev := controller.Event{Kind: controller.EventHold, Policy: policyName, DurationS: now.Sub(since).Seconds()}
-	switch g.hold.step(now, under) {
-	case holdBegan:
+	switch g.hold.Step(now, under) {
+	case HoldBegan:
 		ev.Reason, ev.DurationS = "began", 0
-	case holdResolved:
+	case HoldResolved:
 		ev.Reason = "resolved: memory freed, no kill"
-	case holdRelease:
+	case HoldRelease:
 		ev.Reason = "released to the OOM killer"
 		if err := g.holder.SetOOMHold(false); err != nil {
 			ev.Error = err.Error()
 		}
-	case holdRearm:
+	case HoldRearm:
 		ev.Reason = "re-armed"
 		if err := g.holder.SetOOMHold(true); err != nil {
 			ev.Error = err.Error()
@@ -327,5 +327,5 @@ func (g *gateRunner) holdStats() HoldStats {
 	if g.hold == nil {
 		return HoldStats{}
 	}
-	return g.hold.stats
+	return g.hold.Stats()
 }

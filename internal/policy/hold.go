@@ -26,15 +26,15 @@ const (
 	holdReleased                  // released to the OOM killer; re-armed when the domain is out of OOM
 )
 
-// holdAction is what a step asks the caller to do.
-type holdAction int
+// HoldAction is what a step asks the caller to do.
+type HoldAction int
 
 const (
-	holdNone     holdAction = iota
-	holdBegan               // tasks started waiting (log it)
-	holdResolved            // the wait ended without a kill (log it)
-	holdRelease             // write oom_kill_disable=0: the OOM killer acts
-	holdRearm               // write oom_kill_disable=1 again
+	HoldNone     HoldAction = iota
+	HoldBegan               // tasks started waiting (log it)
+	HoldResolved            // the wait ended without a kill (log it)
+	HoldRelease             // write oom_kill_disable=0: the OOM killer acts
+	HoldRearm               // write oom_kill_disable=1 again
 )
 
 // HoldStats counts what the OOM hold did.
@@ -45,23 +45,28 @@ type HoldStats struct {
 	Held     time.Duration // total time tasks waited under the hold
 }
 
-// oomHold is the hold's decision logic: one step per gate iteration, with
-// the time and the domain's under_oom flag of that iteration.
-type oomHold struct {
-	timeout time.Duration
+// OOMHold is the hold's decision logic, with no I/O: the live gate runner
+// and the simulator step it the same way.
+type OOMHold struct {
+	Timeout time.Duration // how long tasks may wait before the hold is released
 	state   holdState
 	since   time.Time
 	stats   HoldStats
 }
 
-// step advances the state machine.
-func (h *oomHold) step(now time.Time, under bool) holdAction {
+// Stats returns the counters so far.
+func (h *OOMHold) Stats() HoldStats { return h.stats }
+
+// Step advances the state machine: once per control period, with the time
+// and the domain's under_oom flag. The caller acts on the result (a
+// HoldRelease writes oom_kill_disable=0, a HoldRearm 1).
+func (h *OOMHold) Step(now time.Time, under bool) HoldAction {
 	switch h.state {
 	case holdArmed:
 		if under {
 			h.state, h.since = holdWaiting, now
 			h.stats.Holds++
-			return holdBegan
+			return HoldBegan
 		}
 	case holdWaiting:
 		waited := now.Sub(h.since)
@@ -69,23 +74,23 @@ func (h *oomHold) step(now time.Time, under bool) holdAction {
 			h.state = holdArmed
 			h.stats.Resolved++
 			h.stats.Held += waited
-			return holdResolved
+			return HoldResolved
 		}
-		if waited >= h.timeout {
+		if waited >= h.Timeout {
 			h.state, h.since = holdReleased, now
 			h.stats.Released++
 			h.stats.Held += waited
-			return holdRelease
+			return HoldRelease
 		}
 	case holdReleased:
 		// Out of OOM: the kill is done and the waiters have their memory.
 		// If the domain is still under OOM after another timeout, re-arm
 		// anyway (a waiter that went back to sleep before the kill starts
 		// a new wait).
-		if !under || now.Sub(h.since) >= h.timeout {
+		if !under || now.Sub(h.since) >= h.Timeout {
 			h.state = holdArmed
-			return holdRearm
+			return HoldRearm
 		}
 	}
-	return holdNone
+	return HoldNone
 }

@@ -14,35 +14,35 @@ func TestOOMHoldSteps(t *testing.T) {
 	type step struct {
 		ms    int
 		under bool
-		want  holdAction
+		want  HoldAction
 	}
 	for _, tc := range []struct {
 		name  string
 		steps []step
 		stats HoldStats
 	}{
-		{name: "nothing waits", steps: []step{{0, false, holdNone}, {100, false, holdNone}}},
+		{name: "nothing waits", steps: []step{{0, false, HoldNone}, {100, false, HoldNone}}},
 		{name: "a wait that resolves before the timeout", steps: []step{
-			{0, true, holdBegan}, {100, true, holdNone}, {2900, true, holdNone}, {3000, false, holdResolved}, {3100, false, holdNone},
+			{0, true, HoldBegan}, {100, true, HoldNone}, {2900, true, HoldNone}, {3000, false, HoldResolved}, {3100, false, HoldNone},
 		}, stats: HoldStats{Holds: 1, Resolved: 1, Held: 3 * time.Second}},
 		{name: "a wait released at the timeout, re-armed once out of OOM", steps: []step{
-			{0, true, holdBegan}, {2999, true, holdNone}, {3000, true, holdRelease}, {3100, false, holdRearm}, {3200, false, holdNone},
+			{0, true, HoldBegan}, {2999, true, HoldNone}, {3000, true, HoldRelease}, {3100, false, HoldRearm}, {3200, false, HoldNone},
 		}, stats: HoldStats{Holds: 1, Released: 1, Held: 3 * time.Second}},
 		{name: "released but still under OOM: re-armed after another timeout", steps: []step{
-			{0, true, holdBegan}, {3000, true, holdRelease}, {5999, true, holdNone}, {6000, true, holdRearm}, {6100, true, holdBegan},
+			{0, true, HoldBegan}, {3000, true, HoldRelease}, {5999, true, HoldNone}, {6000, true, HoldRearm}, {6100, true, HoldBegan},
 		}, stats: HoldStats{Holds: 2, Released: 1, Held: 3 * time.Second}},
 		{name: "two waits", steps: []step{
-			{0, true, holdBegan}, {500, false, holdResolved}, {600, true, holdBegan}, {700, false, holdResolved},
+			{0, true, HoldBegan}, {500, false, HoldResolved}, {600, true, HoldBegan}, {700, false, HoldResolved},
 		}, stats: HoldStats{Holds: 2, Resolved: 2, Held: 600 * time.Millisecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &oomHold{timeout: 3 * time.Second}
+			h := &OOMHold{Timeout: 3 * time.Second}
 			for i, s := range tc.steps {
-				if got := h.step(at(s.ms), s.under); got != s.want {
+				if got := h.Step(at(s.ms), s.under); got != s.want {
 					t.Fatalf("step %d (t=%dms under=%v) = %v, want %v", i, s.ms, s.under, got, s.want)
 				}
 			}
-			if h.stats != tc.stats {
+			if h.Stats() != tc.stats {
 				t.Errorf("stats = %+v, want %+v", h.stats, tc.stats)
 			}
 		})
