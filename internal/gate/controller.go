@@ -23,6 +23,7 @@ type entry struct {
 	sticky      bool          // selection key: permitted in the previous iteration
 	holding     bool          // selection key: sticky and permitted for less than DMax
 	probe       bool          // run by the liveness escape in the previous iteration
+	progressed  bool          // its CPU time advanced since the previous sample
 	allowedAt   time.Time     // start of the current permitted episode
 	foot        int64         // this iteration's footprint sample
 	cpu         time.Duration // this iteration's CPU-time sample
@@ -72,6 +73,7 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 	// (2) and (3) Collect observations; update estimates on valid intervals.
 	band := c.cfg.ResidentBand
 	for _, e := range c.live {
+		e.progressed = e.est.hasBase && e.cpu > e.est.baseCPU
 		if e.est.observe(now, e.foot, e.cpu, c.cfg.Alpha, !c.cfg.NoFastAttack) {
 			e.state = e.est.label(band)
 			if e.state == Growing && e.timerSet {

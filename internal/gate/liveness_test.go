@@ -14,9 +14,11 @@ func TestLivenessEscape(t *testing.T) {
 		cfg         Config
 		wantRunning []string
 		wantNext    []string // a period later
+		stall       bool     // the probe burns no CPU once it runs
 	}{
 		{name: "escape lets the oldest overdue sandbox run alone, and keeps it", cfg: Config{}, wantRunning: []string{"a"}, wantNext: []string{"a"}},
 		{name: "without stickiness the probe rotates every period", cfg: Config{NoSticky: true}, wantRunning: []string{"a"}, wantNext: []string{"b"}},
+		{name: "a probe that burns no CPU (waiting for memory) gives the slot up", cfg: Config{}, stall: true, wantRunning: []string{"a"}, wantNext: []string{"b"}},
 		{name: "algorithm 1 to the letter keeps all denied", cfg: Config{NoLivenessEscape: true}, wantRunning: nil},
 	}
 	for _, tt := range tests {
@@ -41,6 +43,7 @@ func TestLivenessEscape(t *testing.T) {
 			if !slices.Equal(d.Permitted, tt.wantRunning) {
 				t.Errorf("at DMax: permitted %v, want %v", d.Permitted, tt.wantRunning)
 			}
+			h.sb["a"].idle = tt.stall
 			if d = h.step(tick); !slices.Equal(d.Permitted, tt.wantNext) {
 				t.Errorf("a period later: permitted %v, want %v", d.Permitted, tt.wantNext)
 			}

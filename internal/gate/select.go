@@ -69,16 +69,19 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 	// the backstop.
 	//
 	// With stickiness on, the escape's probe keeps running while the escape
-	// is needed (its own denial is what started it): a probe replaced every
-	// period by the next overdue sandbox grows for one period and is frozen
-	// again, and no action ever finishes.
+	// is needed and it makes progress (its CPU time advanced): a probe
+	// replaced every period by the next overdue sandbox grows for one period
+	// and is frozen again, and no action ever finishes. A probe that burns no
+	// CPU — one waiting for memory at the budget under the OOM hold, say —
+	// gives the slot to the next overdue sandbox, which may finish and free
+	// memory for it.
 	var probe *entry
 	if n == 0 && !c.cfg.NoLivenessEscape {
 		for _, e := range c.cand {
 			if e.demand <= 0 {
 				continue
 			}
-			if e.probe && e.sticky {
+			if e.probe && e.sticky && e.progressed {
 				probe = e
 				break
 			}
