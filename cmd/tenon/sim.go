@@ -47,6 +47,9 @@ func runSim(ctx context.Context, env *cliEnv, args []string) error {
 simulated clock: no sandboxes are created and runs take seconds, not hours.
 Each sandbox follows its actions' memory profiles; the domain OOM-kills the
 largest sandbox when usage exceeds the budget and the workflow is retried.
+Policies with the gate arm the domain's OOM hold, as live on cgroup v1: an
+allocation past the budget waits, and the gate releases the hold to the OOM
+killer only after hold= (default the gate's DMax) with no memory freed.
 Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	file := fs.String("workload", "", "trajectory file (JSONL); empty generates one with --kind, --n, --seed")
 	kind := fs.String("kind", "swe", "generated workload kind: swe, science or rl")
@@ -69,7 +72,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	memScale := fs.Float64("mem-scale", 0, "generated workload: multiply every peak and retained amount (0: 1)")
 	oversub := fs.Float64("oversub", 0, "generated workload: scale memory so the profiled peaks sum to this multiple of the budget (overrides --mem-scale)")
 	params := paramFlag{}
-	fs.Var(params, "param", "policy parameter key=value, repeatable, as tenon replay (yellow=, red=, window=, beta=, margin=)")
+	fs.Var(params, "param", "policy parameter key=value, repeatable, as tenon replay (yellow=, red=, window=, beta=, margin=, hold=)")
 	jsonOut := fs.Bool("json", false, "print JSON instead of a table")
 	plotOut := fs.String("plot", "", "write a PNG of memory and running actions over time")
 	if err := parseFlags(env, fs, args); err != nil {
@@ -127,6 +130,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 		env.log.Info("trained predictors", "kinds", kinds, "mode", *train, "wall", time.Since(t0))
 	}
 	var results []*replay.Result
+	var holds []simHold
 	for _, sp := range specs {
 		cfg := sim.Config{Workflows: wfs, Policy: sp, Budget: int64(budget), Retries: *retries,
 			Create: *create, Teardown: *teardown, Rematerialize: *remat, SandboxBase: int64(base),
@@ -146,6 +150,8 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 		env.log.Info("simulated", "policy", sp.Name, "events", r.Events, "gate_steps", r.GateSteps,
 			"gate_step_wall", r.GateStepWall, "wall", r.Wall, "teardowns", r.Teardowns, "remats", r.Rematerializations, "freezes", r.Freezes, "liveness_admits", r.LivenessAdmits)
 		results = append(results, r.Replay())
+		holds = append(holds, simHold{Policy: sp.Name, Holds: r.Holds, Resolved: r.HoldsResolved,
+			Released: r.HoldsReleased, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits})
 	}
 	cmp := report.Compare(wfs, int64(budget), 1, results...)
 	if *plotOut != "" {
@@ -154,9 +160,14 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 		}
 	}
 	if *jsonOut {
-		return report.WriteJSON(env.stdout, cmp)
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(simJSON{Comparison: cmp, Holds: holds})
 	}
-	return report.WriteTable(env.stdout, cmp)
+	if err := report.WriteTable(env.stdout, cmp); err != nil {
+		return err
+	}
+	return writeHolds(env.stdout, holds)
 }
 
 // generateSim generates a workload; with oversub > 0 its memory is scaled

@@ -38,6 +38,8 @@ func TestSimCommand(t *testing.T) {
 	}{
 		{"generated, live-trained predictors", []string{"--n", "8", "--budget", "1GiB", "--oversub", "3", "--policy", "eager,tenon", "--json"}, ""},
 		{"sampled predictors and a parameter", []string{"--n", "8", "--budget", "1GiB", "--policy", "tenon", "--train", "sampled", "--param", "margin=200MiB", "--json"}, ""},
+		{"OOM hold timeout", []string{"--n", "8", "--budget", "1GiB", "--oversub", "3", "--policy", "gate,eager", "--param", "hold=5s", "--json"}, ""},
+		{"OOM hold off", []string{"--n", "8", "--budget", "1GiB", "--policy", "gate", "--param", "hold=off", "--json"}, ""},
 		{"unknown training mode", []string{"--n", "8", "--policy", "tenon", "--train", "psychic"}, "--train"},
 		{"unknown parameter", []string{"--n", "8", "--policy", "tenon", "--param", "speed=11"}, "unknown parameter"},
 	}
@@ -59,12 +61,18 @@ func TestSimCommand(t *testing.T) {
 					Policy    string `json:"policy"`
 					Workflows int    `json:"workflows"`
 				} `json:"results"`
+				Holds []struct {
+					Policy string `json:"policy"`
+				} `json:"oom_hold"`
 			}
 			if err := json.Unmarshal(env.out.Bytes(), &out); err != nil {
 				t.Fatalf("output is not JSON: %v\n%s", err, env.out.String())
 			}
 			if len(out.Results) == 0 || out.Results[0].Workflows != 8 {
 				t.Fatalf("results %+v, want 8 workflows per policy", out.Results)
+			}
+			if len(out.Holds) != len(out.Results) || out.Holds[0].Policy != out.Results[0].Policy {
+				t.Fatalf("oom_hold %+v, want one entry per policy", out.Holds)
 			}
 		})
 	}

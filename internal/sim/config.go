@@ -30,6 +30,12 @@ type Config struct {
 	// Margin is admission's physical safety margin; 0 means the live
 	// policy's default for Budget and Gate (policy.AdmissionMargin).
 	Margin int64
+	// Hold is how long sandboxes may wait at the budget under the domain's
+	// OOM hold (hold.go) before the gate releases it to the OOM killer, as
+	// policy.TenonConfig.Hold: 0 means the gate's DMax, < 0 turns the hold
+	// off. Only policies with the gate hold; without it the domain
+	// OOM-kills at once.
+	Hold time.Duration
 	// AgentReserve is the headroom a new agent must leave free beyond its
 	// first action's predicted peak (agent pacing); 0 means the live
 	// policy's: the largest recorded action peak of Workflows, at most

@@ -17,12 +17,31 @@
 //
 // Memory is accounted in whole bytes. Between events it grows linearly, so
 // the instant at which the domain's usage would exceed the budget is computed
-// exactly and the OOM killer runs then (to the nanosecond, up to rounding of
-// the byte count): it kills the sandbox with the largest memory (the kernel's
+// exactly and, without the OOM hold (below), the OOM killer runs then (to
+// the nanosecond, up to rounding of the byte count): it kills the sandbox with the largest memory (the kernel's
 // badness is rss; oom_score_adj is ignored), repeatedly until usage fits.
 // The killed sandbox's attempt fails and the workflow is retried from its
 // first action with a fresh sandbox, up to Config.Retries retries after the
 // first attempt; after that it is failed.
+//
+// # OOM hold
+//
+// Policies with the gate arm the domain's OOM hold, as the live gate does on
+// cgroup v1 (memory.oom_control, oom_kill_disable=1; Config.Hold, the hold=
+// parameter; hold.go). While it is armed, usage stops at the budget instead
+// of the kill: every growing action waits there (its curve does not
+// advance, it uses no CPU), a sandbox being created waits until its base
+// memory fits, and an action whose exit would leave more files than it held
+// waits at its end; the domain is under OOM while anything waits. Memory
+// freed by anyone (a retain drop, an exit, a teardown) lets the waiters go
+// on, in the order they began waiting (growers once 1 MiB is free). A
+// waiter the gate freezes stays waiting; once memory is free it is only
+// frozen. Every gate period the live policy.OOMHold is stepped with the
+// simulated clock and the under-OOM flag: when nothing freed memory for its
+// timeout (the gate's DMax by default) it is released, the OOM killer kills
+// the largest sandbox as above, and it is re-armed at a later period once
+// no one waits. Result counts the holds, those resolved without a kill and
+// those released.
 //
 // Lifecycle operations take fixed, measured costs (Config.Create,
 // Config.Teardown, Config.Rematerialize): a sandbox's memory appears when

@@ -133,6 +133,10 @@ func (ag *agent) sb0files() int64 {
 
 func (s *sim) sandboxUp(sb *sandbox) {
 	ag := sb.ag
+	if s.mustWait(sb.floor) {
+		s.wait(sb, sb.floor) // under the OOM hold: the creation waits for its memory
+		return
+	}
 	if sb.remat {
 		s.lifeUsed--
 		defer s.retryBlocked()
@@ -216,6 +220,10 @@ func (s *sim) schedulePhase(sb *sandbox) {
 func (s *sim) phase(sb *sandbox) {
 	s.h.advance(sb, s.now)
 	if sb.progress >= sb.act.end {
+		if more := sb.act.leaves - sb.act.memAt(sb.progress); s.mustWait(more) {
+			s.wait(sb, more) // under the OOM hold: the exit waits to write its files
+			return
+		}
 		s.actionDone(sb.ag)
 		return
 	}
@@ -394,6 +402,7 @@ func (s *sim) failAttempt(ag *agent) {
 			s.lifeUsed--
 		}
 		ag.sb.gen++
+		ag.sb.oomWait = false
 		ag.sb = nil
 	}
 	ag.wantRemat = false

@@ -30,6 +30,7 @@ type sandbox struct {
 	act      *profile      // the running action; nil when idle
 	progress time.Duration // the running action's progress
 	frozen   bool
+	oomWait  bool // waits for memory under the domain's OOM hold (hold.go)
 
 	mem  int64         // memory at tmat, bytes
 	tmat time.Duration // when mem and progress were last brought up to date
@@ -96,7 +97,7 @@ func (h *host) remove(sb *sandbox, now time.Duration) {
 		}
 	}
 	delete(h.byID, sb.id)
-	sb.state = sbGone
+	sb.state, sb.oomWait = sbGone, false
 	sb.gen++
 }
 
@@ -172,13 +173,13 @@ func (h *host) projected(now time.Duration) int64 {
 	return h.used + int64(h.r*now.Seconds()-h.s)
 }
 
-// crossing is the first time after now at which the projection exceeds the
-// budget, or -1 when usage is not growing.
-func (h *host) crossing(now time.Duration) time.Duration {
+// crossing is the first time after now at which the projection exceeds
+// limit, or -1 when usage is not growing.
+func (h *host) crossing(now time.Duration, limit int64) time.Duration {
 	if h.r <= 0 {
 		return -1
 	}
-	tc := (float64(h.budget-h.used) + h.s) / h.r
+	tc := (float64(limit-h.used) + h.s) / h.r
 	d := time.Duration(math.Ceil(tc*1e9)) + 1
 	return max(d, now+time.Microsecond)
 }

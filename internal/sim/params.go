@@ -12,7 +12,8 @@ import (
 // the live parser (policy.ApplyTenonParams, the --param flag of tenon
 // replay): the gate's yellow= and red= (fractions of the budget in
 // (0, 0.5)), and admission's window= and beta= (sizes; beta per second) and
-// margin= (its physical safety margin); and, in the simulator only, the
+// margin= (its physical safety margin), the OOM hold's hold= (a duration,
+// or off; Config.Hold); and, in the simulator only, the
 // gate's bmax= (growers permitted in yellow). Errors are ErrBadConfig.
 func (c *Config) ApplyParams(params map[string]string) error {
 	live := maps.Clone(params)
@@ -27,13 +28,10 @@ func (c *Config) ApplyParams(params map[string]string) error {
 		c.Gate.BMax = n
 		delete(live, "bmax")
 	}
-	tc := policy.TenonConfig{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin}
+	tc := policy.TenonConfig{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin, Hold: c.Hold}
 	if err := policy.ApplyTenonParams(&tc, live); err != nil {
 		return fmt.Errorf("%w: %w (the simulator also takes bmax=)", ErrBadConfig, err)
 	}
-	if tc.Hold != 0 {
-		return fmt.Errorf("%w: hold=%q: the simulator does not model the domain's OOM hold", ErrBadConfig, params["hold"])
-	}
-	c.Gate, c.Admission, c.Margin = tc.GateConfig, tc.AdmissionConfig, tc.Margin
+	c.Gate, c.Admission, c.Margin, c.Hold = tc.GateConfig, tc.AdmissionConfig, tc.Margin, tc.Hold
 	return nil
 }

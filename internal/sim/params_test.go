@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestApplyParams(t *testing.T) {
@@ -21,7 +22,9 @@ func TestApplyParams(t *testing.T) {
 		{"fraction out of range", map[string]string{"yellow": "0.7"}, nil, true},
 		{"bad size", map[string]string{"margin": "lots"}, nil, true},
 		{"unknown", map[string]string{"speed": "11"}, nil, true},
-		{"live OOM hold is not modeled", map[string]string{"hold": "3s"}, nil, true},
+		{"OOM hold timeout", map[string]string{"hold": "3s"}, func(c Config) bool { return c.Hold == 3*time.Second }, false},
+		{"OOM hold off", map[string]string{"hold": "off"}, func(c Config) bool { return c.Hold < 0 }, false},
+		{"bad OOM hold", map[string]string{"hold": "soon"}, nil, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

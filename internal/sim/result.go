@@ -28,6 +28,13 @@ type Result struct {
 	Freezes            int           // sandboxes frozen by the gate
 	LivenessAdmits     int           // admission Schedule calls raised by the liveness rule
 
+	// The domain's OOM hold (policy.HoldStats; zero when it is off).
+	Holds         int           // waits that began (under_oom seen by a gate step)
+	HoldsResolved int           // waits that ended with memory freed, no kill
+	HoldsReleased int           // waits released to the OOM killer after the timeout (each kill counts in OOMEvents)
+	HoldTime      time.Duration // total time the domain was under OOM, at gate-period resolution
+	HoldWaits     int           // sandboxes that began waiting for memory
+
 	Events       int           // events processed
 	GateSteps    int           // gate.Controller.Step calls
 	GateStepWall time.Duration // wall time spent inside Step

@@ -48,12 +48,29 @@ type sim struct {
 	running int // actions executing
 
 	oomAt time.Duration // the pending OOM check, -1 when none
-	res   Result
+
+	// The domain's OOM hold (hold.go): hold is nil when it is off; armed
+	// says allocations past the budget wait rather than OOM-kill.
+	hold    *policy.OOMHold
+	armed   bool
+	waiters []waiter
+
+	res Result
 }
 
 // Run simulates cfg and returns the result. It checks ctx every few
 // thousand events and returns its error when cancelled.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	s, err := newSim(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.run(ctx)
+}
+
+// newSim sets up a run of cfg: the decision code, the agents and the first
+// events.
+func newSim(cfg Config) (*sim, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -66,6 +83,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sp := cfg.Policy
 	if sp.Gate {
 		s.gate = gate.New(cfg.Gate)
+	}
+	if d := holdTimeout(cfg); d > 0 {
+		s.hold, s.armed = &policy.OOMHold{Timeout: d}, true
 	}
 	if sp.Admission {
 		if cfg.Predictors == nil {
@@ -97,7 +117,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		s.q.push(&event{t: 0, kind: evGateSample})
 	}
 	s.q.push(&event{t: 0, kind: evRecord})
+	return s, nil
+}
 
+// run processes events until every workflow is done or the horizon.
+func (s *sim) run(ctx context.Context) (*Result, error) {
+	cfg := s.cfg
 	start := time.Now()
 	for s.left > 0 && s.q.len() > 0 {
 		ev := s.q.pop()
@@ -125,6 +150,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		s.res.Makespan = max(s.res.Makespan, ag.res.End)
 	}
 	s.res.PeakBytes = s.h.peak
+	s.holdResult()
 	return &s.res, nil
 }
 
@@ -185,12 +211,17 @@ func (s *sim) handle(ev *event) {
 // (the live admitter's loop also batches kicks).
 const admitCoalesce = 10 * time.Millisecond
 
-// after runs once per event: the OOM killer, admission, and the next OOM
-// check. Admission is scheduled, as the live policy does, when a ticket is
-// enqueued or released, and every control period, at most once per
-// admitCoalesce.
+// after runs once per event: the OOM hold (growers at the budget wait,
+// waiters go on when memory is free) or the OOM killer, admission, and the
+// next OOM check. Admission is scheduled, as the live policy does, when a
+// ticket is enqueued or released, and every control period, at most once
+// per admitCoalesce.
 func (s *sim) after() {
 	s.h.peak = max(s.h.peak, min(s.h.projected(s.now), s.cfg.Budget))
+	if s.armed {
+		s.stopGrowers()
+		s.wakeWaiters()
+	}
 	if s.h.used > s.cfg.Budget || s.h.projected(s.now) > s.cfg.Budget {
 		s.h.advanceAll(s.now)
 		for s.h.used > s.cfg.Budget {
@@ -215,7 +246,7 @@ func (s *sim) after() {
 		s.tryPace()
 	}
 	s.kick = false
-	if tc := s.h.crossing(s.now); tc >= 0 && (s.oomAt < 0 || tc < s.oomAt) {
+	if tc := s.h.crossing(s.now, s.limit()); tc >= 0 && (s.oomAt < 0 || tc < s.oomAt) {
 		s.oomAt = tc
 		s.q.push(&event{t: tc, kind: evOOMCheck})
 	}

@@ -8,11 +8,13 @@ import (
 	"github.com/tenon-dev/tenon/internal/gate"
 )
 
-// sample is one gate period: observe every live sandbox, run one
+// sample is one gate period: step the OOM hold (as the live gate runner
+// does before it observes), observe every live sandbox, run one
 // gate.Controller.Step, freeze and thaw as decided; then the residency
 // policy's idle reclaim and held-back rematerializations.
 func (s *sim) sample() {
 	s.kick = true
+	s.stepHold()
 	if s.gate != nil {
 		s.h.advanceAll(s.now)
 		obs := gate.Observation{Budget: s.cfg.Budget, Available: max(s.cfg.Budget-s.h.used, 0),
@@ -60,7 +62,7 @@ func (s *sim) freeze(sb *sandbox) {
 
 func (s *sim) thaw(sb *sandbox) {
 	sb.frozen = false
-	if sb.act != nil {
+	if sb.act != nil && !sb.oomWait { // a waiter stays waiting; resume goes on with it
 		s.h.setActive(sb, s.now, true)
 		s.schedulePhase(sb)
 	}

@@ -1,0 +1,177 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/policy"
+)
+
+// The domain's OOM hold (cgroup v1 memory.oom_control, policy.OOMHold). While
+// it is armed, an allocation that would take the domain past its budget
+// makes the allocating sandbox wait instead of OOM-killing: a growing action
+// stops at the budget (its curve does not advance and it uses no CPU), a
+// sandbox being created waits for its base memory, an action whose exit
+// would leave more files than it held waits at its end. The domain is
+// under_oom while anything waits. Memory freed by anyone lets waiters go on.
+// Once per gate period the gate runner steps the live policy.OOMHold with
+// the simulated clock and the under_oom flag; on policy.HoldRelease the hold
+// is lifted and the OOM killer kills the largest sandbox (host.largest, the
+// same victim as without the hold); on policy.HoldRearm it is armed again.
+
+const (
+	// holdSlack is how far below the budget growing sandboxes stop: the
+	// check is scheduled when the linear projection reaches budget −
+	// holdSlack, so that whole-byte rounding never takes usage past the
+	// budget.
+	holdSlack = 64 << 10
+	// holdWake is the free memory that wakes stopped growers: a smaller
+	// amount would let them run for microseconds and stop again.
+	holdWake = 1 << 20
+)
+
+// waiter is one sandbox waiting under the hold.
+type waiter struct {
+	sb *sandbox
+	// need is the jump it waits to allocate in one piece (a creation's
+	// base memory, an exit's extra files); 0 for a growing action, which
+	// goes on as soon as holdWake is free.
+	need int64
+}
+
+// holdTimeout is the hold's timeout for cfg: off (0) without the gate or
+// with a negative Config.Hold, else Config.Hold or the gate's DMax.
+func holdTimeout(cfg Config) time.Duration {
+	switch {
+	case !cfg.Policy.Gate || cfg.Hold < 0:
+		return 0
+	case cfg.Hold > 0:
+		return cfg.Hold
+	}
+	return cfg.Gate.WithDefaults().DMax
+}
+
+// limit is the usage at which the next OOM check is due: the budget, or
+// holdSlack below it while the hold is armed.
+func (s *sim) limit() int64 {
+	if s.armed {
+		return s.cfg.Budget - holdSlack
+	}
+	return s.cfg.Budget
+}
+
+// mustWait reports whether an allocation of n bytes at once would wait
+// under the hold.
+func (s *sim) mustWait(n int64) bool {
+	return s.armed && n > 0 && s.h.projected(s.now)+n > s.cfg.Budget
+}
+
+// wait makes sb wait under the hold for need bytes (0: a growing action).
+func (s *sim) wait(sb *sandbox, need int64) {
+	if sb.allIdx >= 0 && sb.activeIdx >= 0 {
+		s.h.setActive(sb, s.now, false)
+		sb.gen++ // cancels its phase event; resume reschedules it
+	}
+	sb.oomWait = true
+	s.waiters = append(s.waiters, waiter{sb: sb, need: need})
+	s.res.HoldWaits++
+}
+
+// stopGrowers makes every growing sandbox wait once usage is at the budget.
+func (s *sim) stopGrowers() {
+	if !s.armed || s.h.r <= 0 || s.h.projected(s.now) < s.cfg.Budget-2*holdSlack {
+		return
+	}
+	s.h.advanceAll(s.now)
+	var grow []*sandbox
+	for _, sb := range s.h.active {
+		if sb.rate > 0 {
+			grow = append(grow, sb)
+		}
+	}
+	for _, sb := range grow {
+		s.wait(sb, 0)
+	}
+}
+
+// wakeWaiters lets waiters go on, in the order they began waiting, while
+// the free memory covers them (all of them when the hold is not armed).
+func (s *sim) wakeWaiters() {
+	if len(s.waiters) == 0 {
+		return
+	}
+	avail := s.cfg.Budget - s.h.projected(s.now)
+	keep := s.waiters[:0]
+	for _, w := range s.waiters {
+		want := w.need
+		if want == 0 {
+			want = holdWake
+		}
+		switch {
+		case !w.sb.oomWait: // killed, timed out, or its attempt failed
+		case !s.armed || avail >= want:
+			avail -= w.need
+			s.resume(w.sb)
+		default:
+			keep = append(keep, w)
+		}
+	}
+	clear(s.waiters[len(keep):])
+	s.waiters = keep
+}
+
+// resume ends sb's wait: a creation is retried now; an action goes on
+// unless the gate froze it meanwhile (thaw resumes it then).
+func (s *sim) resume(sb *sandbox) {
+	sb.oomWait = false
+	switch {
+	case sb.state == sbCreating:
+		s.at(0, evSandboxUp, nil, sb)
+	case sb.act != nil && !sb.frozen:
+		s.h.setActive(sb, s.now, true)
+		s.schedulePhase(sb)
+	}
+}
+
+// underOOM is the domain's under_oom flag: something waits under the hold.
+func (s *sim) underOOM() bool {
+	for _, w := range s.waiters {
+		if w.sb.oomWait {
+			return true
+		}
+	}
+	return false
+}
+
+// stepHold is the gate runner's per-period step of the hold (the live
+// gateRunner.stepHold): policy.OOMHold decides, the host acts.
+func (s *sim) stepHold() {
+	if s.hold == nil {
+		return
+	}
+	s.h.advanceAll(s.now)
+	switch s.hold.Step(epoch.Add(s.now), s.underOOM()) {
+	case policy.HoldBegan:
+		s.debugf("hold began")
+	case policy.HoldResolved:
+		s.debugf("hold resolved")
+	case policy.HoldRelease:
+		s.debugf("hold released")
+		s.armed = false
+		if v := s.h.largest(); v != nil {
+			s.oomKill(v)
+		}
+		s.wakeWaiters()
+	case policy.HoldRearm:
+		s.armed = true
+	}
+}
+
+// holdResult copies the hold's counters into the result.
+func (s *sim) holdResult() {
+	if s.hold == nil {
+		return
+	}
+	st := s.hold.Stats()
+	s.res.Holds, s.res.HoldsResolved, s.res.HoldsReleased = int(st.Holds), int(st.Resolved), int(st.Released)
+	s.res.HoldTime = st.Held
+}

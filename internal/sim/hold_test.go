@@ -1,0 +1,191 @@
+package sim
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+)
+
+// runHeld runs cfg with the domain's OOM hold armed at timeout (0: off)
+// and stepped every gate period, whatever the policy: the host's hold
+// without the gate's freezing, so that the outcome is the host's alone.
+// It fails the test if usage ever exceeds the budget or the accounting
+// does not balance.
+func runHeld(t *testing.T, cfg Config, timeout time.Duration) *Result {
+	t.Helper()
+	cfg.Observe = func(a Accounting) {
+		if a.Used != a.Allocated-a.Freed || a.Used != a.Resident || a.Used > a.Budget {
+			t.Fatalf("t=%v: used %d, allocated-freed %d, resident %d, budget %d", a.T, a.Used, a.Allocated-a.Freed, a.Resident, a.Budget)
+		}
+	}
+	s, err := newSim(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if timeout > 0 {
+		s.hold, s.armed = &policy.OOMHold{Timeout: timeout}, true
+		s.q.push(&event{t: 0, kind: evGateSample})
+	}
+	r, err := s.run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestOOMHold(t *testing.T) {
+	// a holds 300 MiB from t=0.1 s to 10.1 s; b ramps 200 MiB over 1 s from
+	// t=1.1 s. The 400 MiB domain is full at t=1.6 s: without the hold the
+	// kernel kills a there (TestOOMKillsLargest); under it b waits until a
+	// frees its memory or the hold is released.
+	crowd := []trajectory.Workflow{
+		wf("a", 0, memAction(0, 300, 0, 10)),
+		wf("b", 1, memAction(0, 200, 1, 1)),
+	}
+	// c's sandbox (8 MiB) does not fit beside a's 390 MiB until t=5.1 s.
+	creation := []trajectory.Workflow{
+		wf("a", 0, memAction(0, 390, 0, 5)),
+		wf("c", 1, memAction(0, 1, 0, 1)),
+	}
+	tests := []struct {
+		name      string
+		wfs       []trajectory.Workflow
+		base      int64
+		timeout   time.Duration
+		killed    string        // the workflow OOM-killed, "" for none
+		killAt    time.Duration // when, ±150 ms (gate periods)
+		lateID    string        // a workflow that must end after lateAfter
+		lateAfter time.Duration
+		released  int
+		resolved  int
+	}{
+		{name: "off: the largest is killed at the crossing", wfs: crowd, killed: "a", killAt: 1600 * time.Millisecond},
+		{name: "armed: the grower waits, no kill, resumes when a frees", wfs: crowd, timeout: time.Minute,
+			lateID: "b", lateAfter: 11 * time.Second, resolved: 1},
+		{name: "released after the timeout: the largest is killed", wfs: crowd, timeout: 2 * time.Second,
+			killed: "a", killAt: 3700 * time.Millisecond, released: 1},
+		{name: "armed: a creation waits for its base memory", wfs: creation, base: 8 * tMiB, timeout: time.Minute,
+			lateID: "c", lateAfter: 6 * time.Second, resolved: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runHeld(t, Config{Workflows: tc.wfs, Policy: mustSpec(t, "eager"), Budget: 400 * tMiB,
+				Create: DefaultCreate, SandboxBase: tc.base}, tc.timeout)
+			wantOOM := 0
+			if tc.killed != "" {
+				wantOOM = 1
+			}
+			if r.OOMEvents != wantOOM || r.HoldsReleased != tc.released || r.HoldsResolved != tc.resolved {
+				t.Fatalf("OOM %d released %d resolved %d; want %d, %d, %d", r.OOMEvents, r.HoldsReleased,
+					r.HoldsResolved, wantOOM, tc.released, tc.resolved)
+			}
+			if tc.timeout > 0 && (r.Holds != tc.released+tc.resolved || r.HoldWaits == 0 || r.HoldTime <= 0) {
+				t.Fatalf("holds %d waits %d held %v", r.Holds, r.HoldWaits, r.HoldTime)
+			}
+			for _, w := range r.Workflows {
+				switch {
+				case w.ID == tc.killed:
+					if w.Completed || w.OOMs != 1 || w.End < tc.killAt-150*time.Millisecond || w.End > tc.killAt+150*time.Millisecond {
+						t.Fatalf("%s: %+v, want killed at %v", w.ID, w, tc.killAt)
+					}
+				case !w.Completed || w.OOMs != 0:
+					t.Fatalf("%s: %+v, want completed without a kill", w.ID, w)
+				case w.ID == tc.lateID && w.End <= tc.lateAfter:
+					t.Fatalf("%s ended at %v: it did not wait (want after %v)", w.ID, w.End, tc.lateAfter)
+				}
+			}
+			if r.PeakBytes > 400*tMiB {
+				t.Fatalf("peak %d above the budget", r.PeakBytes)
+			}
+		})
+	}
+}
+
+func TestOOMHoldFrozenWaiterStaysPaused(t *testing.T) {
+	// A waiter the gate freezes stays waiting; memory freed meanwhile ends
+	// its wait, but it goes on only once thawed.
+	s, err := newSim(Config{Workflows: []trajectory.Workflow{wf("a", 0, memAction(0, 10, 1, 1))},
+		Budget: 400 * tMiB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.armed = true
+	p := profileOf(memAction(0, 100, 1, 1))
+	sb := &sandbox{id: "s", state: sbLive, act: &p, activeIdx: -1, allIdx: -1}
+	s.h.add(sb)
+	s.h.setActive(sb, 0, true)
+	s.now = 500 * time.Millisecond
+	s.wait(sb, 0)
+	s.freeze(sb)
+	if !s.underOOM() || sb.activeIdx >= 0 {
+		t.Fatalf("under_oom %v active %v, want a paused waiter", s.underOOM(), sb.activeIdx >= 0)
+	}
+	s.wakeWaiters() // 350 MiB free
+	if s.underOOM() || sb.activeIdx >= 0 {
+		t.Fatalf("after memory was freed: under_oom %v active %v, want no wait and still frozen", s.underOOM(), sb.activeIdx >= 0)
+	}
+	s.thaw(sb)
+	if sb.activeIdx < 0 || sb.progress != 500*time.Millisecond {
+		t.Fatalf("thawed: active %v progress %v", sb.activeIdx >= 0, sb.progress)
+	}
+}
+
+func TestOOMHoldPolicies(t *testing.T) {
+	// The gate policies arm the hold as live (policy.TenonConfig.Hold), the
+	// others do not; a run is the same twice for a seed.
+	wfs := generated(t, 16, 3)
+	preds := predsFor(t, "swe16", wfs)
+	tests := []struct {
+		pol      string
+		hold     time.Duration
+		wantHold bool
+	}{
+		{"gate", 0, true},
+		{"tenon", 0, true},
+		{"gate", -1, false},
+		{"tenon-no-gate", 0, false},
+		{"eager", 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.pol+"/hold="+tc.hold.String(), func(t *testing.T) {
+			run := func() *Result {
+				cfg := Config{Workflows: wfs, Policy: mustSpec(t, tc.pol), Budget: 512 * tMiB, Retries: 5,
+					Create: DefaultCreate, Teardown: DefaultTeardown, Rematerialize: DefaultRematerialize,
+					SandboxBase: 4 * tMiB, Predictors: preds, Hold: tc.hold}
+				s, err := newSim(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if armed := s.hold != nil; armed != tc.wantHold {
+					t.Fatalf("hold armed %v, want %v", armed, tc.wantHold)
+				}
+				r, err := s.run(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Wall, r.GateStepWall = 0, 0
+				return r
+			}
+			a, b := run(), run()
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("two runs differ: makespan %v vs %v, events %d vs %d, holds %d vs %d",
+					a.Makespan, b.Makespan, a.Events, b.Events, a.Holds, b.Holds)
+			}
+			if !tc.wantHold && (a.Holds != 0 || a.HoldWaits != 0) {
+				t.Fatalf("holds %d waits %d without the hold", a.Holds, a.HoldWaits)
+			}
+			if tc.pol == "gate" && tc.wantHold && (a.Holds == 0 || a.HoldWaits == 0) {
+				t.Fatalf("the gate alone never held: holds %d waits %d (OOM %d, timeouts %d)", a.Holds, a.HoldWaits, a.OOMEvents, a.Timeouts)
+			}
+			if a.Holds != a.HoldsResolved+a.HoldsReleased && a.Holds != a.HoldsResolved+a.HoldsReleased+1 {
+				t.Fatalf("holds %d, resolved %d + released %d (+1 open at the end at most)", a.Holds, a.HoldsResolved, a.HoldsReleased)
+			}
+			if a.OOMEvents < a.HoldsReleased {
+				t.Fatalf("%d releases but %d OOM kills: every release kills", a.HoldsReleased, a.OOMEvents)
+			}
+		})
+	}
+}
