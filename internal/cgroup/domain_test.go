@@ -184,15 +184,7 @@ func TestDomainDisableSwap(t *testing.T) {
 		{name: "v2 swap.max", file: "memory.swap.max", layout: fakeV2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			newFakeKernel(t)
-			l := tc.layout(t)
-			writeFiles(t, l.ProcRoot, map[string]string{"meminfo": meminfo})
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			d, err := OpenDomain(ctx, l, "", 1<<30, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := fakeDomain(t, tc.layout(t))
 			p := filepath.Join(d.group.dirs[Memory], tc.file)
 			writeFiles(t, filepath.Dir(p), map[string]string{tc.file: "60\n"})
 			if err := d.DisableSwap(); err != nil {
@@ -215,15 +207,7 @@ func TestDomainOOMHold(t *testing.T) {
 		{name: "v2 has none", layout: fakeV2, wantErr: ErrNoOOMHold},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			newFakeKernel(t)
-			l := tc.layout(t)
-			writeFiles(t, l.ProcRoot, map[string]string{"meminfo": meminfo})
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			d, err := OpenDomain(ctx, l, "", 1<<30, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := fakeDomain(t, tc.layout(t))
 			if err := d.SetOOMHold(true); !errors.Is(err, tc.wantErr) {
 				t.Fatalf("SetOOMHold(true) = %v, want %v", err, tc.wantErr)
 			}
@@ -250,4 +234,18 @@ func TestDomainOOMHold(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeDomain opens the default 1 GiB domain on a fake kernel tree.
+func fakeDomain(t *testing.T, l *Layout) *Domain {
+	t.Helper()
+	newFakeKernel(t)
+	writeFiles(t, l.ProcRoot, map[string]string{"meminfo": meminfo})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d, err := OpenDomain(ctx, l, "", 1<<30, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
