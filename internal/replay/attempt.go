@@ -25,7 +25,7 @@ func (r *runner) attempt(ctx context.Context, a *controller.Agent, res *Workflow
 		if err := controller.Sleep(ctx, clock, durationS(act.Wait)); err != nil {
 			return err
 		}
-		id, err := r.mgr.Ensure(ctx, a)
+		id, err := r.ensure(ctx, a, res)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -141,4 +141,30 @@ func durationS(s float64) time.Duration {
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(s * float64(time.Second))
+}
+
+// startRetries is how many times a sandbox start that failed is retried,
+// startBackoff apart, before the attempt is lost. A start fails for
+// transient reasons (a domain at its budget under the OOM hold refuses the
+// kernel's own allocations for the container's init) and no work is lost by
+// waiting; failing the attempt would burn one of the workflow's retries.
+const (
+	startRetries = 3
+	startBackoff = time.Second
+)
+
+// ensure brings a's sandbox up, retrying a failed start.
+func (r *runner) ensure(ctx context.Context, a *controller.Agent, res *WorkflowResult) (string, error) {
+	for try := 0; ; try++ {
+		id, err := r.mgr.Ensure(ctx, a)
+		if err == nil || ctx.Err() != nil || try == startRetries {
+			return id, err
+		}
+		res.StartRetries++
+		r.rec.emit(controller.Event{Kind: controller.EventError, Workflow: a.ID, Attempt: a.Attempt, Action: controller.IntPtr(a.Next),
+			Reason: "sandbox start failed; retrying", Error: err.Error()})
+		if err := controller.Sleep(ctx, r.cfg.Clock, startBackoff); err != nil {
+			return "", err
+		}
+	}
 }

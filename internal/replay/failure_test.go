@@ -81,9 +81,30 @@ func TestCreateFailureIsRetried(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	// Two failed starts are retried within the first attempt: no attempt
+	// is lost to them.
 	w := res.Workflows[0]
-	if !w.Completed || w.Attempts != 3 || w.Lost != 2 {
-		t.Errorf("completed %v attempts %d lost %d, want true 3 2", w.Completed, w.Attempts, w.Lost)
+	if !w.Completed || w.Attempts != 1 || w.Lost != 0 || w.StartRetries != 2 {
+		t.Errorf("completed %v attempts %d lost %d start retries %d, want true 1 0 2", w.Completed, w.Attempts, w.Lost, w.StartRetries)
+	}
+}
+
+// TestCreateFailureBeyondRetriesIsLost: a start that keeps failing loses
+// the attempt after startRetries retries.
+func TestCreateFailureBeyondRetriesIsLost(t *testing.T) {
+	var res *Result
+	synctest.Test(t, func(t *testing.T) {
+		be := fake.New(fake.Options{CreateErr: func(sandbox.Spec) error { return errors.New("no room") }})
+		defer be.Close()
+		var err error
+		res, err = Run(context.Background(), Config{Workflows: []trajectory.Workflow{runWF("w", "true")}, Backend: be, Policy: policy.NewEager(), MaxRetries: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	w := res.Workflows[0]
+	if w.Completed || w.Attempts != 2 || w.Lost != 2 || w.StartRetries != 2*startRetries {
+		t.Errorf("completed %v attempts %d lost %d start retries %d, want false 2 2 %d", w.Completed, w.Attempts, w.Lost, w.StartRetries, 2*startRetries)
 	}
 }
 

@@ -87,8 +87,11 @@ type WorkflowResult struct {
 	OOMs      int
 	Timeouts  int
 	Lost      int
-	Queued    time.Duration // total time in ActionReady, every attempt
-	Actions   int           // actions executed, every attempt
+	// StartRetries counts sandbox starts that failed and were retried
+	// within the attempt (see startRetries).
+	StartRetries int
+	Queued       time.Duration // total time in ActionReady, every attempt
+	Actions      int           // actions executed, every attempt
 	// NonZeroExits counts actions that exited non-zero without OOM or timeout.
 	NonZeroExits int
 	Err          string // why it failed; "" when completed
