@@ -1,13 +1,11 @@
 package policy
 
-import (
-	"github.com/tenon-dev/tenon/internal/gate"
-	"github.com/tenon-dev/tenon/internal/trajectory"
-)
+import "github.com/tenon-dev/tenon/internal/gate"
 
-// This file exports the tenon policies' configuration defaults and
-// parameter parsing, so that the simulator (internal/sim) composes tenon
-// with the live values instead of copies.
+// This file exports the tenon policies' configuration defaults, so that the
+// simulator (internal/sim) composes tenon with the live values instead of
+// copies (GateConfigFor, AgentReserve and ApplyTenonParams are exported
+// where they are defined).
 
 // AdmissionMargin is admission's physical safety margin in bytes: margin
 // when it is > 0, else the default for budget and the gate configuration gc
@@ -33,22 +31,6 @@ func AdmissionMargin(margin, budget int64, gc gate.Config) int64 {
 	th := gc.ThresholdsFor(budget)
 	return max(gc.SafetyMargin, th.Yellow+th.Red)
 }
-
-// GateConfigFor is the gate configuration the tenon policies run with on a
-// budget: cfg with S = min(256 MiB, budget/8) unless configured, and Table
-// 5's defaults for the other zero fields.
-func GateConfigFor(cfg gate.Config, budget int64) gate.Config { return gateConfigFor(cfg, budget) }
-
-// AgentReserve is the agent reserve of the tenon policies that admit
-// actions: the largest recorded action peak of wfs, at most a quarter of
-// the budget.
-func AgentReserve(wfs []trajectory.Workflow, budget int64) int64 { return agentReserve(wfs, budget) }
-
-// ApplyTenonParams applies the --param settings of the tenon policies to c:
-// the gate's yellow= and red= (fractions of the budget), admission's
-// window= and beta= (sizes; beta per second) and margin=. Unknown keys are
-// an ErrBadOption.
-func ApplyTenonParams(c *TenonConfig, params map[string]string) error { return tenonParams(c, params) }
 
 // Variant is what one tenon policy name switches on.
 type Variant struct {

@@ -41,10 +41,10 @@ func newGateRunner(cfg gate.Config) (*gateRunner, error) {
 	return &gateRunner{cfg: cfg}, nil
 }
 
-// gateConfigFor fills the safety margin S for a budget: Table 5's 256 MiB
+// GateConfigFor fills the safety margin S for a budget: Table 5's 256 MiB
 // was set for 8–16 GiB hosts; on smaller budgets it would reserve a large
 // share of memory, so S is min(256 MiB, budget/8) unless configured.
-func gateConfigFor(cfg gate.Config, budget int64) gate.Config {
+func GateConfigFor(cfg gate.Config, budget int64) gate.Config {
 	if cfg.SafetyMargin == 0 && budget > 0 {
 		cfg.SafetyMargin = min(256*gate.MiB, budget/8)
 	}
@@ -134,7 +134,7 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 		if needs != nil {
 			running = needs()
 		}
-		boot := gateConfigFor(g.cfg, budget).BootstrapDemand
+		boot := GateConfigFor(g.cfg, budget).BootstrapDemand
 		for _, ls := range env.Live() {
 			st, err := env.Backend.Stats(ctx, ls.Info.ID)
 			if err != nil {
@@ -187,7 +187,7 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 		}
 	}
 	loop, err := gate.NewLoop(gate.LoopOptions{
-		Controller: gate.New(gateConfigFor(g.cfg, budget)),
+		Controller: gate.New(GateConfigFor(g.cfg, budget)),
 		Observer:   observer,
 		Actuator:   backendActuator{b: env.Backend},
 		Sink:       sink,
@@ -318,14 +318,4 @@ func (g *gateRunner) disarmHold() error {
 		return fmt.Errorf("releasing the OOM hold: %w", err)
 	}
 	return nil
-}
-
-// holdStats returns the hold's counters (zero when it is off).
-func (g *gateRunner) holdStats() HoldStats {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.hold == nil {
-		return HoldStats{}
-	}
-	return g.hold.Stats()
 }

@@ -62,7 +62,7 @@ func TestHoldParam(t *testing.T) {
 	} {
 		t.Run(tc.val, func(t *testing.T) {
 			var c TenonConfig
-			err := tenonParams(&c, map[string]string{"hold": tc.val})
+			err := ApplyTenonParams(&c, map[string]string{"hold": tc.val})
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("hold=%s: err = %v, want error %v", tc.val, err, tc.wantErr)
 			}
@@ -145,7 +145,7 @@ func TestGateRunnerHold(t *testing.T) {
 	if want := []string{"began", "released to the OOM killer", "re-armed"}; !slices.Equal(reasons, want) {
 		t.Errorf("events = %q, want %q", reasons, want)
 	}
-	if st := g.holdStats(); st.Holds != 1 || st.Released != 1 || st.Held != time.Second {
+	if st := g.hold.Stats(); st.Holds != 1 || st.Released != 1 || st.Held != time.Second {
 		t.Errorf("stats = %+v", st)
 	}
 }

@@ -94,8 +94,8 @@ func TestAgentReserve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := agentReserve(tt.wfs, tt.budget); got != tt.want {
-				t.Errorf("agentReserve = %d MiB, want %d MiB", got/units.MiB, tt.want/units.MiB)
+			if got := AgentReserve(tt.wfs, tt.budget); got != tt.want {
+				t.Errorf("AgentReserve = %d MiB, want %d MiB", got/units.MiB, tt.want/units.MiB)
 			}
 		})
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/tenon-dev/tenon/internal/gate"
 )
 
-// tenonParams applies the parameters of the tenon policies: the gate's
+// ApplyTenonParams applies the parameters of the tenon policies: the gate's
 // yellow=, red= and hold= (a duration, or off), and admission's window=
 // (bytes or a size such as 2GiB), beta= (bytes per second) and margin=.
-func tenonParams(c *TenonConfig, params map[string]string) error {
+func ApplyTenonParams(c *TenonConfig, params map[string]string) error {
 	gp := map[string]string{}
 	for k, v := range params {
 		switch k {

@@ -253,14 +253,6 @@ func (t *Tenon) GateStats() gate.Stats {
 	return t.gate.stats()
 }
 
-// HoldStats returns the OOM hold's counters (zero when it is off).
-func (t *Tenon) HoldStats() HoldStats {
-	if t.gate == nil {
-		return HoldStats{}
-	}
-	return t.gate.holdStats()
-}
-
 // variant is one registered configuration of the tenon policy.
 type variant struct {
 	name, help      string
@@ -284,11 +276,11 @@ var variants = []variant{
 func (v variant) build(opts Options) (controller.Policy, error) {
 	cfg := TenonConfig{Name: v.name, Gate: v.gate, Admission: v.admission,
 		Residency: v.residency(), StateDir: opts.StateDir, TimeScale: opts.TimeScale}
-	if err := tenonParams(&cfg, opts.Params); err != nil {
+	if err := ApplyTenonParams(&cfg, opts.Params); err != nil {
 		return nil, err
 	}
 	if v.admission {
-		cfg.AgentReserve = agentReserve(opts.Workflows, opts.Budget)
+		cfg.AgentReserve = AgentReserve(opts.Workflows, opts.Budget)
 		heavy := opts.Budget / 8
 		switch {
 		case opts.Predictor != nil && v.predictor == PredCurrent:
@@ -310,10 +302,10 @@ func init() {
 	}
 }
 
-// agentReserve is the largest recorded action peak of the training
+// AgentReserve is the largest recorded action peak of the training
 // workflows (the heavy action a running agent may still make), at most a
 // quarter of the budget.
-func agentReserve(wfs []trajectory.Workflow, budget int64) int64 {
+func AgentReserve(wfs []trajectory.Workflow, budget int64) int64 {
 	var peak float64
 	for _, w := range wfs {
 		for _, a := range w.Actions {
