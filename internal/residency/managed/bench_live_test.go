@@ -41,20 +41,7 @@ func BenchmarkLiveLayer200MB(b *testing.B) {
 			ctx := context.Background()
 			a := agent("big", 2)
 			fill := "set -e; " + kind.fill + "; " + ws + "; du -sm /opt/big | cut -f1"
-			step := func(cmd string) string {
-				id, err := m.Ensure(ctx, a)
-				if err != nil {
-					b.Fatal(err)
-				}
-				r, err := be.Exec(ctx, id, sandbox.ExecRequest{Shell: cmd, Timeout: time.Minute})
-				if err != nil || r.ExitCode != 0 {
-					b.Fatalf("%s: %v %s", cmd, err, r.Stderr)
-				}
-				if err := m.Boundary(ctx, a, controller.Outcome{Sandbox: id}); err != nil {
-					b.Fatal(err)
-				}
-				return string(r.Stdout)
-			}
+			step := boundaryStep(b, m, be, a)
 			b.Logf("layer: %s MiB", step(fill))
 			var td, rm, tdCPU, rmCPU, tdCold time.Duration
 			var writtenCold int64
@@ -110,4 +97,25 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// boundaryStep returns a function that runs a shell command in a's sandbox
+// (made or rematerialized by m), records the action boundary after it and
+// returns its stdout; any failure fails b.
+func boundaryStep(b *testing.B, m *Manager, be sandbox.Backend, a *controller.Agent) func(cmd string) string {
+	ctx := context.Background()
+	return func(cmd string) string {
+		id, err := m.Ensure(ctx, a)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := be.Exec(ctx, id, sandbox.ExecRequest{Shell: cmd, Timeout: time.Minute})
+		if err != nil || r.ExitCode != 0 {
+			b.Fatalf("%s: %v %s", cmd, err, r.Stderr)
+		}
+		if err := m.Boundary(ctx, a, controller.Outcome{Sandbox: id}); err != nil {
+			b.Fatal(err)
+		}
+		return string(r.Stdout)
+	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/image"
 	"github.com/tenon-dev/tenon/internal/residency"
-	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/docker"
 )
 
@@ -139,20 +138,7 @@ func BenchmarkLiveDockerLayer200MB(b *testing.B) {
 	b.Cleanup(func() { m.Close() })
 	ctx := context.Background()
 	a := agent("big", 2)
-	step := func(cmd string) string {
-		id, err := m.Ensure(ctx, a)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, err := be.Exec(ctx, id, sandbox.ExecRequest{Shell: cmd, Timeout: time.Minute})
-		if err != nil || r.ExitCode != 0 {
-			b.Fatalf("%s: %v %s", cmd, err, r.Stderr)
-		}
-		if err := m.Boundary(ctx, a, controller.Outcome{Sandbox: id}); err != nil {
-			b.Fatal(err)
-		}
-		return string(r.Stdout)
-	}
+	step := boundaryStep(b, m, be, a)
 	b.Logf("layer: %s MiB", step("set -e; mkdir -p /opt/big /workspace/w; for i in $(seq 200); do head -c 1048576 /dev/urandom > /opt/big/f$i; done; "+
 		"for i in $(seq 8); do head -c 1048576 /dev/urandom > /workspace/w/f$i; done; du -sm /opt/big | cut -f1"))
 	var td, rm, tdCPU, rmCPU time.Duration
