@@ -1,6 +1,10 @@
 package policy
 
-import "time"
+import (
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/gate"
+)
 
 // The OOM hold is an extension of seed 000 beyond Algorithm 1, for kernels
 // with cgroup v1's memory.oom_control (controller.OOMHolder). The gate sees
@@ -16,6 +20,17 @@ import "time"
 // would have without the hold, and the hold is re-armed once the domain is
 // out of OOM. A kill is delayed, never avoided by relabelling: every kill
 // still counts as an OOM event.
+
+// HoldTimeout is how long tasks may wait under the hold before it is
+// released, for TenonConfig.Hold and the gate configuration gc (already on
+// the replay's clock): gc's DMax when hold is 0, else hold itself (< 0: no
+// hold).
+func HoldTimeout(hold time.Duration, gc gate.Config) time.Duration {
+	if hold != 0 {
+		return hold
+	}
+	return gc.WithDefaults().DMax
+}
 
 // holdState is where the hold's state machine is.
 type holdState int

@@ -147,10 +147,7 @@ func NewTenon(cfg TenonConfig) (*Tenon, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.holdTimeout = cfg.Hold
-		if cfg.Hold == 0 {
-			g.holdTimeout = gc.WithDefaults().DMax
-		}
+		g.holdTimeout = HoldTimeout(cfg.Hold, gc)
 		t.gate = g
 	}
 	if cfg.Admission {

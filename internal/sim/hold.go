@@ -38,16 +38,13 @@ type waiter struct {
 	need int64
 }
 
-// holdTimeout is the hold's timeout for cfg: off (0) without the gate or
-// with a negative Config.Hold, else Config.Hold or the gate's DMax.
+// holdTimeout is the hold's timeout for cfg: off (0) without the gate,
+// else the live rule (policy.HoldTimeout).
 func holdTimeout(cfg Config) time.Duration {
-	switch {
-	case !cfg.Policy.Gate || cfg.Hold < 0:
+	if !cfg.Policy.Gate {
 		return 0
-	case cfg.Hold > 0:
-		return cfg.Hold
 	}
-	return cfg.Gate.WithDefaults().DMax
+	return policy.HoldTimeout(cfg.Hold, cfg.Gate)
 }
 
 // limit is the usage at which the next OOM check is due: the budget, or
