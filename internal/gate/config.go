@@ -44,6 +44,21 @@ type Config struct {
 	// 100 MiB per period. By default a valid interval faster than the
 	// estimate sets the estimate to it; decay stays the EWMA's.
 	NoFastAttack bool
+	// NoSeniority turns off seniority (see candidateOrder): with it set,
+	// growers of one rank are ordered by smaller projected demand, as
+	// Table 5 says, so the grower that has just begun displaces the one
+	// that has grown furthest, and both end half-grown in a full budget.
+	NoSeniority bool
+	// NoResidentZero turns off the resident zero: with it set, a Resident
+	// sandbox (|ĝ| ≤ ε) whose estimate is still slightly positive has
+	// demand ĝ·T > 0 and takes one of the b growth slots, as Algorithm 1's
+	// x_c = 1[d_c > 0] reads to the letter. A decayed or idle sandbox's
+	// estimate stays slightly positive for as long as it idles (its
+	// intervals use no CPU and are invalid), and in yellow with b = 1 it
+	// takes the only slot ahead of the growers. By default a Resident
+	// sandbox's demand is 0, as seed 000 §3.5 describes resident sandboxes
+	// ("no predicted positive growth does not consume a growth slot").
+	NoResidentZero bool
 }
 
 // DefaultConfig returns Table 5 of seed 000.

@@ -28,6 +28,9 @@ type entry struct {
 	foot        int64         // this iteration's footprint sample
 	cpu         time.Duration // this iteration's CPU-time sample
 	demandCap   int64         // this iteration's cap on demand; < 0 for none
+	growBase    int64         // lowest footprint of the current growth episode
+	grown       int64         // footprint above growBase
+	senior      int64         // selection key: grown, or 0 without seniority
 }
 
 // Controller is Algorithm 1 of seed 000 with the Appendix B iteration order.
@@ -80,12 +83,21 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 				e.state = PausedGrowing // still denied: keep the paused label
 			}
 		}
+		// The growth episode: it begins where the sandbox last looked
+		// resident or cooling and keeps its lowest footprint since.
+		if e.state == Resident || e.state == Cooling || e.foot < e.growBase {
+			e.growBase = e.foot
+		}
+		e.grown = e.foot - e.growBase
 	}
 
 	// (4) Projected demands, headroom and pressure.
 	var rPrev, rAll int64
 	for _, e := range c.live {
 		e.demand = e.est.demand(c.cfg.Horizon, c.cfg.BootstrapDemand)
+		if e.state == Resident && !c.cfg.NoResidentZero {
+			e.demand = 0 // growth within the band is no growth (see Config.NoResidentZero)
+		}
 		if e.demandCap >= 0 {
 			e.demand = min(e.demand, e.demandCap)
 		}
@@ -158,7 +170,7 @@ func (c *Controller) membership(now time.Time, obs Observation, d *Decision) {
 			continue
 		}
 		if !ok {
-			e = &entry{id: smp.ID, state: Growing}
+			e = &entry{id: smp.ID, state: Growing, growBase: smp.Footprint}
 			c.entries[smp.ID] = e
 			d.Events = append(d.Events, Event{Time: now, Kind: EventRegistered, Sandbox: smp.ID})
 		}

@@ -12,7 +12,7 @@ const tick = 100 * time.Millisecond
 
 func TestNewSandboxInitiallyDenied(t *testing.T) {
 	t.Run("first decision allow is a permission change", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		h.add("a", 100*MiB)
 		d := h.step(tick)
 		s := sbOf(t, d, "a")
@@ -24,7 +24,7 @@ func TestNewSandboxInitiallyDenied(t *testing.T) {
 		}
 	})
 	t.Run("first decision deny starts the timer without a change", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		h.avail = 900 * MiB // yellow, b = 1
 		h.add("a", 100*MiB)
 		h.add("b", 100*MiB)
@@ -44,7 +44,7 @@ func TestNewSandboxInitiallyDenied(t *testing.T) {
 
 func TestEstimatesThroughController(t *testing.T) {
 	t.Run("bootstrap until first valid interval then ewma init", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		h.add("a", 100*MiB)
 		h.step(tick) // registration; publishes allow (a permission change)
 		d := h.step(tick)
@@ -57,14 +57,14 @@ func TestEstimatesThroughController(t *testing.T) {
 		}
 	})
 	t.Run("bootstrap demand is configurable", func(t *testing.T) {
-		h := newHarness(t, Config{BootstrapDemand: 32 * MiB})
+		h := newHarness(t, table5(Config{BootstrapDemand: 32 * MiB}))
 		h.add("a", 0)
 		if s := sbOf(t, h.step(tick), "a"); s.Demand != 32*MiB {
 			t.Errorf("demand = %d, want 32 MiB", s.Demand)
 		}
 	})
 	t.Run("permission change interval ignored", func(t *testing.T) {
-		h := newHarness(t, Config{NoFastAttack: true}) // the EWMA step of Table 5
+		h := newHarness(t, table5(Config{NoFastAttack: true})) // the EWMA step of Table 5
 		h.add("a", 50*MiB)
 		h.add("b", 100*MiB)
 		h.warm(3)
@@ -86,7 +86,7 @@ func TestEstimatesThroughController(t *testing.T) {
 		}
 	})
 	t.Run("no cpu increase interval ignored", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		h.add("a", 100*MiB)
 		h.warm(4)
 		h.sb["a"].idle = true
@@ -97,7 +97,7 @@ func TestEstimatesThroughController(t *testing.T) {
 		}
 	})
 	t.Run("baseline refreshed while denied", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		h.add("a", 100*MiB)
 		h.warm(4)
 		h.avail = 300 * MiB // red, H = 44 MiB < 100 MiB demand
@@ -116,7 +116,7 @@ func TestEstimatesThroughController(t *testing.T) {
 		}
 	})
 	t.Run("denied sandbox with valid samples stays paused-growing", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		h.add("a", 100*MiB)
 		h.sb["a"].trickle = true
 		h.warm(4)
@@ -137,7 +137,7 @@ func TestEstimatesThroughController(t *testing.T) {
 		}
 	})
 	t.Run("state labels with resident band", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		h.add("grow", 100*MiB)
 		h.add("flat", 0)
 		h.add("inband", 3*MiB)
@@ -160,7 +160,7 @@ func TestEstimatesThroughController(t *testing.T) {
 
 func TestSelection(t *testing.T) {
 	t.Run("green allows every live sandbox, even inside dmin", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		h.add("a", 100*MiB)
 		h.add("b", 200*MiB)
 		h.warm(3)
@@ -175,7 +175,7 @@ func TestSelection(t *testing.T) {
 		}
 	})
 	t.Run("yellow permits K = b positive-demand sandboxes", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		for i, id := range []string{"d", "c", "b", "a"} {
 			h.add(id, float64(130-10*i)*MiB) // a 100, b 110, c 120, d 130 MiB/s
 		}
@@ -190,7 +190,7 @@ func TestSelection(t *testing.T) {
 		}
 	})
 	t.Run("yellow aggregate demand bounded by headroom", func(t *testing.T) {
-		h := newHarness(t, Config{SafetyMargin: 1250 * MiB})
+		h := newHarness(t, table5(Config{SafetyMargin: 1250 * MiB}))
 		for i, id := range []string{"d", "c", "b", "a"} {
 			h.add(id, float64(130-10*i)*MiB)
 		}
@@ -202,7 +202,7 @@ func TestSelection(t *testing.T) {
 		}
 	})
 	t.Run("red probe admits one positive-demand sandbox and every zero-demand one", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		h.add("r1", 0)
 		h.add("r2", 0)
 		h.add("c1", -10*MiB)
@@ -216,7 +216,7 @@ func TestSelection(t *testing.T) {
 		}
 	})
 	t.Run("red probe demand must fit headroom", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		h.add("r1", 0)
 		h.add("g1", 100*MiB)
 		h.add("g2", 120*MiB)
@@ -228,7 +228,7 @@ func TestSelection(t *testing.T) {
 		}
 	})
 	t.Run("rprev counts previously permitted live sandboxes", func(t *testing.T) {
-		h := newHarness(t, Config{})
+		h := newHarness(t, table5(Config{}))
 		h.add("x", 100*MiB)
 		h.add("y", 50*MiB)
 		h.warm(3)
@@ -247,7 +247,7 @@ func TestSelection(t *testing.T) {
 // yellowPair sets up x (100 MiB/s) and y (50 MiB/s) in steady yellow with
 // b = 1: y holds the slot and x was denied at the returned time.
 func yellowPair(t *testing.T) (*harness, time.Time) {
-	h := newHarness(t, Config{})
+	h := newHarness(t, table5(Config{}))
 	h.add("x", 100*MiB)
 	h.add("y", 50*MiB)
 	h.warm(3)

@@ -130,7 +130,39 @@
 //
 // The liveness escape (NoLivenessEscape, in selectPermitted) permits the
 // first overdue positive-demand candidate when nothing with positive demand
-// would run.
+// would run (with seniority, the first senior one, overdue or not).
+//
+// Replaying the bundled workload (twelve agents, 1.2 GiB test runs in a
+// 2 GiB budget) showed two more ways the gate made things worse than no
+// gate at all: growers frozen half-grown hold memory that none of them can
+// finish in, and a sandbox at its peak is frozen there. Two extensions:
+//
+//   - Seniority (NoSeniority): a sandbox's growth episode starts where it last
+//     looked Resident or Cooling; the footprint it has added since (when at
+//     least the bootstrap demand) is its seniority. Seniors come first, ahead
+//     of overdue candidates and the state ranks (only holders come before);
+//     a positive-demand candidate after a senior that did not fit is skipped
+//     (a junior does not grow into the headroom the senior waits for); and
+//     the liveness escape runs the first senior as the probe at once. The
+//     grower closest to done finishes and frees its memory; juniors are
+//     frozen while still small. Without it Table 5's smaller-demand order
+//     lets the sandbox that has just begun displace the one that has grown
+//     furthest, and in a full budget both end half-grown: a deadlock that
+//     only an OOM kill resolves, and the OOM killer takes the largest, the
+//     senior. Starvation stays bounded: a senior that never fits is the
+//     probe, so it either finishes or meets the budget.
+//
+//   - Resident zero (NoResidentZero): a Resident sandbox (|ĝ| ≤ ε) has demand
+//     0. The EWMA of a sandbox that stopped growing decays towards 0 but
+//     stays positive, and an idle sandbox uses no CPU, so its intervals are
+//     invalid and its last estimate stays for as long as it idles. As
+//     written, x_c = 1[d_c > 0] then gives every such sandbox one of the b
+//     slots, ahead of growers (Resident ranks first): in yellow with b = 1 a
+//     sandbox at its peak or idle takes the only slot and the growers are
+//     frozen, or the other way round a sandbox at its peak is frozen,
+//     holding the memory it would free a moment later. §3.5 says a sandbox
+//     with no predicted positive growth takes no slot; within the band the
+//     growth is noise.
 //
 // # Enforcement
 //

@@ -23,7 +23,7 @@ func TestGreenCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, tt.cfg)
+			h := newHarness(t, table5(tt.cfg))
 			h.add("x", 300*MiB)
 			h.add("y", 300*MiB)
 			h.warm(3)
@@ -60,7 +60,7 @@ func TestStickiness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, tt.cfg)
+			h := newHarness(t, table5(tt.cfg))
 			h.add("x", 300*MiB)
 			h.warm(3)
 			h.avail = 1200 * MiB // projected 900 MiB: yellow, b = 1, H = 944 MiB
@@ -91,7 +91,7 @@ func TestHolding(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, tt.cfg)
+			h := newHarness(t, table5(tt.cfg))
 			h.add("x", 300*MiB)
 			h.add("y", 300*MiB)
 			h.add("z", 300*MiB)
@@ -127,6 +127,81 @@ func TestHolding(t *testing.T) {
 			if preempted != tt.wantPreempt {
 				t.Errorf("%s took the slot from %s; preempted within 1.5 s: %v, want %v (then permitted %v)",
 					second, first, preempted, tt.wantPreempt, d.Permitted)
+			}
+		})
+	}
+}
+
+// TestSeniority: among growers, the one that has grown furthest in its
+// current growth episode goes first, a junior does not take the headroom a
+// senior is waiting for, and the senior runs as the liveness probe without
+// waiting DMax. Table 5's order lets the junior with the smaller demand
+// grow instead, and both end half-grown.
+func TestSeniority(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    Config
+		xRate  float64 // the senior's rate; the junior y grows 50 MiB/s
+		margin int64   // S: sets H = 1100 MiB - S
+		want   []string
+	}{
+		{name: "the grower furthest along goes first", xRate: 100 * MiB, want: []string{"x"}},
+		{name: "table 5: the smaller demand goes first", cfg: Config{NoSeniority: true}, xRate: 100 * MiB, want: []string{"y"}},
+		{name: "a junior does not grow past a senior that does not fit; the senior probes", xRate: 300 * MiB, margin: 900 * MiB, want: []string{"x"}},
+		{name: "table 5: the junior takes the headroom", cfg: Config{NoSeniority: true}, xRate: 300 * MiB, margin: 900 * MiB, want: []string{"y"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.SafetyMargin = tt.margin
+			h := newHarness(t, cfg)
+			h.add("x", tt.xRate)
+			h.warm(20) // x grows for 2 s
+			h.add("y", 50*MiB)
+			h.warm(3) // y starts: a 15 MiB junior with the smaller demand
+			h.avail = 1100 * MiB
+			d := h.step(tick)
+			if d.Pressure != Yellow || d.B != 1 {
+				t.Fatalf("setup: %v b=%d, want yellow b=1", d.Pressure, d.B)
+			}
+			if !slices.Equal(d.Permitted, tt.want) {
+				t.Errorf("permitted %v (H %d MiB), want %v", d.Permitted, d.Headroom/MiB, tt.want)
+			}
+		})
+	}
+}
+
+// TestResidentZero: a sandbox at its peak whose estimate is still decaying
+// inside the resident band has demand 0 and takes no growth slot; Table 5
+// to the letter gives it a slot, which in yellow with b = 1 freezes the
+// grower behind it (or, were the grower first, the peaked sandbox).
+// Seniority is off so that Table 5's state order puts the resident first.
+func TestResidentZero(t *testing.T) {
+	tests := []struct {
+		name       string
+		cfg        Config
+		wantDemand bool // the peaked sandbox has positive demand
+		want       []string
+	}{
+		{name: "resident sandboxes take no slot", cfg: Config{NoSeniority: true}, want: []string{"g", "peaked"}},
+		{name: "table 5: an in-band positive estimate takes the slot", cfg: Config{NoSeniority: true, NoResidentZero: true}, wantDemand: true, want: []string{"peaked"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.cfg)
+			h.add("peaked", 3*MiB) // inside the 4 MiB/s band
+			h.add("g", 100*MiB)
+			h.warm(3)
+			h.avail = 1100 * MiB // projected 1000 MiB: yellow, b = 1
+			d := h.step(tick)
+			if d.Pressure != Yellow || d.B != 1 {
+				t.Fatalf("setup: %v b=%d, want yellow b=1", d.Pressure, d.B)
+			}
+			if s := sbOf(t, d, "peaked"); s.State != Resident || (s.Demand > 0) != tt.wantDemand {
+				t.Errorf("peaked: %v demand %d, want resident, positive demand %v", s.State, s.Demand, tt.wantDemand)
+			}
+			if !slices.Equal(d.Permitted, tt.want) {
+				t.Errorf("permitted %v, want %v", d.Permitted, tt.want)
 			}
 		})
 	}

@@ -106,3 +106,11 @@ func hasEvent(d Decision, kind EventKind, id string) bool {
 	}
 	return false
 }
+
+// table5 turns off the extensions that reorder candidates or change their
+// demand (seniority, resident zero), for tests of Table 5's rules as
+// written; the other extensions leave those rules' cases unchanged.
+func table5(cfg Config) Config {
+	cfg.NoSeniority, cfg.NoResidentZero = true, true
+	return cfg
+}

@@ -23,7 +23,7 @@ func TestLivenessEscape(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, tt.cfg)
+			h := newHarness(t, table5(tt.cfg))
 			h.add("a", 50*MiB)
 			h.add("b", 60*MiB)
 			h.warm(3)

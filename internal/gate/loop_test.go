@@ -107,7 +107,7 @@ func (w *world) setAvail(v int64) {
 
 func newTestLoop(t testing.TB, w *world, act Actuator, sink func(Event)) *Loop {
 	t.Helper()
-	l, err := NewLoop(LoopOptions{Controller: New(Config{}), Observer: w.observe, Actuator: act, Sink: sink})
+	l, err := NewLoop(LoopOptions{Controller: New(table5(Config{})), Observer: w.observe, Actuator: act, Sink: sink})
 	if err != nil {
 		t.Fatal(err)
 	}

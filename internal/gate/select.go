@@ -25,6 +25,10 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 		e.inPrev = false
 		e.sticky = e.allowed && !c.cfg.NoSticky
 		e.holding = e.sticky && !prevGreen && now.Sub(e.allowedAt) < c.cfg.DMax
+		e.senior = 0
+		if !c.cfg.NoSeniority && e.grown >= c.cfg.BootstrapDemand {
+			e.senior = e.grown
+		}
 		if !e.timerSet {
 			e.overdue, e.rank = false, e.state.rank()
 			c.cand = append(c.cand, e)
@@ -41,10 +45,14 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 	}
 	var r int64
 	n := 0
+	blocked := false // a senior grower did not fit: no junior grows past it
 	for _, e := range c.cand {
 		x := 0
 		if e.demand > 0 {
 			x = 1
+		}
+		if blocked && x == 1 {
+			continue
 		}
 		need := e.demand
 		if e.holding {
@@ -57,6 +65,8 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 			e.inPrev = true
 			r += need
 			n += x
+		} else if x == 1 && e.senior > 0 {
+			blocked = true
 		}
 	}
 	// Liveness escape (an extension of Algorithm 1): when no sandbox with
@@ -85,7 +95,7 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 				probe = e
 				break
 			}
-			if e.overdue && probe == nil {
+			if (e.overdue || e.senior > 0) && probe == nil {
 				probe = e
 			}
 		}
@@ -119,6 +129,9 @@ func candidateOrder(a, b *entry) int {
 			return -1
 		}
 		return 1
+	}
+	if x := cmp.Compare(b.senior, a.senior); x != 0 {
+		return x
 	}
 	switch {
 	case a.overdue && !b.overdue:
