@@ -32,6 +32,7 @@ type gateRunner struct {
 	pressure gate.Pressure
 	holder   controller.OOMHolder // the armed hold's domain, nil when off
 	hold     *OOMHold
+	lastCPU  map[string]time.Duration // each sandbox's CPU time at the previous observation
 }
 
 func newGateRunner(cfg gate.Config) (*gateRunner, error) {
@@ -126,7 +127,6 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 				return obs, fmt.Errorf("reading domain memory: %w", err)
 			}
 			obs.Available = avail
-			g.stepHold(env, policyName)
 		} else {
 			obs.Available = budget
 		}
@@ -154,6 +154,9 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 				smp.DemandCap, smp.HasCap = DemandCap(adm, boot)
 			}
 			obs.Sandboxes = append(obs.Sandboxes, smp)
+		}
+		if env.Domain != nil {
+			g.stepHold(env, policyName, g.progressed(obs.Sandboxes))
 		}
 		return obs, nil
 	}
@@ -260,13 +263,30 @@ func (g *gateRunner) armHold(env controller.Env) {
 		return
 	}
 	g.mu.Lock()
-	g.holder, g.hold = h, &OOMHold{Timeout: g.holdTimeout}
+	g.holder, g.hold = h, &OOMHold{Timeout: g.holdTimeout, MaxWait: HoldMaxWait(g.holdTimeout)}
 	g.mu.Unlock()
 }
 
+// progressed reports whether any sandbox used CPU since the previous
+// observation (a sandbox seen for the first time counts when it used any),
+// and remembers this observation's CPU times.
+func (g *gateRunner) progressed(smp []gate.Sample) bool {
+	prev := g.lastCPU
+	g.lastCPU = make(map[string]time.Duration, len(smp))
+	moved := false
+	for _, s := range smp {
+		g.lastCPU[s.ID] = s.CPU
+		if s.CPU > prev[s.ID] {
+			moved = true
+		}
+	}
+	return moved
+}
+
 // stepHold reads the domain's under_oom flag once per gate iteration and
-// acts on the hold's decision.
-func (g *gateRunner) stepHold(env controller.Env, policyName string) {
+// acts on the hold's decision; progress says some sandbox used CPU since
+// the previous iteration.
+func (g *gateRunner) stepHold(env controller.Env, policyName string, progress bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.holder == nil {
@@ -283,7 +303,7 @@ func (g *gateRunner) stepHold(env controller.Env, policyName string) {
 	}
 	since := g.hold.since
 	ev := controller.Event{Kind: controller.EventHold, Policy: policyName, DurationS: now.Sub(since).Seconds()}
-	switch g.hold.Step(now, under) {
+	switch g.hold.Step(now, under, progress) {
 	case HoldBegan:
 		ev.Reason, ev.DurationS = "began", 0
 	case HoldResolved:

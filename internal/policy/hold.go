@@ -14,12 +14,16 @@ import (
 // allocating task wait at the budget: the gate (red by then) keeps others
 // from growing, and actions that are not allocating go on, finish and free
 // their memory, after which the waiting task gets its page and continues.
-// Only when the hold lasts holdTimeout (Table 5's DMax, the overdue
-// threshold, on the replay's clock) — no running action freed memory in that
-// time — is it released: the OOM killer then picks its victim exactly as it
-// would have without the hold, and the hold is re-armed once the domain is
-// out of OOM. A kill is delayed, never avoided by relabelling: every kill
-// still counts as an OOM event.
+// The hold is released only when it has lasted holdTimeout (Table 5's DMax,
+// the overdue threshold, on the replay's clock) with no sandbox in the
+// domain making progress (a deadlock: every task waits for memory or is
+// frozen), or after HoldMaxWait however busy the others are: a grower at its
+// peak that is still running its tests will exit and free its memory, and
+// killing it — the largest process is the OOM killer's choice — would throw
+// away the work closest to done. When released, the OOM killer picks its
+// victim exactly as it would have without the hold, and the hold is re-armed
+// once the domain is out of OOM. A kill is delayed, never avoided by
+// relabelling: every kill still counts as an OOM event.
 
 // HoldTimeout is how long tasks may wait under the hold before it is
 // released, for TenonConfig.Hold and the gate configuration gc (already on
@@ -31,6 +35,10 @@ func HoldTimeout(hold time.Duration, gc gate.Config) time.Duration {
 	}
 	return gc.WithDefaults().DMax
 }
+
+// HoldMaxWait bounds a hold during which other sandboxes keep making
+// progress: ten times its timeout.
+func HoldMaxWait(timeout time.Duration) time.Duration { return 10 * timeout }
 
 // holdState is where the hold's state machine is.
 type holdState int
@@ -63,23 +71,26 @@ type HoldStats struct {
 // OOMHold is the hold's decision logic, with no I/O: the live gate runner
 // and the simulator step it the same way.
 type OOMHold struct {
-	Timeout time.Duration // how long tasks may wait before the hold is released
+	Timeout time.Duration // how long tasks may wait with nothing progressing before the hold is released
+	MaxWait time.Duration // how long they may wait at most (0: Timeout)
 	state   holdState
 	since   time.Time
+	moved   time.Time // last step at which some sandbox made progress during the wait
 	stats   HoldStats
 }
 
 // Stats returns the counters so far.
 func (h *OOMHold) Stats() HoldStats { return h.stats }
 
-// Step advances the state machine: once per control period, with the time
-// and the domain's under_oom flag. The caller acts on the result (a
+// Step advances the state machine: once per control period, with the time,
+// the domain's under_oom flag and whether any sandbox made progress (used
+// CPU) since the previous step. The caller acts on the result (a
 // HoldRelease writes oom_kill_disable=0, a HoldRearm 1).
-func (h *OOMHold) Step(now time.Time, under bool) HoldAction {
+func (h *OOMHold) Step(now time.Time, under, progress bool) HoldAction {
 	switch h.state {
 	case holdArmed:
 		if under {
-			h.state, h.since = holdWaiting, now
+			h.state, h.since, h.moved = holdWaiting, now, now
 			h.stats.Holds++
 			return HoldBegan
 		}
@@ -91,7 +102,10 @@ func (h *OOMHold) Step(now time.Time, under bool) HoldAction {
 			h.stats.Held += waited
 			return HoldResolved
 		}
-		if waited >= h.Timeout {
+		if progress {
+			h.moved = now
+		}
+		if now.Sub(h.moved) >= h.Timeout || waited >= max(h.MaxWait, h.Timeout) {
 			h.state, h.since = holdReleased, now
 			h.stats.Released++
 			h.stats.Held += waited

@@ -6,40 +6,51 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/gate"
 )
 
 func TestOOMHoldSteps(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	type step struct {
-		ms    int
-		under bool
-		want  HoldAction
+		ms     int
+		under  bool
+		moving bool // some sandbox made progress since the previous step
+		want   HoldAction
 	}
 	for _, tc := range []struct {
 		name  string
 		steps []step
 		stats HoldStats
 	}{
-		{name: "nothing waits", steps: []step{{0, false, HoldNone}, {100, false, HoldNone}}},
+		{name: "nothing waits", steps: []step{{0, false, true, HoldNone}, {100, false, false, HoldNone}}},
 		{name: "a wait that resolves before the timeout", steps: []step{
-			{0, true, HoldBegan}, {100, true, HoldNone}, {2900, true, HoldNone}, {3000, false, HoldResolved}, {3100, false, HoldNone},
+			{0, true, false, HoldBegan}, {100, true, false, HoldNone}, {2900, true, false, HoldNone}, {3000, false, false, HoldResolved}, {3100, false, false, HoldNone},
 		}, stats: HoldStats{Holds: 1, Resolved: 1, Held: 3 * time.Second}},
 		{name: "a wait released at the timeout, re-armed once out of OOM", steps: []step{
-			{0, true, HoldBegan}, {2999, true, HoldNone}, {3000, true, HoldRelease}, {3100, false, HoldRearm}, {3200, false, HoldNone},
+			{0, true, false, HoldBegan}, {2999, true, false, HoldNone}, {3000, true, false, HoldRelease}, {3100, false, false, HoldRearm}, {3200, false, false, HoldNone},
 		}, stats: HoldStats{Holds: 1, Released: 1, Held: 3 * time.Second}},
 		{name: "released but still under OOM: re-armed after another timeout", steps: []step{
-			{0, true, HoldBegan}, {3000, true, HoldRelease}, {5999, true, HoldNone}, {6000, true, HoldRearm}, {6100, true, HoldBegan},
+			{0, true, false, HoldBegan}, {3000, true, false, HoldRelease}, {5999, true, false, HoldNone}, {6000, true, false, HoldRearm}, {6100, true, false, HoldBegan},
 		}, stats: HoldStats{Holds: 2, Released: 1, Held: 3 * time.Second}},
 		{name: "two waits", steps: []step{
-			{0, true, HoldBegan}, {500, false, HoldResolved}, {600, true, HoldBegan}, {700, false, HoldResolved},
+			{0, true, false, HoldBegan}, {500, false, false, HoldResolved}, {600, true, false, HoldBegan}, {700, false, false, HoldResolved},
 		}, stats: HoldStats{Holds: 2, Resolved: 2, Held: 600 * time.Millisecond}},
+		{name: "others progressing keep the hold past the timeout; released a timeout after they stop", steps: []step{
+			{0, true, false, HoldBegan}, {2000, true, true, HoldNone}, {4000, true, true, HoldNone}, {6999, true, false, HoldNone}, {7000, true, false, HoldRelease},
+		}, stats: HoldStats{Holds: 1, Released: 1, Held: 7 * time.Second}},
+		{name: "others progressing until the wait resolves", steps: []step{
+			{0, true, true, HoldBegan}, {5000, true, true, HoldNone}, {9000, true, true, HoldNone}, {9100, false, true, HoldResolved},
+		}, stats: HoldStats{Holds: 1, Resolved: 1, Held: 9100 * time.Millisecond}},
+		{name: "progress does not hold it past the longest wait", steps: []step{
+			{0, true, true, HoldBegan}, {10000, true, true, HoldNone}, {29999, true, true, HoldNone}, {30000, true, true, HoldRelease},
+		}, stats: HoldStats{Holds: 1, Released: 1, Held: 30 * time.Second}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &OOMHold{Timeout: 3 * time.Second}
+			h := &OOMHold{Timeout: 3 * time.Second, MaxWait: HoldMaxWait(3 * time.Second)}
 			for i, s := range tc.steps {
-				if got := h.Step(at(s.ms), s.under); got != s.want {
-					t.Fatalf("step %d (t=%dms under=%v) = %v, want %v", i, s.ms, s.under, got, s.want)
+				if got := h.Step(at(s.ms), s.under, s.moving); got != s.want {
+					t.Fatalf("step %d (t=%dms under=%v moving=%v) = %v, want %v", i, s.ms, s.under, s.moving, got, s.want)
 				}
 			}
 			if h.Stats() != tc.stats {
@@ -127,7 +138,7 @@ func TestGateRunnerHold(t *testing.T) {
 	}{{0, false}, {100, true}, {600, true}, {1100, true}, {1200, false}} {
 		clk.t = time.Unix(0, 0).Add(time.Duration(s.ms) * time.Millisecond)
 		dom.under = s.under
-		g.stepHold(env, "tenon")
+		g.stepHold(env, "tenon", false)
 	}
 	if err := g.disarmHold(); err != nil {
 		t.Fatal(err)
@@ -154,3 +165,26 @@ type stepClock struct{ t time.Time }
 
 func (c *stepClock) Now() time.Time                       { return c.t }
 func (c *stepClock) After(time.Duration) <-chan time.Time { return nil }
+
+// TestGateRunnerProgressed: the runner tells the hold that something made
+// progress when any sandbox's CPU time advanced since the previous
+// observation; frozen sandboxes and tasks waiting for memory use none.
+func TestGateRunnerProgressed(t *testing.T) {
+	g := &gateRunner{}
+	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
+	for i, s := range []struct {
+		samples []gate.Sample
+		want    bool
+	}{
+		{samples: []gate.Sample{{ID: "a", CPU: ms(5)}}, want: true}, // first sight, CPU used
+		{samples: []gate.Sample{{ID: "a", CPU: ms(5)}}, want: false},
+		{samples: []gate.Sample{{ID: "a", CPU: ms(5)}, {ID: "b"}}, want: false}, // new, no CPU yet
+		{samples: []gate.Sample{{ID: "a", CPU: ms(5)}, {ID: "b", CPU: ms(1)}}, want: true},
+		{samples: []gate.Sample{{ID: "b", CPU: ms(1)}}, want: false}, // a gone
+		{samples: nil, want: false},
+	} {
+		if got := g.progressed(s.samples); got != s.want {
+			t.Errorf("observation %d: progressed = %v, want %v", i, got, s.want)
+		}
+	}
+}

@@ -146,7 +146,7 @@ func (s *sim) stepHold() {
 		return
 	}
 	s.h.advanceAll(s.now)
-	switch s.hold.Step(epoch.Add(s.now), s.underOOM()) {
+	switch s.hold.Step(epoch.Add(s.now), s.underOOM(), len(s.h.active) > 0) {
 	case policy.HoldBegan:
 		s.debugf("hold began")
 	case policy.HoldResolved:

@@ -9,12 +9,13 @@ import (
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
-// runHeld runs cfg with the domain's OOM hold armed at timeout (0: off)
-// and stepped every gate period, whatever the policy: the host's hold
+// runHeld runs cfg with the domain's OOM hold armed at timeout (0: off),
+// at most maxWait while other sandboxes progress (0: timeout), and stepped
+// every gate period, whatever the policy: the host's hold
 // without the gate's freezing, so that the outcome is the host's alone.
 // It fails the test if usage ever exceeds the budget or the accounting
 // does not balance.
-func runHeld(t *testing.T, cfg Config, timeout time.Duration) *Result {
+func runHeld(t *testing.T, cfg Config, timeout, maxWait time.Duration) *Result {
 	t.Helper()
 	cfg.Observe = func(a Accounting) {
 		if a.Used != a.Allocated-a.Freed || a.Used != a.Resident || a.Used > a.Budget {
@@ -26,7 +27,7 @@ func runHeld(t *testing.T, cfg Config, timeout time.Duration) *Result {
 		t.Fatal(err)
 	}
 	if timeout > 0 {
-		s.hold, s.armed = &policy.OOMHold{Timeout: timeout}, true
+		s.hold, s.armed = &policy.OOMHold{Timeout: timeout, MaxWait: maxWait}, true
 		s.q.push(&event{t: 0, kind: evGateSample})
 	}
 	r, err := s.run(t.Context())
@@ -55,6 +56,7 @@ func TestOOMHold(t *testing.T) {
 		wfs       []trajectory.Workflow
 		base      int64
 		timeout   time.Duration
+		maxWait   time.Duration // 0: timeout
 		killed    string        // the workflow OOM-killed, "" for none
 		killAt    time.Duration // when, ±150 ms (gate periods)
 		lateID    string        // a workflow that must end after lateAfter
@@ -67,13 +69,17 @@ func TestOOMHold(t *testing.T) {
 			lateID: "b", lateAfter: 11 * time.Second, resolved: 1},
 		{name: "released after the timeout: the largest is killed", wfs: crowd, timeout: 2 * time.Second,
 			killed: "a", killAt: 3700 * time.Millisecond, released: 1},
+		{name: "others progressing: the hold outlasts its timeout, no kill", wfs: crowd, timeout: 2 * time.Second, maxWait: 20 * time.Second,
+			lateID: "b", lateAfter: 11 * time.Second, resolved: 1},
+		{name: "others progressing: released at the longest wait", wfs: crowd, timeout: 2 * time.Second, maxWait: 5 * time.Second,
+			killed: "a", killAt: 6600 * time.Millisecond, released: 1},
 		{name: "armed: a creation waits for its base memory", wfs: creation, base: 8 * tMiB, timeout: time.Minute,
 			lateID: "c", lateAfter: 6 * time.Second, resolved: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runHeld(t, Config{Workflows: tc.wfs, Policy: mustSpec(t, "eager"), Budget: 400 * tMiB,
-				Create: DefaultCreate, SandboxBase: tc.base}, tc.timeout)
+				Create: DefaultCreate, SandboxBase: tc.base}, tc.timeout, tc.maxWait)
 			wantOOM := 0
 			if tc.killed != "" {
 				wantOOM = 1

@@ -85,7 +85,7 @@ func newSim(cfg Config) (*sim, error) {
 		s.gate = gate.New(cfg.Gate)
 	}
 	if d := holdTimeout(cfg); d > 0 {
-		s.hold, s.armed = &policy.OOMHold{Timeout: d}, true
+		s.hold, s.armed = &policy.OOMHold{Timeout: d, MaxWait: policy.HoldMaxWait(d)}, true
 	}
 	if sp.Admission {
 		if cfg.Predictors == nil {
