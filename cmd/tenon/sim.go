@@ -74,6 +74,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	params := paramFlag{}
 	fs.Var(params, "param", "policy parameter key=value, repeatable, as tenon replay (yellow=, red=, window=, beta=, margin=, hold=)")
 	jsonOut := fs.Bool("json", false, "print JSON instead of a table")
+	trace := fs.Bool("trace", false, "write a line per simulated lifecycle event and OOM kill (with every sandbox's memory) to stderr")
 	plotOut := fs.String("plot", "", "write a PNG of memory and running actions over time")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -136,6 +137,10 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 			Create: *create, Teardown: *teardown, Rematerialize: *remat, SandboxBase: int64(base),
 			ActionTimeout: *timeout, Horizon: *horizon, Predictors: preds}
 		cfg.Gate.Period = *period
+		if *trace {
+			name := sp.Name
+			cfg.Debug = func(line string) { fmt.Fprintf(env.stderr, "%s %s\n", name, line) }
+		}
 		if err := cfg.ApplyParams(params); err != nil {
 			return err
 		}

@@ -344,6 +344,9 @@ func (s *sim) oomKill(sb *sandbox) {
 	s.res.OOMEvents++
 	ag.res.OOMs++
 	s.debugf("oom %s %d action %d running=%v mem=%dMiB", ag.wf.ID, ag.attempt, ag.next, sb.act != nil, sb.mem>>20)
+	if s.cfg.Debug != nil {
+		s.debugHost()
+	}
 	if sb.act != nil && ag.sb == sb && ag.admIdx >= 0 {
 		s.h.advance(sb, s.now)
 		s.learn(ag, max(sb.mem-ag.before, 0), true)

@@ -277,6 +277,19 @@ func (s *sim) stall() {
 }
 
 // debugf traces a lifecycle event to Config.Debug.
+// debugHost writes one line per sandbox holding memory: its memory, the
+// running action's peak and progress, and whether it is frozen or waiting.
+func (s *sim) debugHost() {
+	s.h.advanceAll(s.now)
+	for _, sb := range s.h.all {
+		act := "idle"
+		if sb.act != nil {
+			act = fmt.Sprintf("action peak=%dMiB progress=%v", sb.act.peak>>20, sb.progress.Round(time.Millisecond))
+		}
+		s.debugf("  %s mem=%dMiB floor=%dMiB frozen=%v oomWait=%v %s", sb.id, sb.mem>>20, sb.floor>>20, sb.frozen, sb.oomWait, act)
+	}
+}
+
 func (s *sim) debugf(format string, args ...any) {
 	if s.cfg.Debug != nil {
 		s.cfg.Debug(fmt.Sprintf("%6.1f ", s.now.Seconds()) + fmt.Sprintf(format, args...))

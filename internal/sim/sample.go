@@ -39,8 +39,10 @@ func (s *sim) sample() {
 			switch {
 			case sb == nil:
 			case !sd.Allowed && !sb.frozen:
+				s.debugf("freeze %s %v mem=%dMiB demand=%dMiB", sb.id, d.Pressure, sb.mem>>20, sd.Demand>>20)
 				s.freeze(sb)
 			case sd.Allowed && sb.frozen:
+				s.debugf("thaw %s %v mem=%dMiB demand=%dMiB", sb.id, d.Pressure, sb.mem>>20, sd.Demand>>20)
 				s.thaw(sb)
 			}
 		}
