@@ -77,3 +77,31 @@ func TestSimCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestSimTrace: --trace writes the simulated lifecycle to stderr, each line
+// prefixed with the policy, and every sandbox's memory at each OOM kill.
+func TestSimTrace(t *testing.T) {
+	env := newTestEnv()
+	err := runSim(t.Context(), &env.cliEnv, []string{"--n", "8", "--budget", "1GiB", "--oversub", "4", "--policy", "eager", "--trace", "--json"})
+	if err != nil {
+		t.Fatalf("%v (stderr %s)", err, env.errOut.String())
+	}
+	trace := env.errOut.String()
+	if !strings.Contains(trace, "eager ") || !strings.Contains(trace, " agent_start ") {
+		t.Fatalf("stderr has no lifecycle trace:\n%.2000s", trace)
+	}
+	var out struct {
+		Results []struct {
+			OOM int `json:"oom_events"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(env.out.Bytes(), &out); err != nil || len(out.Results) != 1 {
+		t.Fatalf("stdout is not the JSON result (%v):\n%s", err, env.out.String())
+	}
+	if kills := strings.Count(trace, " oom "); kills != out.Results[0].OOM || kills == 0 {
+		t.Fatalf("trace shows %d OOM kills, result %d (want the same, at least one)", kills, out.Results[0].OOM)
+	}
+	if !strings.Contains(trace, " mem=") || !strings.Contains(trace, "floor=") {
+		t.Errorf("no per-sandbox memory lines at the kills:\n%.2000s", trace)
+	}
+}
