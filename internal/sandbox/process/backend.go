@@ -41,6 +41,7 @@ var _ sandbox.Backend = (*Backend)(nil)
 // earlier backend on the same StateDir left behind, and checks the host's
 // system directories; it starts no process.
 func New(cfg Config) (*Backend, error) {
+	quietLibcontainer()
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
