@@ -186,9 +186,9 @@ func TestAdmissionMargin(t *testing.T) {
 		want   int64
 	}{
 		{"configured margin wins", 200 * mib, 64 * units.GiB, gate.Config{}, 200 * mib},
-		{"default: yellow line plus a red region", 0, 2 * units.GiB, gate.Config{}, 768 * mib},
-		{"default scales with the budget", 0, units.TiB, gate.Config{}, 384 * units.GiB},
-		{"follows the gate's regions", 0, 16 * units.GiB, gate.Config{YellowFraction: 0.25, RedFraction: 0.125}, 8 * units.GiB},
+		{"default: a red region", 0, 2 * units.GiB, gate.Config{}, 256 * mib},
+		{"default scales with the budget", 0, units.TiB, gate.Config{}, 128 * units.GiB},
+		{"follows the gate's red region", 0, 16 * units.GiB, gate.Config{YellowFraction: 0.25, RedFraction: 0.25}, 4 * units.GiB},
 		{"at least the gate's S", 0, units.GiB, gate.Config{YellowFraction: 0.01, RedFraction: 0.01, SafetyMargin: 500 * mib}, 500 * mib},
 		{"no budget: no margin", 0, 0, gate.Config{}, 0},
 	}

@@ -43,8 +43,8 @@ type TenonConfig struct {
 	// already running); see admitter.agentReady.
 	AgentReserve int64
 	// Margin is the physical safety margin of admission in bytes; 0 means
-	// AdmissionMargin's default (the gate's yellow line plus one red region:
-	// 37.5 % of the budget with Table 5's regions).
+	// AdmissionMargin's default (one red region of the gate, at least S:
+	// 12.5 % of the budget with Table 5's regions).
 	Margin int64
 
 	// Residency tears idle restart-safe sandboxes down under pressure and

@@ -179,8 +179,8 @@ func TestDemandCap(t *testing.T) {
 
 func TestLiveDefaults(t *testing.T) {
 	big := []trajectory.Workflow{wf("w", 0, memAction(0, 5000, 1, 1))}
-	// The margin is the gate's yellow line plus a red region (37.5 % of the
-	// budget with Table 5's 12.5 % regions), at least S.
+	// The margin is the gate's red region (12.5 % of the budget with Table
+	// 5's regions), at least S.
 	tests := []struct {
 		name                    string
 		budget                  int64
@@ -188,10 +188,10 @@ func TestLiveDefaults(t *testing.T) {
 		wfs                     []trajectory.Workflow
 		margin, gateS, reserveW int64
 	}{
-		{"small budget: S is budget/8", 1 << 30, gate.Config{}, big, 384 * tMiB, 128 * tMiB, 256 * tMiB},
-		{"large budget: S is 256 MiB", 16 << 30, gate.Config{}, big, 6 << 30, 256 * tMiB, 4 << 30},
-		{"reserve is the largest peak", 64 << 30, gate.Config{}, big, 24 << 30, 256 * tMiB, 5000 * tMiB},
-		{"margin follows the gate's regions", 16 << 30, gate.Config{YellowFraction: 0.25, RedFraction: 0.125}, big, 8 << 30, 256 * tMiB, 4 << 30},
+		{"small budget: S is budget/8", 1 << 30, gate.Config{}, big, 128 * tMiB, 128 * tMiB, 256 * tMiB},
+		{"large budget: S is 256 MiB", 16 << 30, gate.Config{}, big, 2 << 30, 256 * tMiB, 4 << 30},
+		{"reserve is the largest peak", 64 << 30, gate.Config{}, big, 8 << 30, 256 * tMiB, 5000 * tMiB},
+		{"margin follows the gate's red region", 16 << 30, gate.Config{YellowFraction: 0.125, RedFraction: 0.25}, big, 4 << 30, 256 * tMiB, 4 << 30},
 		{"margin at least S", 1 << 30, gate.Config{YellowFraction: 0.01, RedFraction: 0.01, SafetyMargin: 500 * tMiB}, big, 500 * tMiB, 500 * tMiB, 256 * tMiB},
 	}
 	for _, tc := range tests {
