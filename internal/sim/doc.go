@@ -70,9 +70,8 @@
 // (pacing.go feeds them):
 //   - policy.PhysicalHeadroom: admission's physical check counts admitted
 //     actions' predicted peaks (or charges, if larger) less their growth so
-//     far, with the margin policy.AdmissionMargin (the gate's yellow line
-//     plus one red region, at least S: 37.5 % of the budget with Table 5's
-//     regions);
+//     far, with the margin policy.AdmissionMargin (one red region of the
+//     gate, at least S: 12.5 % of the budget with Table 5's regions);
 //   - policy.AgentMayStart: a new attempt starts when none runs, or when no
 //     action waits for admission, the gate (if on) is green and the first
 //     action's predicted peak plus the agent reserve (policy.AgentReserve:
