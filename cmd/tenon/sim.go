@@ -49,7 +49,8 @@ Each sandbox follows its actions' memory profiles; the domain OOM-kills the
 largest sandbox when usage exceeds the budget and the workflow is retried.
 Policies with the gate arm the domain's OOM hold, as live on cgroup v1: an
 allocation past the budget waits, and the gate releases the hold to the OOM
-killer only after hold= (default the gate's DMax) with no memory freed.
+killer only after hold= (default the gate's DMax) with no action running, or
+after ten times that.
 Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	file := fs.String("workload", "", "trajectory file (JSONL); empty generates one with --kind, --n, --seed")
 	kind := fs.String("kind", "swe", "generated workload kind: swe, science or rl")

@@ -206,3 +206,34 @@ func TestResidentZero(t *testing.T) {
 		})
 	}
 }
+
+// TestSeniorStaysProbeWhenStalled: a senior that does not fit runs as the
+// probe and stays it while it uses no CPU (waiting for memory at the
+// budget, say), and the junior keeps waiting behind it; without seniority
+// the junior that fits runs instead.
+func TestSeniorStaysProbeWhenStalled(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want []string
+	}{
+		{name: "the stalled senior keeps the slot", cfg: Config{SafetyMargin: 900 * MiB}, want: []string{"x"}},
+		{name: "table 5: the junior runs", cfg: Config{SafetyMargin: 900 * MiB, NoSeniority: true}, want: []string{"y"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.cfg)
+			h.add("x", 300*MiB)
+			h.warm(20)
+			h.add("y", 50*MiB)
+			h.warm(3)
+			h.avail = 1100 * MiB // yellow, H = 200 MiB: only y's 50 MiB fits
+			h.step(tick)
+			h.sb["x"].idle = true
+			for i := range 10 {
+				if d := h.step(tick); !slices.Equal(d.Permitted, tc.want) {
+					t.Fatalf("period %d: permitted %v, want %v", i, d.Permitted, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -16,13 +16,13 @@
 // rules, and runs the gate on the replay's clock: under a time scale s its
 // period, horizon and waits are multiplied by s, since the tools' ramps are
 // s times as short (tenon.go, admitctl.go and gatectl.go say why). Its
-// default admission margin keeps admitted work out of the gate's yellow and
-// red regions (AdmissionMargin); the current predictor assumes at least a
+// default admission margin keeps one red region of the gate free
+// (AdmissionMargin); the current predictor assumes at least a
 // task's largest same-class peak so far, or its class's p90 for the first
 // (predict.ClassFloor); and on cgroup v1 the gate arms the domain's OOM hold,
 // so an allocation at the budget waits for memory instead of being killed
-// and the OOM killer acts only when no memory is freed within DMax
-// (hold.go). The admitter's decision steps are pure functions
+// and the OOM killer acts only after DMax with no sandbox making progress, or
+// after ten times that (hold.go). The admitter's decision steps are pure functions
 // (admitstep.go) that the simulator (internal/sim) calls unchanged.
 //
 // Policies observe sandboxes through the backend (Stats, Pause, Resume);

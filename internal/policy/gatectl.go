@@ -32,7 +32,7 @@ type gateRunner struct {
 	pressure gate.Pressure
 	holder   controller.OOMHolder // the armed hold's domain, nil when off
 	hold     *OOMHold
-	lastCPU  map[string]time.Duration // each sandbox's CPU time at the previous observation
+	lastCPU  map[string]cpuSeen // each sandbox's CPU time at the previous observation
 }
 
 func newGateRunner(cfg gate.Config) (*gateRunner, error) {
@@ -156,7 +156,7 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 			obs.Sandboxes = append(obs.Sandboxes, smp)
 		}
 		if env.Domain != nil {
-			g.stepHold(env, policyName, g.progressed(obs.Sandboxes))
+			g.stepHold(env, policyName, g.progressed(obs.Sandboxes, GateConfigFor(g.cfg, budget).Period/20))
 		}
 		return obs, nil
 	}
@@ -267,20 +267,34 @@ func (g *gateRunner) armHold(env controller.Env) {
 	g.mu.Unlock()
 }
 
-// progressed reports whether any sandbox used CPU since the previous
-// observation (a sandbox seen for the first time counts when it used any),
-// and remembers this observation's CPU times.
-func (g *gateRunner) progressed(smp []gate.Sample) bool {
+// progressed reports whether any sandbox used at least min CPU time since
+// the previous observation (a sandbox seen for the first time counts from
+// zero), and remembers this observation's CPU times. A sandbox missing from
+// one observation (its stats read failed) keeps its previous time for the
+// next. min filters the odd wakeup of an idle process or of a task retrying
+// reclaim at the budget; a running tool uses far more.
+func (g *gateRunner) progressed(smp []gate.Sample, min time.Duration) bool {
 	prev := g.lastCPU
-	g.lastCPU = make(map[string]time.Duration, len(smp))
+	g.lastCPU = make(map[string]cpuSeen, len(smp))
 	moved := false
 	for _, s := range smp {
-		g.lastCPU[s.ID] = s.CPU
-		if s.CPU > prev[s.ID] {
+		g.lastCPU[s.ID] = cpuSeen{cpu: s.CPU}
+		if s.CPU-prev[s.ID].cpu >= max(min, 1) {
 			moved = true
 		}
 	}
+	for id, p := range prev {
+		if _, ok := g.lastCPU[id]; !ok && !p.missed {
+			g.lastCPU[id] = cpuSeen{cpu: p.cpu, missed: true}
+		}
+	}
 	return moved
+}
+
+// cpuSeen is a sandbox's CPU time at the last observation that had it.
+type cpuSeen struct {
+	cpu    time.Duration
+	missed bool // absent from the latest observation (kept for one more)
 }
 
 // stepHold reads the domain's under_oom flag once per gate iteration and

@@ -25,8 +25,8 @@ import (
 // once the domain is out of OOM. A kill is delayed, never avoided by
 // relabelling: every kill still counts as an OOM event.
 
-// HoldTimeout is how long tasks may wait under the hold before it is
-// released, for TenonConfig.Hold and the gate configuration gc (already on
+// HoldTimeout is how long tasks may wait under the hold with nothing
+// progressing before it is released (HoldMaxWait bounds the whole wait), for TenonConfig.Hold and the gate configuration gc (already on
 // the replay's clock): gc's DMax when hold is 0, else hold itself (< 0: no
 // hold).
 func HoldTimeout(hold time.Duration, gc gate.Config) time.Duration {
@@ -64,7 +64,7 @@ const (
 type HoldStats struct {
 	Holds    uint64        // waits that began
 	Resolved uint64        // waits that ended with memory freed, no kill
-	Released uint64        // waits released to the OOM killer after the timeout
+	Released uint64        // waits released to the OOM killer (the timeout without progress, or MaxWait)
 	Held     time.Duration // total time tasks waited under the hold
 }
 

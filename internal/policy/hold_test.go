@@ -167,8 +167,9 @@ func (c *stepClock) Now() time.Time                       { return c.t }
 func (c *stepClock) After(time.Duration) <-chan time.Time { return nil }
 
 // TestGateRunnerProgressed: the runner tells the hold that something made
-// progress when any sandbox's CPU time advanced since the previous
-// observation; frozen sandboxes and tasks waiting for memory use none.
+// progress when any sandbox used at least the minimum CPU time since the
+// previous observation; frozen sandboxes and tasks waiting for memory use
+// none, and a stray wakeup less than the minimum does not count.
 func TestGateRunnerProgressed(t *testing.T) {
 	g := &gateRunner{}
 	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
@@ -178,12 +179,17 @@ func TestGateRunnerProgressed(t *testing.T) {
 	}{
 		{samples: []gate.Sample{{ID: "a", CPU: ms(5)}}, want: true}, // first sight, CPU used
 		{samples: []gate.Sample{{ID: "a", CPU: ms(5)}}, want: false},
-		{samples: []gate.Sample{{ID: "a", CPU: ms(5)}, {ID: "b"}}, want: false}, // new, no CPU yet
-		{samples: []gate.Sample{{ID: "a", CPU: ms(5)}, {ID: "b", CPU: ms(1)}}, want: true},
-		{samples: []gate.Sample{{ID: "b", CPU: ms(1)}}, want: false}, // a gone
+		{samples: []gate.Sample{{ID: "a", CPU: ms(6)}}, want: false}, // below the 5 ms minimum
+		{samples: []gate.Sample{{ID: "a", CPU: ms(6)}, {ID: "b"}}, want: false},
+		{samples: []gate.Sample{{ID: "a", CPU: ms(6)}, {ID: "b", CPU: ms(5)}}, want: true},
+		{samples: []gate.Sample{{ID: "b", CPU: ms(5)}}, want: false},                        // a's read failed once
+		{samples: []gate.Sample{{ID: "a", CPU: ms(7)}, {ID: "b", CPU: ms(5)}}, want: false}, // a back: 1 ms since it was last seen
+		{samples: []gate.Sample{{ID: "b", CPU: ms(5)}}, want: false},
+		{samples: []gate.Sample{{ID: "b", CPU: ms(5)}}, want: false},                       // a forgotten after two misses
+		{samples: []gate.Sample{{ID: "a", CPU: ms(8)}, {ID: "b", CPU: ms(5)}}, want: true}, // so it counts from zero
 		{samples: nil, want: false},
 	} {
-		if got := g.progressed(s.samples); got != s.want {
+		if got := g.progressed(s.samples, ms(5)); got != s.want {
 			t.Errorf("observation %d: progressed = %v, want %v", i, got, s.want)
 		}
 	}

@@ -29,8 +29,9 @@ type TenonConfig struct {
 	Gate       bool        // runtime execution gate (Algorithm 1)
 	GateConfig gate.Config // zero fields take the Table 5 defaults
 	// Hold is how long the gate lets tasks wait at the budget under the
-	// domain's OOM hold (hold.go) before the OOM killer acts: 0 means the
-	// gate's DMax on the replay's clock, < 0 turns the hold off.
+	// domain's OOM hold (hold.go) with no sandbox making progress before the
+	// OOM killer acts (at most 10× that in all): 0 means the gate's DMax on
+	// the replay's clock, < 0 turns the hold off.
 	Hold time.Duration
 
 	// Admission turns on water-level action admission (§3.4) with

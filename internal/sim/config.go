@@ -31,7 +31,8 @@ type Config struct {
 	// policy's default for Budget and Gate (policy.AdmissionMargin).
 	Margin int64
 	// Hold is how long sandboxes may wait at the budget under the domain's
-	// OOM hold (hold.go) before the gate releases it to the OOM killer, as
+	// OOM hold (hold.go) with no action running before the gate releases it
+	// to the OOM killer (at most 10× that in all), as
 	// policy.TenonConfig.Hold: 0 means the gate's DMax, < 0 turns the hold
 	// off. Only policies with the gate hold; without it the domain
 	// OOM-kills at once.

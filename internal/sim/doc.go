@@ -37,8 +37,9 @@
 // on, in the order they began waiting (growers once 1 MiB is free). A
 // waiter the gate freezes stays waiting; once memory is free it is only
 // frozen. Every gate period the live policy.OOMHold is stepped with the
-// simulated clock and the under-OOM flag: when nothing freed memory for its
-// timeout (the gate's DMax by default) it is released, the OOM killer kills
+// simulated clock, the under-OOM flag and whether any action runs: when no
+// action ran for its timeout (the gate's DMax by default), or after ten
+// times the timeout, it is released, the OOM killer kills
 // the largest sandbox as above, and it is re-armed at a later period once
 // no one waits. Result counts the holds, those resolved without a kill and
 // those released.

@@ -31,7 +31,7 @@ type Result struct {
 	// The domain's OOM hold (policy.HoldStats; zero when it is off).
 	Holds         int           // waits that began (under_oom seen by a gate step)
 	HoldsResolved int           // waits that ended with memory freed, no kill
-	HoldsReleased int           // waits released to the OOM killer after the timeout (each kill counts in OOMEvents)
+	HoldsReleased int           // waits released to the OOM killer: the timeout with no action running, or 10× it (each kill counts in OOMEvents)
 	HoldTime      time.Duration // total time the domain was under OOM, at gate-period resolution
 	HoldWaits     int           // sandboxes that began waiting for memory
 

@@ -276,11 +276,10 @@ func (s *sim) stall() {
 	}
 }
 
-// debugf traces a lifecycle event to Config.Debug.
 // debugHost writes one line per sandbox holding memory: its memory, the
 // running action's peak and progress, and whether it is frozen or waiting.
+// Its callers have brought the host up to date.
 func (s *sim) debugHost() {
-	s.h.advanceAll(s.now)
 	for _, sb := range s.h.all {
 		act := "idle"
 		if sb.act != nil {
@@ -290,6 +289,7 @@ func (s *sim) debugHost() {
 	}
 }
 
+// debugf traces a lifecycle event to Config.Debug.
 func (s *sim) debugf(format string, args ...any) {
 	if s.cfg.Debug != nil {
 		s.cfg.Debug(fmt.Sprintf("%6.1f ", s.now.Seconds()) + fmt.Sprintf(format, args...))

@@ -25,17 +25,22 @@ func quietLibcontainer() {
 	})
 }
 
-// slogHook forwards logrus entries to slog.Default at debug level.
+// slogHook forwards logrus entries to slog.Default: errors at warn level
+// (libcontainer forwards runc-init's failures as errors), the rest at debug.
 type slogHook struct{}
 
 func (slogHook) Levels() []logrus.Level { return logrus.AllLevels }
 
 func (slogHook) Fire(e *logrus.Entry) error {
 	attrs := make([]any, 0, 2*len(e.Data)+2)
-	attrs = append(attrs, "level", e.Level.String())
+	attrs = append(attrs, "logrus_level", e.Level.String())
 	for k, v := range e.Data {
 		attrs = append(attrs, k, v)
 	}
-	slog.Default().Log(context.Background(), slog.LevelDebug, "libcontainer: "+e.Message, attrs...)
+	level := slog.LevelDebug
+	if e.Level <= logrus.ErrorLevel {
+		level = slog.LevelWarn
+	}
+	slog.Default().Log(context.Background(), level, "libcontainer: "+e.Message, attrs...)
 	return nil
 }

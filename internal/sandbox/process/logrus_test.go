@@ -23,11 +23,13 @@ func TestQuietLibcontainer(t *testing.T) {
 
 	quietLibcontainer()
 	logrus.WithError(errors.New("openat2 memory.oom_control: no such file or directory")).Warn("unable to get oom kill count")
+	logrus.Error("runc init failed")
 	if logrus.StandardLogger().Out != io.Discard {
 		t.Errorf("logrus still writes to %v", logrus.StandardLogger().Out)
 	}
 	got := buf.String()
-	for _, want := range []string{"level=DEBUG", "libcontainer: unable to get oom kill count", "level=warning", "no such file"} {
+	for _, want := range []string{"level=DEBUG", "libcontainer: unable to get oom kill count", "logrus_level=warning", "no such file",
+		"level=WARN msg=\"libcontainer: runc init failed\" logrus_level=error"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("slog output %q lacks %q", got, want)
 		}
