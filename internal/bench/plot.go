@@ -2,8 +2,10 @@ package bench
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -43,6 +45,25 @@ func outcomesIn(r *Results, group string) []Outcome {
 	return out
 }
 
+// policyPalette fixes each policy's colour across the panels and plots of
+// one bench (plotutil's palette index; static-N share one). The ablations
+// wrap around the 7-colour palette onto colours no other series of the
+// ablation plot uses.
+var policyPalette = []string{"eager", "static", "agent-reservation", "agentcgroup", "gate", "admission", "tenon",
+	"tenon-no-admission", "tenon-no-gate", "tenon-always-resident", "tenon-static-pred", "tenon-history-pred"}
+
+// policyColor is name's colour, or the i-th palette colour for a series
+// that is not a policy.
+func policyColor(name string, i int) color.Color {
+	if strings.HasPrefix(name, "static-") {
+		name = "static"
+	}
+	if k := slices.Index(policyPalette, name); k >= 0 {
+		return plotutil.Color(k)
+	}
+	return plotutil.Color(i)
+}
+
 // bars is a grouped bar chart: one bar group per label, one bar per series.
 type bars struct {
 	title, ylabel string
@@ -67,7 +88,7 @@ func (b bars) plot() (*plot.Plot, error) {
 			return nil, fmt.Errorf("plotting %s: %w", s, err)
 		}
 		bc.LineStyle.Width = 0
-		bc.Color = plotutil.Color(i)
+		bc.Color = policyColor(s, i)
 		bc.Offset = w * vg.Length(float64(i)-float64(len(b.series)-1)/2)
 		p.Add(bc)
 		if len(b.series) > 1 {
@@ -215,7 +236,7 @@ func sweep(title, xlabel string, outs []Outcome, policies func(string) bool) (mk
 			if err != nil {
 				return nil, nil, fmt.Errorf("plotting %s: %w", name, err)
 			}
-			l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
+			l.Color, s.Color = policyColor(name, i), policyColor(name, i)
 			s.Shape = plotutil.Shape(i)
 			p.Add(l, s)
 			p.Legend.Add(name, l, s)
