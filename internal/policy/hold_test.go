@@ -1,12 +1,18 @@
 package policy
 
 import (
+	"context"
 	"slices"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+	"github.com/tenon-dev/tenon/internal/sandbox/fake"
+	"github.com/tenon-dev/tenon/internal/units"
 )
 
 func TestOOMHoldSteps(t *testing.T) {
@@ -192,5 +198,74 @@ func TestGateRunnerProgressed(t *testing.T) {
 		if got := g.progressed(s.samples, ms(5)); got != s.want {
 			t.Errorf("observation %d: progressed = %v, want %v", i, got, s.want)
 		}
+	}
+}
+
+// cpuBackend is the fake backend with a CPU clock the test moves: every
+// Stats call adds step to the sandbox's CPU time.
+type cpuBackend struct {
+	*fake.Backend
+	mu   sync.Mutex
+	cpu  time.Duration
+	step time.Duration
+}
+
+func (b *cpuBackend) Stats(context.Context, string) (sandbox.Stats, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cpu += b.step
+	return sandbox.Stats{Memory: 100 * units.MiB, CPU: b.cpu}, nil
+}
+
+// TestGateRunnerHoldFollowsProgress: the running gate feeds the hold what
+// the sandboxes' CPU times say. With the domain under OOM throughout, a
+// sandbox using CPU keeps the hold past its timeout; with none, the hold is
+// released after it.
+func TestGateRunnerHoldFollowsProgress(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		step        time.Duration // CPU per gate period
+		wantRelease bool
+	}{
+		{name: "a sandbox using CPU keeps the hold", step: 20 * time.Millisecond},
+		{name: "a stray 1 ms wakeup does not", step: time.Millisecond, wantRelease: true},
+		{name: "nothing progressing: released after the timeout", wantRelease: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				be := &cpuBackend{Backend: fake.New(fake.Options{}), step: tc.step}
+				dom := &fakeHolder{under: true}
+				var mu sync.Mutex
+				var reasons []string
+				env := controller.Env{Clock: controller.RealClock{}, Budget: units.GiB, Backend: be, Domain: dom,
+					Live: func() []controller.LiveSandbox {
+						return []controller.LiveSandbox{{Info: sandbox.Info{ID: "a"}}}
+					},
+					Emit: func(e controller.Event) {
+						if e.Kind == controller.EventHold {
+							mu.Lock()
+							reasons = append(reasons, e.Reason)
+							mu.Unlock()
+						}
+					}}
+				g, err := newGateRunner(gate.Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				g.holdTimeout = time.Second
+				if err := g.start(env, "gate", nil); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(5 * time.Second) // five timeouts, half the longest wait
+				if err := g.stop(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if released := slices.Contains(reasons, "released to the OOM killer"); released != tc.wantRelease {
+					t.Errorf("hold events %q: released %v, want %v", reasons, released, tc.wantRelease)
+				}
+			})
+		})
 	}
 }
