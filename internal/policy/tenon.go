@@ -120,18 +120,12 @@ func (t *Tenon) residencyEvent(e residency.Event) {
 	emit(ev)
 }
 
-// residencyPressure is the gate's pressure state in residency's terms.
+// residencyPressure is the gate's pressure state (green without a gate).
 func (t *Tenon) residencyPressure() residency.Pressure {
 	if t.gate == nil {
 		return residency.Green
 	}
-	switch t.gate.currentPressure() {
-	case gate.Red:
-		return residency.Red
-	case gate.Yellow:
-		return residency.Yellow
-	}
-	return residency.Green
+	return t.gate.currentPressure()
 }
 
 var _ controller.Policy = (*Tenon)(nil)

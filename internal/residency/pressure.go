@@ -1,23 +1,14 @@
 package residency
 
-// Pressure is the global memory-pressure state Q(t) (seed 000 §3.2).
-type Pressure int
+import "github.com/tenon-dev/tenon/internal/gate"
+
+// Pressure is the global memory-pressure state Q(t) (seed 000 §3.2): the
+// runtime gate's, which residency control reads.
+type Pressure = gate.Pressure
 
 // Pressure states.
 const (
-	Green Pressure = iota
-	Yellow
-	Red
+	Green  = gate.Green
+	Yellow = gate.Yellow
+	Red    = gate.Red
 )
-
-func (p Pressure) String() string {
-	switch p {
-	case Green:
-		return "green"
-	case Yellow:
-		return "yellow"
-	case Red:
-		return "red"
-	}
-	return "unknown"
-}

@@ -41,22 +41,12 @@ type PressureResidency struct {
 
 var _ Residency = PressureResidency{}
 
-func resPressure(p gate.Pressure) residency.Pressure {
-	switch p {
-	case gate.Yellow:
-		return residency.Yellow
-	case gate.Red:
-		return residency.Red
-	}
-	return residency.Green
-}
-
 // AtBoundary implements Residency with residency.Decide over the one
 // sandbox that just went idle.
 func (r PressureResidency) AtBoundary(b Boundary) bool {
 	idle := []residency.IdleSandbox{{ID: "boundary", WorkingSet: b.Resident, Restartable: b.Restartable,
 		IdleSince: epoch, PredictedWait: b.PredWait, TeardownCost: b.Cost}}
-	return len(residency.Decide(epoch, resPressure(b.Pressure), idle, residency.PolicyConfig{GreenAmortize: r.Amortize})) > 0
+	return len(residency.Decide(epoch, b.Pressure, idle, residency.PolicyConfig{GreenAmortize: r.Amortize})) > 0
 }
 
 // ReclaimIdle implements Residency: residency.Decide reclaims every
@@ -65,5 +55,5 @@ func (PressureResidency) ReclaimIdle(p gate.Pressure) bool { return p != gate.Gr
 
 // MayRematerialize implements Residency (demand-driven rematerialization).
 func (PressureResidency) MayRematerialize(p gate.Pressure) bool {
-	return residency.MayRematerialize(resPressure(p), false)
+	return residency.MayRematerialize(p, false)
 }
