@@ -2,10 +2,7 @@ package gate
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
@@ -22,11 +19,8 @@ const (
 // and allows it by removing the cap. Unlike the freezer, a denied sandbox
 // still gets a trickle of CPU, so it keeps answering signals and timers.
 type CPUQuota struct {
-	resolve       Resolver
 	quota, period time.Duration
-
-	mu      sync.Mutex
-	limited map[string]cgroup.Group
+	limited       denied
 }
 
 var _ Actuator = (*CPUQuota)(nil)
@@ -39,7 +33,7 @@ func NewCPUQuota(resolve Resolver, quota, period time.Duration) *CPUQuota {
 	if period <= 0 {
 		period = DefaultDenyPeriod
 	}
-	return &CPUQuota{resolve: resolve, quota: quota, period: period, limited: make(map[string]cgroup.Group)}
+	return &CPUQuota{quota: quota, period: period, limited: newDenied(resolve)}
 }
 
 // Name implements Actuator.
@@ -47,13 +41,10 @@ func (q *CPUQuota) Name() string { return "cpu-quota" }
 
 // Deny sets the small quota.
 func (q *CPUQuota) Deny(_ context.Context, id string) error {
-	g, err := q.resolve(id)
+	g, err := q.limited.add(id)
 	if err != nil {
-		return fmt.Errorf("resolving sandbox %s: %w", id, err)
+		return err
 	}
-	q.mu.Lock()
-	q.limited[id] = g
-	q.mu.Unlock()
 	if err := g.SetCPUQuota(q.quota, q.period); err != nil {
 		return fmt.Errorf("limiting cpu of sandbox %s: %w", id, err)
 	}
@@ -62,14 +53,9 @@ func (q *CPUQuota) Deny(_ context.Context, id string) error {
 
 // Allow removes the quota.
 func (q *CPUQuota) Allow(_ context.Context, id string) error {
-	q.mu.Lock()
-	g, ok := q.limited[id]
-	q.mu.Unlock()
-	if !ok {
-		var err error
-		if g, err = q.resolve(id); err != nil {
-			return fmt.Errorf("resolving sandbox %s: %w", id, err)
-		}
+	g, err := q.limited.lookup(id)
+	if err != nil {
+		return err
 	}
 	return q.unlimit(id, g)
 }
@@ -78,27 +64,11 @@ func (q *CPUQuota) unlimit(id string, g cgroup.Group) error {
 	if err := g.SetCPUQuota(0, q.period); err != nil {
 		return fmt.Errorf("removing cpu limit of sandbox %s: %w", id, err)
 	}
-	q.mu.Lock()
-	delete(q.limited, id)
-	q.mu.Unlock()
+	q.limited.remove(id)
 	return nil
 }
 
 // Close removes the quota from every group this actuator limited.
 func (q *CPUQuota) Close(context.Context) error {
-	q.mu.Lock()
-	ids := make([]string, 0, len(q.limited))
-	for id := range q.limited {
-		ids = append(ids, id)
-	}
-	q.mu.Unlock()
-	slices.Sort(ids)
-	var errs []error
-	for _, id := range ids {
-		q.mu.Lock()
-		g := q.limited[id]
-		q.mu.Unlock()
-		errs = append(errs, q.unlimit(id, g))
-	}
-	return errors.Join(errs...)
+	return q.limited.undoAll(q.unlimit)
 }

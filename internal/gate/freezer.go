@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
@@ -19,11 +17,8 @@ const DefaultFreezeTimeout = 500 * time.Millisecond
 // hosts without sched_ext). It remembers every group it froze so that Close
 // can thaw them all.
 type Freezer struct {
-	resolve Resolver
 	timeout time.Duration
-
-	mu     sync.Mutex
-	frozen map[string]cgroup.Group // frozen, or possibly frozen after a failure
+	frozen  denied // frozen, or possibly frozen after a failure
 }
 
 var _ Actuator = (*Freezer)(nil)
@@ -33,7 +28,7 @@ func NewFreezer(resolve Resolver, timeout time.Duration) *Freezer {
 	if timeout <= 0 {
 		timeout = DefaultFreezeTimeout
 	}
-	return &Freezer{resolve: resolve, timeout: timeout, frozen: make(map[string]cgroup.Group)}
+	return &Freezer{timeout: timeout, frozen: newDenied(resolve)}
 }
 
 // Name implements Actuator.
@@ -42,13 +37,10 @@ func (f *Freezer) Name() string { return "freezer" }
 // Deny freezes the sandbox's group and verifies that the kernel reports it
 // frozen. On any failure it thaws the group again and returns the error.
 func (f *Freezer) Deny(ctx context.Context, id string) error {
-	g, err := f.resolve(id)
+	g, err := f.frozen.add(id)
 	if err != nil {
-		return fmt.Errorf("resolving sandbox %s: %w", id, err)
+		return err
 	}
-	f.mu.Lock()
-	f.frozen[id] = g
-	f.mu.Unlock()
 	fctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	err = g.Freeze(fctx)
@@ -68,14 +60,9 @@ func (f *Freezer) Deny(ctx context.Context, id string) error {
 
 // Allow thaws the sandbox's group.
 func (f *Freezer) Allow(ctx context.Context, id string) error {
-	f.mu.Lock()
-	g, ok := f.frozen[id]
-	f.mu.Unlock()
-	if !ok {
-		var err error
-		if g, err = f.resolve(id); err != nil {
-			return fmt.Errorf("resolving sandbox %s: %w", id, err)
-		}
+	g, err := f.frozen.lookup(id)
+	if err != nil {
+		return err
 	}
 	return f.thaw(ctx, id, g)
 }
@@ -86,29 +73,13 @@ func (f *Freezer) thaw(ctx context.Context, id string, g cgroup.Group) error {
 	if err := g.Thaw(tctx); err != nil {
 		return fmt.Errorf("thawing sandbox %s: %w", id, err)
 	}
-	f.mu.Lock()
-	delete(f.frozen, id)
-	f.mu.Unlock()
+	f.frozen.remove(id)
 	return nil
 }
 
 // Close thaws every group this actuator froze and has not thawed since.
 func (f *Freezer) Close(ctx context.Context) error {
-	f.mu.Lock()
-	ids := make([]string, 0, len(f.frozen))
-	for id := range f.frozen {
-		ids = append(ids, id)
-	}
-	f.mu.Unlock()
-	slices.Sort(ids)
-	var errs []error
-	for _, id := range ids {
-		f.mu.Lock()
-		g := f.frozen[id]
-		f.mu.Unlock()
-		errs = append(errs, f.thaw(ctx, id, g))
-	}
-	return errors.Join(errs...)
+	return f.frozen.undoAll(func(id string, g cgroup.Group) error { return f.thaw(ctx, id, g) })
 }
 
 // ThawStale thaws every group in groups that the kernel reports frozen. Run
