@@ -68,7 +68,9 @@ Figures 9, 11, 13, 14). Ctrl-C stops the running replay and writes what
 finished, marked partial. --dry-run prints the cases and an estimated duration
 from a model calibrated on this 2-core machine (how long tenon's controller
 takes varies most). --quick: 8 swe workflows at 1 GiB (about 4x
-oversubscribed, time scale 0.25), eager and tenon, a few minutes. Needs root.`)
+oversubscribed, time scale 0.25), eager and tenon, a few minutes. Needs root.
+--replot FILE.json redraws the plots of an earlier run from its results JSON,
+next to it, and runs nothing.`)
 	quick := fs.Bool("quick", false, "run the small CI subset instead of the full matrix")
 	name := fs.String("name", "", `results file base name (default "bench", or "bench-quick" with --quick)`)
 	outDir := fs.String("out-dir", filepath.Join("bench", "results"), "directory for the results files")
@@ -86,6 +88,7 @@ oversubscribed, time scale 0.25), eager and tenon, a few minutes. Needs root.`)
 	everyBudget := fs.Bool("every-budget", false, "replay every workload at every budget (default: only the headline workload at the larger budgets)")
 	only := fs.String("only", "", "comma-separated groups to run: "+strings.Join(bench.Groups, ", "))
 	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
+	replot := fs.String("replot", "", "redraw the plots of an earlier run from its results JSON (written next to it), run nothing")
 	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -96,6 +99,9 @@ oversubscribed, time scale 0.25), eager and tenon, a few minutes. Needs root.`)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *replot != "" {
+		return replotBench(env, *replot)
+	}
 	m := def
 	if *quick {
 		m = bench.QuickMatrix()
@@ -314,28 +320,50 @@ func printBenchPlan(env *cliEnv, cases []bench.Case, asJSON bool) error {
 // writeBenchResults writes the Markdown, JSON and plots; it returns the
 // files written.
 func writeBenchResults(env *cliEnv, dir string, meta bench.Meta, res *bench.Results) ([]string, error) {
-	write := func(path string, fn func(w io.Writer) error) error {
-		w, commit, abort, err := createOutput(env, path)
-		if err != nil {
-			return err
-		}
-		if err := fn(w); err != nil {
-			abort()
-			return err
-		}
-		if err := commit(); err != nil {
-			return err
-		}
-		return os.Chmod(path, 0o644) // results files are meant to be committed and read
+	write := func(path string, fn func(w io.Writer) error) error { return writeResultFile(env, path, fn) }
+	files, plots, err := writeBenchPlots(dir, meta.Name, res, write)
+	if err != nil {
+		return files, err
 	}
-	var files, plots []string
+	md := filepath.Join(dir, meta.Name+".md")
+	if err := write(md, func(w io.Writer) error { return bench.WriteMarkdown(w, meta, res, plots) }); err != nil {
+		return files, err
+	}
+	js := filepath.Join(dir, meta.Name+".json")
+	if err := write(js, func(w io.Writer) error { return bench.WriteJSON(w, meta, res) }); err != nil {
+		return files, err
+	}
+	return append([]string{md, js}, files...), nil
+}
+
+// writeResultFile writes path through fn atomically (createOutput) and
+// makes it world-readable: results files are meant to be committed and read.
+func writeResultFile(env *cliEnv, path string, fn func(w io.Writer) error) error {
+	w, commit, abort, err := createOutput(env, path)
+	if err != nil {
+		return err
+	}
+	if err := fn(w); err != nil {
+		abort()
+		return err
+	}
+	if err := commit(); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o644)
+}
+
+// writeBenchPlots draws every plot with something to show as
+// dir/<name>-<plot>.png through write; it returns the paths and the file
+// names of the plots drawn.
+func writeBenchPlots(dir, name string, res *bench.Results, write func(string, func(io.Writer) error) error) (files, plots []string, err error) {
 	suffixes := make([]string, 0, len(bench.Plots))
 	for s := range bench.Plots {
 		suffixes = append(suffixes, s)
 	}
 	sort.Strings(suffixes)
 	for _, s := range suffixes {
-		file := meta.Name + "-" + s
+		file := name + "-" + s
 		var drawn bool
 		err := write(filepath.Join(dir, file), func(w io.Writer) error {
 			ok, err := bench.Plots[s](w, res)
@@ -348,21 +376,35 @@ func writeBenchResults(env *cliEnv, dir string, meta bench.Meta, res *bench.Resu
 		switch {
 		case errors.Is(err, errNothingToPlot):
 		case err != nil:
-			return files, err
+			return files, plots, err
 		case drawn:
 			plots = append(plots, file)
 			files = append(files, filepath.Join(dir, file))
 		}
 	}
-	md := filepath.Join(dir, meta.Name+".md")
-	if err := write(md, func(w io.Writer) error { return bench.WriteMarkdown(w, meta, res, plots) }); err != nil {
-		return files, err
+	return files, plots, nil
+}
+
+// replotBench redraws the plots of the results JSON at path next to it.
+func replotBench(env *cliEnv, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
 	}
-	js := filepath.Join(dir, meta.Name+".json")
-	if err := write(js, func(w io.Writer) error { return bench.WriteJSON(w, meta, res) }); err != nil {
-		return files, err
+	defer f.Close()
+	res, err := bench.ReadJSON(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return append([]string{md, js}, files...), nil
+	write := func(p string, fn func(io.Writer) error) error { return writeResultFile(env, p, fn) }
+	files, _, err := writeBenchPlots(filepath.Dir(path), strings.TrimSuffix(filepath.Base(path), ".json"), res, write)
+	for _, file := range files {
+		fmt.Fprintf(env.stdout, "wrote %s\n", file)
+	}
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("%s: nothing to plot (%d cases)", path, len(res.Outcomes))
+	}
+	return err
 }
 
 var errNothingToPlot = errors.New("nothing to plot")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tenon-dev/tenon/internal/bench"
+	"github.com/tenon-dev/tenon/internal/report"
+	"github.com/tenon-dev/tenon/internal/units"
 )
 
 func TestBenchFlagErrors(t *testing.T) {
@@ -102,5 +107,54 @@ func TestBenchDryRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBenchReplot: --replot redraws the plots of a results JSON next to it
+// and runs nothing; a missing or foreign file is an error naming it.
+func TestBenchReplot(t *testing.T) {
+	dir := t.TempDir()
+	cmp := func(pols ...string) *report.Comparison {
+		c := &report.Comparison{Oversubscription: 9, LowerBoundS: 10}
+		for i, p := range pols {
+			c.Results = append(c.Results, report.Metrics{Policy: p, MakespanS: float64(10 + i), Workflows: 4, Completed: 4})
+		}
+		return c
+	}
+	res := &bench.Results{Cases: 3, Outcomes: []bench.Outcome{
+		{Case: bench.Case{Name: "main/swe/1GiB", Group: bench.GroupMain, Workload: "swe", Budget: units.GiB, Headline: true}, Comparison: cmp("eager", "tenon")},
+		{Case: bench.Case{Name: "main/rl/1GiB", Group: bench.GroupMain, Workload: "rl", Budget: units.GiB}, Comparison: cmp("eager", "tenon")},
+		{Case: bench.Case{Name: "ablation/swe/1GiB", Group: bench.GroupAblation, Workload: "swe", Budget: units.GiB}, Comparison: cmp("tenon-no-gate")},
+	}}
+	path := filepath.Join(dir, "run1.json")
+	var b bytes.Buffer
+	if err := bench.WriteJSON(&b, bench.Meta{Name: "run1"}, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := newTestEnv()
+	if err := runBench(context.Background(), &env.cliEnv, []string{"--replot", path}); err != nil {
+		t.Fatalf("%v (stderr %s)", err, env.errOut.String())
+	}
+	for _, plot := range []string{"run1-workloads.png", "run1-ablation.png"} {
+		data, err := os.ReadFile(filepath.Join(dir, plot))
+		if err != nil || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+			t.Errorf("%s: not a PNG (%v)", plot, err)
+		}
+		if !strings.Contains(env.out.String(), plot) {
+			t.Errorf("output %q does not name %s", env.out.String(), plot)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run1.md")); !os.IsNotExist(err) {
+		t.Errorf("--replot wrote the Markdown (%v); it redraws plots only", err)
+	}
+	for _, bad := range []string{filepath.Join(dir, "missing.json"), filepath.Join(dir, "run1-workloads.png")} {
+		env := newTestEnv()
+		err := runBench(context.Background(), &env.cliEnv, []string{"--replot", bad})
+		if err == nil || !strings.Contains(err.Error(), filepath.Base(bad)) {
+			t.Errorf("--replot %s: %v, want an error naming it", bad, err)
+		}
 	}
 }

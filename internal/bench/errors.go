@@ -5,3 +5,7 @@ import "errors"
 // ErrBadMatrix is returned by Matrix.Cases when the matrix cannot be built:
 // no budget, an unknown workload or group, a bad sweep value.
 var ErrBadMatrix = errors.New("bench: bad matrix")
+
+// ErrBadResults is returned by ReadJSON for a file that is not a bench
+// results JSON.
+var ErrBadResults = errors.New("bench: bad results file")

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/tenon-dev/tenon/internal/report"
 )
@@ -52,4 +54,27 @@ func WriteJSON(w io.Writer, meta Meta, r *Results) error {
 		return fmt.Errorf("writing bench json: %w", err)
 	}
 	return nil
+}
+
+// ReadJSON reads results written by WriteJSON back: every case with its
+// comparison, error and wall time, and the best static. The workflows of a
+// case are not in the file (a case's Workflows is empty), so what needs them
+// (Case.Oversubscription) reads 0; the plots and the goals do not.
+func ReadJSON(r io.Reader) (*Results, error) {
+	var doc jsonDoc
+	if err := json.NewDecoder(r).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%w: reading bench json: %v", ErrBadResults, err)
+	}
+	if doc.Cases == nil {
+		return nil, fmt.Errorf("%w: no \"cases\" in the bench json", ErrBadResults)
+	}
+	res := &Results{Cases: len(doc.Cases), Interrupted: doc.Partial, BestStatic: doc.BestStatic, BestStaticWhy: doc.BestStaticWhy}
+	for _, jc := range doc.Cases {
+		o := Outcome{Case: jc.Case, Comparison: jc.Comparison, Wall: time.Duration(jc.WallS * float64(time.Second))}
+		if jc.Error != "" {
+			o.Err = errors.New(jc.Error)
+		}
+		res.Outcomes = append(res.Outcomes, o)
+	}
+	return res, nil
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +124,52 @@ func TestPlots(t *testing.T) {
 				t.Errorf("empty results: ok %v err %v, want nothing drawn", ok, err)
 			}
 		})
+	}
+}
+
+// TestReadJSON: what WriteJSON writes reads back into the same cases,
+// comparisons, errors, wall times and best static, so the goals come out the
+// same; a file that is not bench results is refused.
+func TestReadJSON(t *testing.T) {
+	r := fakeResults(metrics("tenon", 14, 20, 20, 0))
+	r.Cases, r.Interrupted = 5, true
+	r.BestStatic, r.BestStaticWhy = "static-2", "fastest at 100 %"
+	r.Outcomes[0].Wall = 1500 * time.Millisecond
+	r.Outcomes = append(r.Outcomes, Outcome{Case: Case{Name: "ablation/swe/1GiB", Group: GroupAblation, X: 2}, Err: errFake})
+	var b bytes.Buffer
+	if err := WriteJSON(&b, testMeta(), r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadJSON(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Outcomes) != len(r.Outcomes) || got.Cases != len(r.Outcomes) || !got.Interrupted ||
+		got.BestStatic != r.BestStatic || got.BestStaticWhy != r.BestStaticWhy {
+		t.Fatalf("read %d outcomes of %d cases, interrupted %v, best %q (%q)", len(got.Outcomes), got.Cases, got.Interrupted, got.BestStatic, got.BestStaticWhy)
+	}
+	for i, o := range got.Outcomes {
+		w := r.Outcomes[i]
+		if o.Case.Name != w.Case.Name || o.Case.Group != w.Case.Group || o.Case.Headline != w.Case.Headline || o.Case.X != w.Case.X ||
+			o.Wall != w.Wall || (o.Err == nil) != (w.Err == nil) {
+			t.Errorf("outcome %d: %+v, want %+v", i, o, w)
+		}
+		if w.Err != nil && o.Err.Error() != w.Err.Error() {
+			t.Errorf("outcome %d: error %q, want %q", i, o.Err, w.Err)
+		}
+		if (o.Comparison == nil) != (w.Comparison == nil) || o.Comparison != nil && len(o.Comparison.Results) != len(w.Comparison.Results) {
+			t.Errorf("outcome %d: comparison %+v, want %+v", i, o.Comparison, w.Comparison)
+		}
+	}
+	wantGoals, gotGoals := goalByName(Goals(r)), goalByName(Goals(got))
+	for name, g := range wantGoals {
+		if gotGoals[name].Measured != g.Measured || gotGoals[name].Met != g.Met {
+			t.Errorf("goal %s: %+v after reading, want %+v", name, gotGoals[name], g)
+		}
+	}
+	for _, bad := range []string{"not json", `{"meta": {}}`} {
+		if _, err := ReadJSON(strings.NewReader(bad)); !errors.Is(err, ErrBadResults) {
+			t.Errorf("ReadJSON(%q) = %v, want ErrBadResults", bad, err)
+		}
 	}
 }
