@@ -118,7 +118,8 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 		return fmt.Errorf("%w: the gate needs a backend and a live-sandbox list", ErrBadOption)
 	}
 	budget := env.Budget
-	g.armHold(env)
+	held := g.armHold(env)
+	gc := GateConfigFor(g.cfg, budget)
 	observer := func(ctx context.Context) (gate.Observation, error) {
 		obs := gate.Observation{Budget: budget}
 		if env.Domain != nil {
@@ -134,7 +135,6 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 		if needs != nil {
 			running = needs()
 		}
-		boot := GateConfigFor(g.cfg, budget).BootstrapDemand
 		for _, ls := range env.Live() {
 			st, err := env.Backend.Stats(ctx, ls.Info.ID)
 			if err != nil {
@@ -151,12 +151,12 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 				if n, ok := running[ls.Info.ID]; ok {
 					adm = &Admitted{Before: n[0], Memory: st.Memory, Peak: n[1]}
 				}
-				smp.DemandCap, smp.HasCap = DemandCap(adm, boot)
+				smp.DemandCap, smp.HasCap = DemandCap(adm, gc.BootstrapDemand)
 			}
 			obs.Sandboxes = append(obs.Sandboxes, smp)
 		}
-		if env.Domain != nil {
-			g.stepHold(env, policyName, g.progressed(obs.Sandboxes, GateConfigFor(g.cfg, budget).Period/20))
+		if held {
+			g.stepHold(env, policyName, g.progressed(obs.Sandboxes, gc.Period/20))
 		}
 		return obs, nil
 	}
@@ -190,7 +190,7 @@ func (g *gateRunner) start(env controller.Env, policyName string, needs func() m
 		}
 	}
 	loop, err := gate.NewLoop(gate.LoopOptions{
-		Controller: gate.New(GateConfigFor(g.cfg, budget)),
+		Controller: gate.New(gc),
 		Observer:   observer,
 		Actuator:   backendActuator{b: env.Backend},
 		Sink:       sink,
@@ -250,21 +250,22 @@ func (g *gateRunner) stats() gate.Stats {
 
 // armHold arms the domain's OOM hold when it is configured and the domain
 // has one; a domain without it (cgroup v2, the fake backend) runs the gate
-// alone, with a warning for a cgroup domain.
-func (g *gateRunner) armHold(env controller.Env) {
+// alone, with a warning for a cgroup domain. It reports whether it armed.
+func (g *gateRunner) armHold(env controller.Env) bool {
 	h, ok := env.Domain.(controller.OOMHolder)
 	if g.holdTimeout <= 0 || !ok {
-		return
+		return false
 	}
 	if err := h.SetOOMHold(true); err != nil {
 		if env.Logger != nil {
 			env.Logger.Warn("OOM hold off: the gate runs without it", "err", err)
 		}
-		return
+		return false
 	}
 	g.mu.Lock()
 	g.holder, g.hold = h, &OOMHold{Timeout: g.holdTimeout, MaxWait: HoldMaxWait(g.holdTimeout)}
 	g.mu.Unlock()
+	return true
 }
 
 // progressed reports whether any sandbox used at least min CPU time since
