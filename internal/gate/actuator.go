@@ -1,10 +1,6 @@
 package gate
 
-import (
-	"context"
-
-	"github.com/tenon-dev/tenon/internal/cgroup"
-)
+import "context"
 
 // Actuator enforces published permissions on one sandbox at a time. Allow
 // and Deny are idempotent; a failed call leaves the sandbox as it was as far
@@ -17,6 +13,3 @@ type Actuator interface {
 	// Name identifies the mechanism in logs: "freezer", "cpu-quota", "sched_ext".
 	Name() string
 }
-
-// Resolver maps a sandbox ID to its cgroup.
-type Resolver func(id string) (cgroup.Group, error)

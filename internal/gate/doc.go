@@ -3,15 +3,13 @@
 // While actions run, it estimates each sandbox's memory growth, classifies
 // the workload domain's pressure as green, yellow or red, adapts a yellow
 // concurrency budget b by AIMD, and decides which sandboxes may receive CPU
-// time. Actuators enforce the decisions (freezer by default, a CPU quota, or
-// sched_ext where the kernel has it) and a Loop runs it all live.
+// time. An Actuator enforces the decisions and a Loop runs it all live.
 //
 // The Controller is pure decision logic: it receives observation snapshots
 // (Observation) with a timestamp and returns decisions (Decision). It never
 // reads the clock or touches the kernel, so the same code runs live, in
-// tests and in simulation. Only the actuators touch cgroups, through the
-// cgroup.Group interface; nothing here reads /sys or /proc except
-// DetectSchedExt, whose root is injected.
+// tests and in simulation. Nothing here reads /sys or /proc or imports a
+// backend: the Loop's Observer and Actuator are given by its caller.
 //
 // # Iteration (Appendix B)
 //
@@ -27,7 +25,7 @@
 // # Growth estimate
 //
 // Footprint m = memory usage + swap in use (Table 5: memory.current +
-// memory.swap.current; FootprintOf). Raw growth g = Δm/Δt over the interval
+// memory.swap.current). Raw growth g = Δm/Δt over the interval
 // since the previous sample. An interval is valid only if no permission
 // change was published inside it and the sandbox's CPU time increased; only
 // valid intervals update the EWMA ĝ ← α·g + (1−α)·ĝ, and the first valid g
@@ -68,7 +66,7 @@
 // yellow and red. With B <= 0 (no limit) both regions are empty.
 //
 // Available memory is budget − working set (usage less inactive file cache,
-// as kubelet computes memory.available; AvailableOf), not budget − usage.
+// as kubelet computes memory.available), not budget − usage.
 // Table 5 defines H from MemAvailable, which counts reclaimable page cache as
 // available. Usage would not: a domain whose sandboxes read and write files
 // fills its limit with clean cache that the kernel reclaims on demand before
@@ -170,15 +168,14 @@
 //
 // # Enforcement
 //
-// The seed enforces decisions with a sched_ext scheduler. This kernel has no
-// sched_ext (DetectSchedExt reports an *UnsupportedFeatureError), so the
-// default actuator freezes denied sandboxes (Freezer); CPUQuota caps them to
-// 1% of a CPU instead. With the freezer a denied sandbox's CPU time stays
-// flat, so its intervals are invalid exactly as under sched_ext; under the
-// CPU quota a denied sandbox still runs a little and its intervals can be
-// valid (the seed's rule is applied unchanged). Loop calls the actuator only
-// when a sandbox's applied permission differs from the decision (a new
-// sandbox always gets its first decision applied), retries failures next
-// iteration, and allows every sandbox before Run returns. ThawStale thaws
-// groups left frozen by a controller that died.
+// The seed enforces decisions with a sched_ext scheduler; tenon does not
+// have one yet. Decisions reach sandboxes through an Actuator: the live
+// adapter (internal/live) pauses and resumes them through the sandbox
+// backend, which freezes the sandbox's cgroup. A frozen sandbox's CPU time
+// stays flat, so its intervals are invalid exactly as under sched_ext.
+// Loop calls the actuator only when a sandbox's applied permission differs
+// from the decision (a new sandbox always gets its first decision applied),
+// retries failures next iteration, and allows every sandbox before Run
+// returns. The decision itself comes from Controller.Step or, when a policy
+// owns the controller, from the policy's step (LoopOptions.Step).
 package gate

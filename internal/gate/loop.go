@@ -18,10 +18,15 @@ type Observer func(ctx context.Context) (Observation, error)
 // DefaultReleaseTimeout bounds the allow-everything pass of a stopping Loop.
 const DefaultReleaseTimeout = 5 * time.Second
 
-// LoopOptions are the dependencies of a Loop. Controller, Observer and
-// Actuator are required.
+// LoopOptions are the dependencies of a Loop. Observer, Actuator and
+// either Controller or Step are required.
 type LoopOptions struct {
-	Controller     *Controller
+	Controller *Controller
+	// Step, when set, decides instead of Controller.Step: a policy that
+	// owns the controller (policy.Machine) steps it with its own
+	// extensions. Period is then the control period.
+	Step           func(now time.Time, obs Observation) Decision
+	Period         time.Duration
 	Observer       Observer
 	Actuator       Actuator
 	Sink           func(Event)   // receives every event; nil drops them
@@ -55,7 +60,10 @@ type Loop struct {
 
 // NewLoop checks opts and returns a Loop.
 func NewLoop(opts LoopOptions) (*Loop, error) {
-	if opts.Controller == nil || opts.Observer == nil || opts.Actuator == nil {
+	if opts.Step == nil && opts.Controller != nil {
+		opts.Step, opts.Period = opts.Controller.Step, opts.Controller.Config().Period
+	}
+	if opts.Step == nil || opts.Period <= 0 || opts.Observer == nil || opts.Actuator == nil {
 		return nil, ErrLoopMisconfigured
 	}
 	if opts.Clock == nil {
@@ -76,7 +84,7 @@ func NewLoop(opts LoopOptions) (*Loop, error) {
 // Run ticks every control period until ctx is done, then allows every
 // sandbox it knows (so none stays denied) and returns the release errors, if any.
 func (l *Loop) Run(ctx context.Context) error {
-	tick, stop := l.opts.Clock.NewTicker(l.opts.Controller.Config().Period)
+	tick, stop := l.opts.Clock.NewTicker(l.opts.Period)
 	defer stop()
 	for {
 		if ctx.Err() != nil {
@@ -102,7 +110,7 @@ func (l *Loop) Tick(ctx context.Context) (Decision, error) {
 		l.opts.Logger.Warn("gate: observation failed; iteration skipped", "err", err)
 		return Decision{}, err
 	}
-	d := l.opts.Controller.Step(now, obs)
+	d := l.opts.Step(now, obs)
 	for _, ev := range d.Events {
 		switch ev.Kind {
 		case EventDeny:

@@ -5,7 +5,7 @@ import "time"
 // Sample is one sandbox's reading in an observation snapshot.
 type Sample struct {
 	ID        string        // stable sandbox identifier
-	Footprint int64         // m = memory usage + swap in use, bytes (see FootprintOf)
+	Footprint int64         // m = memory usage + swap in use, bytes
 	CPU       time.Duration // accumulated CPU time of the sandbox's tasks
 	Done      bool          // the sandbox completed; it is removed this iteration
 	// DemandCap, when HasCap is set, bounds the sandbox's projected demand:
@@ -25,7 +25,7 @@ type Sample struct {
 // iteration uses the same snapshot and control timestamp.
 type Observation struct {
 	Budget    int64    // the domain's memory limit, bytes; sizes the pressure regions
-	Available int64    // M: budget minus the domain's working set, bytes (see AvailableOf)
+	Available int64    // M: budget minus the domain's working set, bytes
 	Sandboxes []Sample // every live sandbox; one missing from the snapshot is removed
 }
 
