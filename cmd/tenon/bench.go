@@ -273,7 +273,7 @@ func checkBenchPolicies(env *cliEnv, cases []bench.Case) error {
 			}
 			seen[key] = true
 			o := compareOpts{workflows: c.Workflows, params: c.Params, budget: c.Budget, timeScale: c.TimeScale}
-			if _, err := policy.Lookup(p, o.policyOptions(env)); err != nil {
+			if _, err := policy.Resolve(p, o.policyOptions()); err != nil {
 				return fmt.Errorf("case %s: %w", c.Name, err)
 			}
 		}

@@ -43,11 +43,15 @@ func compare(ctx context.Context, env *cliEnv, o compareOpts) (*report.Compariso
 	if len(o.policies) == 0 {
 		return nil, errors.New("no policy to replay")
 	}
-	// Build every policy first: a bad name or parameter fails before any work.
-	for _, name := range o.policies {
-		if _, err := policy.Lookup(name, o.policyOptions(env)); err != nil {
+	// Resolve every policy first (each is built once: its predictor is
+	// trained here): a bad name or parameter fails before any work.
+	cfgs := make([]policy.Config, len(o.policies))
+	for i, name := range o.policies {
+		cfg, err := policy.Resolve(name, o.policyOptions())
+		if err != nil {
 			return nil, err
 		}
+		cfgs[i] = cfg
 	}
 	var events io.Writer
 	if o.eventLog != "" {
@@ -63,8 +67,8 @@ func compare(ctx context.Context, env *cliEnv, o compareOpts) (*report.Compariso
 	}
 	var results []*replay.Result
 	var runErr error
-	for _, name := range o.policies {
-		res, err := o.replayOne(ctx, env, name, events)
+	for i, name := range o.policies {
+		res, err := o.replayOne(ctx, env, cfgs[i], events)
 		if res != nil {
 			results = append(results, res)
 		}
@@ -79,23 +83,17 @@ func compare(ctx context.Context, env *cliEnv, o compareOpts) (*report.Compariso
 	return report.Compare(o.workflows, o.budget, o.timeScale, results...), runErr
 }
 
-func (o compareOpts) policyOptions(env *cliEnv) policy.Options {
-	return policy.Options{Budget: o.budget, Logger: env.log, Params: o.params, Workflows: o.workflows, TimeScale: o.timeScale}
+func (o compareOpts) policyOptions() policy.Options {
+	return policy.Options{Budget: o.budget, Params: o.params, Workflows: o.workflows, TimeScale: o.timeScale}
 }
 
-func (o compareOpts) policyOptionsIn(env *cliEnv, dir string) policy.Options {
-	opts := o.policyOptions(env)
-	opts.StateDir = dir
-	return opts
-}
-
-func (o compareOpts) replayOne(ctx context.Context, env *cliEnv, name string, events io.Writer) (*replay.Result, error) {
+func (o compareOpts) replayOne(ctx context.Context, env *cliEnv, cfg policy.Config, events io.Writer) (*replay.Result, error) {
 	dir, err := os.MkdirTemp(o.stateDir, "run-*")
 	if err != nil {
 		return nil, fmt.Errorf("creating run directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	pol, err := policy.Lookup(name, o.policyOptionsIn(env, dir))
+	pol, err := livePolicy(cfg, dir, o.timeScale, env.log)
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,11 @@ SIGTERM or Ctrl-C stops accepting requests, waits for running actions up to
 		return err
 	}
 	defer closeBackend()
-	p, err := policy.Lookup(*pol, policy.Options{Budget: int64(budget), Logger: log})
+	cfg, err := policy.Resolve(*pol, policy.Options{Budget: int64(budget)})
+	if err != nil {
+		return err
+	}
+	p, err := livePolicy(cfg, "", 1, log)
 	if err != nil {
 		return err
 	}

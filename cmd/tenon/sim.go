@@ -155,7 +155,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 		}
 		env.log.Info("simulated", "policy", sp.Name, "events", r.Events, "gate_steps", r.GateSteps,
 			"gate_step_wall", r.GateStepWall, "wall", r.Wall, "teardowns", r.Teardowns, "remats", r.Rematerializations, "freezes", r.Freezes, "liveness_admits", r.LivenessAdmits)
-		results = append(results, r.Replay())
+		results = append(results, simReplay(r))
 		holds = append(holds, simHold{Policy: sp.Name, Holds: r.Holds, Resolved: r.HoldsResolved,
 			Released: r.HoldsReleased, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits})
 	}

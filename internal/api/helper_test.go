@@ -12,6 +12,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/api"
 	"github.com/tenon-dev/tenon/internal/api/client"
+	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/fake"
@@ -50,7 +51,7 @@ func startDaemon(t *testing.T, o daemonOpts) *daemon {
 		t.Cleanup(func() { be.Close() })
 		o.backend = be
 	}
-	p, err := policy.Lookup(o.policy, policy.Options{Budget: 1 << 30})
+	p, err := live.Lookup(o.policy, policy.Options{Budget: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,36 +1,13 @@
 package controller
 
-import (
-	"context"
-	"time"
-)
+import "github.com/tenon-dev/tenon/internal/clock"
 
-// Clock is the time source of the controller and the replay driver. Tests
-// inject a fake, or run under testing/synctest with RealClock.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
+// Clock is the one clock abstraction (internal/clock); drivers and live
+// policies read the time through it.
+type Clock = clock.Clock
 
-// RealClock is the wall clock.
-type RealClock struct{}
+// RealClock is the system clock.
+type RealClock = clock.Real
 
-// Now returns time.Now().
-func (RealClock) Now() time.Time { return time.Now() }
-
-// After returns time.After(d).
-func (RealClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
-// Sleep waits d on c or until ctx is done, and returns ctx.Err() in that case.
-// A non-positive d returns at once.
-func Sleep(ctx context.Context, c Clock, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.After(d):
-		return nil
-	}
-}
+// Sleep waits on a clock (clock.Sleep).
+var Sleep = clock.Sleep

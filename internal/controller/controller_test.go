@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"testing/synctest"
-	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/sandbox"
@@ -40,27 +38,6 @@ func TestOutcomeFailure(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestSleep(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		c := controller.RealClock{}
-		start := time.Now()
-		if err := controller.Sleep(context.Background(), c, 3*time.Second); err != nil {
-			t.Fatal(err)
-		}
-		if d := time.Since(start); d != 3*time.Second {
-			t.Errorf("slept %v, want 3s", d)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if err := controller.Sleep(ctx, c, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Sleep past the deadline = %v, want DeadlineExceeded", err)
-		}
-		if err := controller.Sleep(context.Background(), c, -time.Second); err != nil {
-			t.Errorf("negative sleep = %v", err)
-		}
-	})
 }
 
 func TestAgentAction(t *testing.T) {

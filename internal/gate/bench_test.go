@@ -167,7 +167,8 @@ func BenchmarkTickRedToDeny1000(b *testing.B) {
 // stepClock is a manual Clock for benchmarks that call Tick directly.
 type stepClock struct{ now time.Time }
 
-func (c *stepClock) Now() time.Time { return c.now }
+func (c *stepClock) Now() time.Time                       { return c.now }
+func (c *stepClock) After(time.Duration) <-chan time.Time { return make(chan time.Time) }
 func (c *stepClock) NewTicker(time.Duration) (<-chan time.Time, func()) {
 	return make(chan time.Time), func() {}
 }

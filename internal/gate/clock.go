@@ -1,23 +1,9 @@
 package gate
 
-import "time"
+import "github.com/tenon-dev/tenon/internal/clock"
 
-// Clock is the time source of a Loop. Tests use SystemClock inside a
-// testing/synctest bubble, or their own fake.
-type Clock interface {
-	Now() time.Time
-	// NewTicker returns a channel that delivers a tick every d and a stop func.
-	NewTicker(d time.Duration) (<-chan time.Time, func())
-}
+// Clock is the one clock abstraction (internal/clock); the Loop ticks on it.
+type Clock = clock.Clock
 
-// SystemClock is the real clock.
-type SystemClock struct{}
-
-// Now implements Clock.
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// NewTicker implements Clock.
-func (SystemClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTicker(d)
-	return t.C, t.Stop
-}
+// SystemClock is the system clock.
+type SystemClock = clock.Real

@@ -13,9 +13,8 @@ import (
 // (the physical check by predicted peaks, admission liveness, agent pacing,
 // a retry reserving what its earlier attempt needed, and the gate's demand
 // cap) as pure functions of observations and clock values: no goroutines,
-// no sleeping, no locks. The live admitter (admitctl.go) and the simulator
-// (internal/sim) call the same functions; each caller owns its own
-// bookkeeping and clock.
+// no sleeping, no locks. The Machine (machine.go, machine_admit.go)
+// composes them.
 
 // LivenessWait is how long the oldest queued action waits while no
 // admitted action runs before it is admitted on the logical check alone.

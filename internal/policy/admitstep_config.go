@@ -2,11 +2,6 @@ package policy
 
 import "github.com/tenon-dev/tenon/internal/gate"
 
-// This file exports the tenon policies' configuration defaults, so that the
-// simulator (internal/sim) composes tenon with the live values instead of
-// copies (GateConfigFor, AgentReserve and ApplyTenonParams are exported
-// where they are defined).
-
 // AdmissionMargin is admission's physical safety margin in bytes: margin
 // when it is > 0, else the default for budget and the gate configuration gc
 // (zero fields take the defaults of GateConfigFor); 0 without a budget.
@@ -32,41 +27,4 @@ func AdmissionMargin(margin, budget int64, gc gate.Config) int64 {
 	}
 	gc = GateConfigFor(gc, budget)
 	return max(gc.SafetyMargin, gc.ThresholdsFor(budget).Red)
-}
-
-// Variant is what one tenon policy name switches on.
-type Variant struct {
-	Name, Help string
-	Gate       bool
-	Admission  bool
-	Residency  bool   // idle sandboxes may be torn down (given a state dir)
-	Predictor  string // PredCurrent, PredStatic or PredHistory when Admission is on
-}
-
-// residency reports whether variant v tears idle sandboxes down: every
-// tenon variant but the single-mechanism ones and the always-resident
-// ablation.
-func (v variant) residency() bool {
-	return v.name != "gate" && v.name != "admission" && !v.alwaysResident
-}
-
-// TenonVariant returns the registered tenon policy called name (lower
-// case): tenon and its ablations (seed 000 Table 4).
-func TenonVariant(name string) (Variant, bool) {
-	for _, v := range variants {
-		if v.name == name {
-			return Variant{Name: v.name, Help: v.help, Gate: v.gate, Admission: v.admission,
-				Residency: v.residency(), Predictor: v.predictor}, true
-		}
-	}
-	return Variant{}, false
-}
-
-// TenonVariantNames lists the tenon policy names in registration order.
-func TenonVariantNames() []string {
-	out := make([]string, len(variants))
-	for i, v := range variants {
-		out[i] = v.name
-	}
-	return out
 }

@@ -200,30 +200,3 @@ func TestAdmissionMargin(t *testing.T) {
 		})
 	}
 }
-
-func TestTenonVariant(t *testing.T) {
-	tests := []struct {
-		name string
-		want Variant
-		ok   bool
-	}{
-		{"tenon", Variant{Name: "tenon", Gate: true, Admission: true, Residency: true, Predictor: PredCurrent}, true},
-		{"gate", Variant{Name: "gate", Gate: true}, true},
-		{"admission", Variant{Name: "admission", Admission: true, Predictor: PredCurrent}, true},
-		{"tenon-always-resident", Variant{Name: "tenon-always-resident", Gate: true, Admission: true, Predictor: PredCurrent}, true},
-		{"tenon-no-admission", Variant{Name: "tenon-no-admission", Gate: true, Residency: true}, true},
-		{"eager", Variant{}, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := TenonVariant(tc.name)
-			got.Help = ""
-			if ok != tc.ok || got != tc.want {
-				t.Fatalf("TenonVariant = %+v, %v; want %+v, %v", got, ok, tc.want, tc.ok)
-			}
-		})
-	}
-	if names := TenonVariantNames(); len(names) != len(variants) || names[0] != "tenon" {
-		t.Fatalf("names %v", names)
-	}
-}

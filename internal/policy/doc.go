@@ -1,30 +1,39 @@
-// Package policy holds the policies a replay or the daemon runs under
-// (seed 000 §5.1) and a registry that maps policy names, as typed on the
-// command line, to constructors.
+// Package policy is tenon's decision core: every policy a replay, the
+// daemon, the bench or the simulator runs under (seed 000 §5.1) is one
+// Machine, a synchronous state machine. Hosts feed it events with the time
+// they happened (an attempt submitted or ended, an action ready or done, an
+// admission period, a gate period with its observation) and act on the
+// decisions it returns (agents that may start, actions admitted, sandboxes
+// to allow or deny, the OOM hold to release or re-arm, a memory.high limit
+// for an action). It reads no clock, starts no goroutine and imports no
+// backend or kernel interface (deps_test.go checks); an Observer lets it
+// read the domain's available memory and a sandbox's memory at the moment
+// of an event. internal/live drives it on a live host, internal/sim on a
+// simulated one; a Call trace (SetTrace) shows that both drive it alike.
 //
-// Baselines: "eager" (no control), "static-N" (at most N agents at once),
-// "agent-reservation" (each agent reserves its profiled lifetime peak) and
-// "agentcgroup" (AgentCgroup-like memory.high throttling of Low actions).
-// tenon: "tenon" composes water-level admission (internal/admission) with
-// the runtime gate (internal/gate) and residency (internal/residency), and
-// "gate", "admission" and the tenon-* ablations switch mechanisms off.
+// The one registry of names (registry.go) maps a name to a Spec (what it
+// switches on) and a Config (its parameters, predictor and defaults):
+// "eager" (no control), "static-N" (at most N agents at once),
+// "agent-reservation" (each agent reserves its profiled lifetime peak),
+// "agentcgroup" (AgentCgroup's memory.high on Low actions), "tenon" (water-
+// level admission, internal/admission, with the runtime gate,
+// internal/gate, and residency), and "gate", "admission" and the tenon-*
+// ablations, which switch mechanisms off.
 //
 // Beyond seed 000, tenon's composition paces new agents, counts predicted
 // peaks in admission's physical check, caps the gate's demand of a sandbox
 // at its admitted action's predicted remaining growth, lets a retried
 // action reserve what its earlier attempt needed, keeps two liveness
-// rules, and runs the gate on the replay's clock: under a time scale s its
-// period, horizon and waits are multiplied by s, since the tools' ramps are
-// s times as short (tenon.go, admitctl.go and gatectl.go say why). Its
-// default admission margin keeps one red region of the gate free
-// (AdmissionMargin); the current predictor assumes at least a
-// task's largest same-class peak so far, or its class's p90 for the first
-// (predict.ClassFloor); and on cgroup v1 the gate arms the domain's OOM hold,
-// so an allocation at the budget waits for memory instead of being killed
-// and the OOM killer acts only after DMax with no sandbox making progress, or
-// after ten times that (hold.go). The admitter's decision steps are pure functions
-// (admitstep.go) that the simulator (internal/sim) calls unchanged.
-//
-// Policies observe sandboxes through the backend (Stats, Pause, Resume);
-// only agentcgroup writes cgroup files itself (its memory.high emulation).
+// rules (admitstep.go), and runs the gate on the replay's clock: under a
+// time scale s its period, horizon and waits are multiplied by s, since the
+// tools' ramps are s times as short (registry.go, scaledGate). Its default
+// admission margin keeps one red region of the gate free
+// (AdmissionMargin); the current predictor assumes at least a task's
+// largest same-class peak so far, or its class's p90 for the first
+// (predict.ClassFloor); and where the domain has one (cgroup v1) the gate
+// runs the OOM hold, so an allocation at the budget waits for memory
+// instead of being killed and the OOM killer acts only after DMax with no
+// sandbox making progress, or after ten times that (hold.go). Residency's
+// rules (which idle sandboxes to tear down, whether a rematerialization may
+// start; residency.go) take the machine's pressure.
 package policy

@@ -26,7 +26,7 @@ import (
 // relabelling: every kill still counts as an OOM event.
 
 // HoldTimeout is how long tasks may wait under the hold with nothing
-// progressing before it is released (HoldMaxWait bounds the whole wait), for TenonConfig.Hold and the gate configuration gc (already on
+// progressing before it is released (HoldMaxWait bounds the whole wait), for the hold= parameter (hold) and the gate configuration gc (already on
 // the replay's clock): gc's DMax when hold is 0, else hold itself (< 0: no
 // hold).
 func HoldTimeout(hold time.Duration, gc gate.Config) time.Duration {

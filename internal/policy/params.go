@@ -12,7 +12,7 @@ import (
 // ApplyTenonParams applies the parameters of the tenon policies: the gate's
 // yellow=, red= and hold= (a duration, or off), and admission's window=
 // (bytes or a size such as 2GiB), beta= (bytes per second) and margin=.
-func ApplyTenonParams(c *TenonConfig, params map[string]string) error {
+func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) error {
 	gp := map[string]string{}
 	for k, v := range params {
 		switch k {
@@ -31,14 +31,14 @@ func ApplyTenonParams(c *TenonConfig, params map[string]string) error {
 			}
 		case "hold":
 			if v == "off" {
-				c.Hold = -1
+				*hold = -1
 				continue
 			}
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
 				return fmt.Errorf("%w: hold=%q: want a positive duration such as 3s, or off", ErrBadOption, v)
 			}
-			c.Hold = d
+			*hold = d
 		default:
 			gp[k] = v
 		}

@@ -2,98 +2,84 @@ package policy
 
 import (
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/predict"
-	"github.com/tenon-dev/tenon/internal/trajectory"
-	"log/slog"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+	"time"
 
-	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/predict"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
 )
 
-// Options are what a policy constructor may need besides its name.
+// Options are what building a policy may need besides its name.
 type Options struct {
-	Budget int64        // domain memory budget in bytes
-	Logger *slog.Logger // nil means discard
+	Budget int64 // domain memory budget in bytes
 	// Params holds policy-specific settings (key=value from the command
-	// line); constructors reject keys they do not know.
+	// line); a policy rejects keys it does not know.
 	Params map[string]string
 	// Workflows with recorded measurements train the predictors of the
-	// policies that admit actions (cross-fitted by task, see TrainPredictor).
+	// policies that admit actions (cross-fitted by task, see TrainPredictor)
+	// and are agentcgroup's offline profile.
 	Workflows []trajectory.Workflow
 	// Predictor, when set, is used instead of training one from Workflows
-	// (e.g. a model file loaded with predict.Load).
+	// (a model file loaded with predict.Load, or the simulator's sampled
+	// predictors).
 	Predictor predict.Predictor
-	// StateDir is where policies that keep state during a run (residency's
-	// captured layers and recovery records) put it; it must be on the same
-	// file system as the backend's state. "" turns residency off.
-	StateDir string
-	// TimeScale is the replay's time compression (0 means 1); residency
-	// uses it to turn a next action's recorded wait into a predicted wait.
+	// TimeScale is the replay's time compression (0 means 1): the gate runs
+	// on the replay's clock (scaledGate).
 	TimeScale float64
 }
 
-// Factory builds a policy. arg is the part of the name after the
-// registered prefix ("4" for "static-4" under "static-"), "" for an exact name.
-type Factory func(arg string, opts Options) (controller.Policy, error)
-
-// Entry is one registered policy name.
-type Entry struct {
-	// Name is an exact name ("eager") or, when it ends in "-N", a family
-	// matched by prefix ("static-N" matches "static-4").
-	Name string
-	Help string // one line for --help
-	New  Factory
+// entry is one registered policy name.
+type entry struct {
+	name, help string
+	// spec switches the policy's mechanisms on; arg is the number of a "-N"
+	// family ("4" for static-4).
+	spec func(arg string) (Spec, error)
+	// configure fills a configuration from the options (nil: the policy
+	// takes no parameters).
+	configure func(cfg *Config, opts Options) error
 }
 
-var (
-	regMu    sync.RWMutex
-	registry = map[string]Entry{}
-)
+// entries is the one registry of policy names: the replay, the daemon, the
+// bench and the simulator all resolve names here.
+var entries = []entry{
+	{name: "eager", help: "no control: every agent and action runs at once",
+		spec: func(string) (Spec, error) { return Spec{}, nil }},
+	{name: "static-N", help: "at most N agents at once, e.g. static-4", spec: staticSpec},
+	{name: "agent-reservation", help: "agent-level peak reservation (after ThunderAgent): each agent holds its profiled lifetime peak for its whole life; margin=SIZE",
+		spec: func(string) (Spec, error) { return Spec{Reservation: true}, nil }, configure: configureReservation},
+	{name: "agentcgroup", help: "AgentCgroup-like: top high=0.2 of profiled actions unbounded, the rest under memory.high low=min(400MiB,budget/8) (emulated on cgroup v1)",
+		spec: func(string) (Spec, error) { return Spec{AgentCgroup: true}, nil }, configure: configureAgentCgroup},
+}
 
 func init() {
-	Register(Entry{Name: "eager", Help: "no control: every agent and action runs at once", New: func(string, Options) (controller.Policy, error) {
-		return NewEager(), nil
-	}})
-	Register(Entry{Name: "static-N", Help: "at most N agents at once, e.g. static-4", New: func(arg string, _ Options) (controller.Policy, error) {
-		n, err := strconv.Atoi(arg)
-		if err != nil {
-			return nil, fmt.Errorf("%w: static-N wants a number after static-, got %q", ErrBadOption, arg)
-		}
-		return NewStaticN(n)
-	}})
+	for _, v := range variants {
+		entries = append(entries, entry{name: v.Name, help: v.Help,
+			spec: func(string) (Spec, error) {
+				return Spec{Gate: v.Gate, Admission: v.Admission, Residency: v.Residency, Predictor: v.Predictor}, nil
+			},
+			configure: configureTenon})
+	}
 }
 
-// Register adds a policy name, which must be lower case apart from a
-// family's "-N" suffix. It panics if the name is taken, as that is a
-// programming error found at init.
-func Register(e Entry) {
-	if base, _ := strings.CutSuffix(e.Name, "-N"); base != strings.ToLower(base) || base == "" {
-		panic("policy: name " + e.Name + " must be lower case")
-	}
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, ok := registry[e.Name]; ok {
-		panic("policy: " + e.Name + " registered twice")
-	}
-	registry[e.Name] = e
-}
+// Entry describes a registered policy for help texts.
+type Entry struct{ Name, Help string }
 
 // Entries lists the registered policies sorted by name.
 func Entries() []Entry {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	out := make([]Entry, 0, len(registry))
-	for _, e := range registry {
-		out = append(out, e)
+	out := make([]Entry, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, Entry{Name: e.name, Help: e.help})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// Names lists the registered names, e.g. ["eager", "static-N"].
+// Names lists the registered names, e.g. ["admission", "agent-reservation", …, "static-N", …].
 func Names() []string {
 	var out []string
 	for _, e := range Entries() {
@@ -102,31 +88,287 @@ func Names() []string {
 	return out
 }
 
-// Lookup builds the policy called name (case-insensitive).
-func Lookup(name string, opts Options) (controller.Policy, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+// lookup finds the entry for a name (case-insensitive; "static-4" for the
+// family "static-N") and the family's argument.
+func lookup(name string) (entry, string, string, error) {
 	key := strings.ToLower(strings.TrimSpace(name))
-	regMu.RLock()
-	e, ok := registry[key]
-	arg := ""
-	if !ok {
-		for n, cand := range registry {
-			prefix, fam := strings.CutSuffix(n, "-N")
-			if fam && strings.HasPrefix(key, prefix+"-") && len(key) > len(prefix)+1 {
-				e, arg, ok = cand, key[len(prefix)+1:], true
-				break
+	for _, e := range entries {
+		if prefix, fam := strings.CutSuffix(e.name, "-N"); fam {
+			if rest, ok := strings.CutPrefix(key, prefix+"-"); ok && rest != "" {
+				return e, key, rest, nil
 			}
+		} else if key == e.name {
+			return e, key, "", nil
 		}
 	}
-	regMu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("%w %q: valid names are %s", ErrUnknown, name, strings.Join(Names(), ", "))
+	return entry{}, "", "", fmt.Errorf("%w %q: valid names are %s", ErrUnknown, name, strings.Join(Names(), ", "))
+}
+
+// ParseSpec maps a policy name to what it switches on, without building
+// anything (no predictor is trained).
+func ParseSpec(name string) (Spec, error) {
+	e, key, arg, err := lookup(name)
+	if err != nil {
+		return Spec{}, err
 	}
-	p, err := e.New(arg, opts)
+	sp, err := e.spec(arg)
+	if err != nil {
+		return Spec{}, fmt.Errorf("policy %q: %w", name, err)
+	}
+	sp.Name = key
+	return sp, nil
+}
+
+// Configure fills the configuration of sp from the options: its
+// parameters, the gate on the replay's clock, the OOM hold's timeout, the
+// agent reserve, the predictor (opts.Predictor, or trained on
+// opts.Workflows) and AgentCgroup's classes.
+func Configure(sp Spec, opts Options) (Config, error) {
+	e, _, _, err := lookup(sp.Name)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := Config{Spec: sp, Budget: opts.Budget}
+	if e.configure == nil {
+		for k := range opts.Params {
+			return Config{}, fmt.Errorf("policy %q: %w: unknown parameter %q (%s takes none)", sp.Name, ErrBadOption, k, sp.Name)
+		}
+		return cfg, nil
+	}
+	if err := e.configure(&cfg, opts); err != nil {
+		return Config{}, fmt.Errorf("policy %q: %w", sp.Name, err)
+	}
+	return cfg, nil
+}
+
+// Resolve is ParseSpec then Configure.
+func Resolve(name string, opts Options) (Config, error) {
+	sp, err := ParseSpec(name)
+	if err != nil {
+		return Config{}, err
+	}
+	return Configure(sp, opts)
+}
+
+// Build resolves name and returns its machine.
+func Build(name string, opts Options) (*Machine, error) {
+	cfg, err := Resolve(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	m, err := NewMachine(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("policy %q: %w", name, err)
 	}
-	return p, nil
+	return m, nil
+}
+
+func staticSpec(arg string) (Spec, error) {
+	n, err := strconv.Atoi(arg)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%w: static-N wants a number after static-, got %q", ErrBadOption, arg)
+	}
+	if n < 1 {
+		return Spec{}, fmt.Errorf("%w: static-N needs N >= 1, got %d", ErrBadOption, n)
+	}
+	return Spec{StaticN: n}, nil
+}
+
+func configureReservation(cfg *Config, opts Options) error {
+	for k, v := range opts.Params {
+		switch k {
+		case "margin":
+			n, err := units.ParseSize(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%w: margin=%q: want a size such as 64MiB", ErrBadOption, v)
+			}
+			cfg.ReserveMargin = n
+		default:
+			return fmt.Errorf("%w: unknown parameter %q (agent-reservation takes margin=)", ErrBadOption, k)
+		}
+	}
+	if cfg.Budget <= 0 {
+		return fmt.Errorf("%w: agent-reservation needs a memory budget", ErrBadOption)
+	}
+	return nil
+}
+
+// AgentCgroup defaults.
+const (
+	// DefaultHighFraction is the share of profiled actions AgentCgroup
+	// classes High (the top 20% by peak).
+	DefaultHighFraction = 0.2
+	// DefaultLowLimit is the paper's Low threshold (400 MB, seed 000
+	// Appendix C); the default is this or budget/8, whichever is smaller.
+	DefaultLowLimit = 400 * units.MiB
+)
+
+// configureAgentCgroup is the AgentCgroup baseline of seed 000 §5.1 (as
+// analysed in its Appendix C): every tool call is classed High or Low from
+// pre-execution profiling; High calls run unbounded and Low calls under a
+// fixed memory threshold on the sandbox's cgroup, set before the call is
+// dispatched and lifted when it returns (Grant.Limit). Over every action of
+// the profiled workflows (Action.PeakMiB) the high= fraction with the
+// largest peaks are High; at run time an action is High when its own
+// profiled peak is at least the smallest High peak.
+func configureAgentCgroup(cfg *Config, opts Options) error {
+	high := DefaultHighFraction
+	for k, v := range opts.Params {
+		switch k {
+		case "high":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
+				return fmt.Errorf("%w: high=%q: want a fraction in [0, 1]", ErrBadOption, v)
+			}
+			high = f
+		case "low":
+			n, err := units.ParseSize(v)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("%w: low=%q: want a positive size such as 400MiB", ErrBadOption, v)
+			}
+			cfg.LowLimit = n
+		default:
+			return fmt.Errorf("%w: unknown parameter %q (agentcgroup takes high=, low=)", ErrBadOption, k)
+		}
+	}
+	cfg.HighMiB = HighThreshold(opts.Workflows, high)
+	if cfg.LowLimit == 0 {
+		cfg.LowLimit = DefaultLowLimit
+		if cfg.Budget > 0 {
+			cfg.LowLimit = min(cfg.LowLimit, cfg.Budget/8)
+		}
+	}
+	return nil
+}
+
+// HighThreshold returns the smallest peak (MiB) of the fraction of the
+// workflows' actions with the largest peaks: round(fraction × n) actions of
+// n, at least one when fraction > 0. It is +Inf when no action is High.
+func HighThreshold(workflows []trajectory.Workflow, fraction float64) float64 {
+	var peaks []float64
+	for _, w := range workflows {
+		for _, a := range w.Actions {
+			peaks = append(peaks, a.PeakMiB())
+		}
+	}
+	k := int(math.Round(fraction * float64(len(peaks))))
+	if fraction > 0 && k == 0 && len(peaks) > 0 {
+		k = 1
+	}
+	if k == 0 {
+		return math.Inf(1)
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(peaks)))
+	return peaks[k-1]
+}
+
+// Variant is one configuration of the tenon policy: tenon and its
+// ablations (seed 000 Table 4).
+type Variant struct {
+	Name, Help string
+	Gate       bool
+	Admission  bool
+	Residency  bool   // idle sandboxes may be torn down (given a state dir)
+	Predictor  string // PredCurrent, PredStatic or PredHistory when Admission is on
+}
+
+var variants = []Variant{
+	{Name: "tenon", Help: "tenon: predicted-memory admission + growth gate (the full policy)", Gate: true, Admission: true, Residency: true, Predictor: PredCurrent},
+	{Name: "gate", Help: "runtime execution gate alone: pause fast-growing sandboxes under pressure (seed 000 Algorithm 1)", Gate: true},
+	{Name: "admission", Help: "water-level action admission alone, current predictor", Admission: true, Predictor: PredCurrent},
+	{Name: "tenon-always-resident", Help: "ablation: tenon keeping every sandbox resident (no teardown)", Gate: true, Admission: true, Predictor: PredCurrent},
+	{Name: "tenon-no-admission", Help: "ablation: tenon without admission control", Gate: true, Residency: true},
+	{Name: "tenon-no-gate", Help: "ablation: tenon without memory-growth control", Admission: true, Residency: true, Predictor: PredCurrent},
+	{Name: "tenon-static-pred", Help: "ablation: tenon with the static predictor (class and command only)", Gate: true, Admission: true, Residency: true, Predictor: PredStatic},
+	{Name: "tenon-history-pred", Help: "ablation: tenon with the history-only predictor", Gate: true, Admission: true, Residency: true, Predictor: PredHistory},
+}
+
+// configureTenon fills cfg for a tenon variant: its parameters
+// (ApplyTenonParams), the gate on the replay's clock, the hold's timeout
+// and, with admission, the agent reserve and the predictor (opts.Predictor
+// when it is of the variant's kind or the variant uses the current one,
+// else trained on opts.Workflows).
+func configureTenon(cfg *Config, opts Options) error {
+	var hold time.Duration
+	if err := ApplyTenonParams(cfg, &hold, opts.Params); err != nil {
+		return err
+	}
+	cfg.GateConfig = scaledGate(cfg.GateConfig, opts.TimeScale)
+	if cfg.Gate && hold >= 0 {
+		cfg.Hold = HoldTimeout(hold, cfg.GateConfig)
+	}
+	if !cfg.Admission {
+		return nil
+	}
+	cfg.AgentReserve = AgentReserve(opts.Workflows, opts.Budget)
+	if opts.Predictor != nil && (cfg.Predictor == PredCurrent || opts.Predictor.Name() == cfg.Predictor) {
+		cfg.Model = opts.Predictor
+		return nil
+	}
+	p, err := TrainPredictor(cfg.Predictor, opts.Workflows, opts.Budget/8, 1)
+	if err != nil {
+		return err
+	}
+	cfg.Model = p
+	return nil
+}
+
+// AgentReserve is the largest recorded action peak of the training
+// workflows (the heavy action a running agent may still make), at most a
+// quarter of the budget.
+func AgentReserve(wfs []trajectory.Workflow, budget int64) int64 {
+	var peak float64
+	for _, w := range wfs {
+		for _, a := range w.Actions {
+			if a.Recorded != nil {
+				peak = max(peak, a.Recorded.PeakMiB)
+			}
+		}
+	}
+	return min(int64(peak*(1<<20)), budget/4)
+}
+
+// minScaledPeriod bounds the control period of a compressed replay.
+const minScaledPeriod = 20 * time.Millisecond
+
+// scaledGate puts the gate on the replay's clock: a replay at time scale s
+// runs model waits and tool curves s times as long (0.2: five times
+// faster), so a tool ramps 1/s times as fast. Table 5's constants are set
+// for tools running in real time; left as they are, a compressed replay
+// would give the gate a period five times too coarse for the ramps and
+// make every denial (Dmin, Dmax) five times as long relative to the work.
+// The period, horizon, Dmin, Dmax and T_stable are multiplied by s (the
+// period no shorter than 20 ms) and the resident band, a rate, divided by
+// it; byte quantities stay. Scale 0 or 1 leaves cfg unchanged.
+func scaledGate(cfg gate.Config, scale float64) gate.Config {
+	if scale <= 0 || scale == 1 {
+		return cfg
+	}
+	d := gate.DefaultConfig()
+	dur := func(v, def time.Duration) time.Duration {
+		if v == 0 {
+			v = def
+		}
+		return time.Duration(float64(v) * scale)
+	}
+	cfg.Period = max(dur(cfg.Period, d.Period), minScaledPeriod)
+	cfg.Horizon = dur(cfg.Horizon, d.Horizon)
+	cfg.DMin = dur(cfg.DMin, d.DMin)
+	cfg.DMax = dur(cfg.DMax, d.DMax)
+	cfg.StableInterval = dur(cfg.StableInterval, d.StableInterval)
+	if cfg.ResidentBand == 0 {
+		cfg.ResidentBand = d.ResidentBand
+	}
+	cfg.ResidentBand /= scale
+	return cfg
+}
+
+// GateConfigFor fills the safety margin S for a budget: Table 5's 256 MiB
+// was set for 8–16 GiB hosts; on smaller budgets it would reserve a large
+// share of memory, so S is min(256 MiB, budget/8) unless configured.
+func GateConfigFor(cfg gate.Config, budget int64) gate.Config {
+	if cfg.SafetyMargin == 0 && budget > 0 {
+		cfg.SafetyMargin = min(256*gate.MiB, budget/8)
+	}
+	return cfg.WithDefaults()
 }

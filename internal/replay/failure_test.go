@@ -9,13 +9,24 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/fake"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
-func eager(*testing.T) controller.Policy { return policy.NewEager() }
+func eager(t *testing.T) controller.Policy { return mustPolicy(t, "eager") }
+
+// mustPolicy builds a registered policy on the live adapter.
+func mustPolicy(t *testing.T, name string) controller.Policy {
+	t.Helper()
+	p, err := live.Lookup(name, policy.Options{Budget: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 func TestAttemptOutcomes(t *testing.T) {
 	tests := []struct {
@@ -76,7 +87,7 @@ func TestCreateFailureIsRetried(t *testing.T) {
 		}})
 		defer be.Close()
 		var err error
-		res, err = Run(context.Background(), Config{Workflows: []trajectory.Workflow{runWF("w", "true")}, Backend: be, Policy: policy.NewEager()})
+		res, err = Run(context.Background(), Config{Workflows: []trajectory.Workflow{runWF("w", "true")}, Backend: be, Policy: mustPolicy(t, "eager")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +108,7 @@ func TestCreateFailureBeyondRetriesIsLost(t *testing.T) {
 		be := fake.New(fake.Options{CreateErr: func(sandbox.Spec) error { return errors.New("no room") }})
 		defer be.Close()
 		var err error
-		res, err = Run(context.Background(), Config{Workflows: []trajectory.Workflow{runWF("w", "true")}, Backend: be, Policy: policy.NewEager(), MaxRetries: 1})
+		res, err = Run(context.Background(), Config{Workflows: []trajectory.Workflow{runWF("w", "true")}, Backend: be, Policy: mustPolicy(t, "eager"), MaxRetries: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +127,7 @@ func TestCancelAccountsForEveryWorkflow(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		wfs := []trajectory.Workflow{runWF("a", "sleep 100"), runWF("b", "true"), memWF("late", 50, 10)}
-		p, _ := policy.NewStaticN(1)
+		p := mustPolicy(t, "static-1")
 		var err error
 		res, err = Run(ctx, Config{Workflows: wfs, Backend: be, Policy: p, Domain: be})
 		if err != nil {
@@ -181,11 +192,11 @@ func TestConfigErrors(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{name: "no backend", cfg: Config{Policy: policy.NewEager()}},
+		{name: "no backend", cfg: Config{Policy: mustPolicy(t, "eager")}},
 		{name: "no policy", cfg: Config{Backend: be}},
-		{name: "negative scale", cfg: Config{Backend: be, Policy: policy.NewEager(), TimeScale: -1}},
-		{name: "duplicate ids", cfg: Config{Backend: be, Policy: policy.NewEager(), Workflows: []trajectory.Workflow{good, good}}},
-		{name: "invalid workflow", cfg: Config{Backend: be, Policy: policy.NewEager(), Workflows: []trajectory.Workflow{bad}}},
+		{name: "negative scale", cfg: Config{Backend: be, Policy: mustPolicy(t, "eager"), TimeScale: -1}},
+		{name: "duplicate ids", cfg: Config{Backend: be, Policy: mustPolicy(t, "eager"), Workflows: []trajectory.Workflow{good, good}}},
+		{name: "invalid workflow", cfg: Config{Backend: be, Policy: mustPolicy(t, "eager"), Workflows: []trajectory.Workflow{bad}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/memtool"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
@@ -122,7 +123,7 @@ func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName strin
 			t.Errorf("closing backend: %v", err)
 		}
 	})
-	p, err := policy.Lookup(policyName, policy.Options{Budget: budget})
+	p, err := live.Lookup(policyName, policy.Options{Budget: budget})
 	if err != nil {
 		t.Fatal(err)
 	}

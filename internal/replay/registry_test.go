@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -27,7 +28,7 @@ func TestEveryRegisteredPolicyAccountsForEveryWorkflow(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			opts := policy.Options{Budget: units.GiB, Workflows: recorded(burst())}
 			res, evs, be := replay(t, func(t *testing.T) controller.Policy {
-				p, err := policy.Lookup(name, opts)
+				p, err := live.Lookup(name, opts)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
-	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/sandbox/fake"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
@@ -175,11 +174,7 @@ func countNotStarted(res *Result) int {
 
 func mustStatic(t *testing.T, n int) controller.Policy {
 	t.Helper()
-	p, err := policy.NewStaticN(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return mustPolicy(t, fmt.Sprintf("static-%d", n))
 }
 
 func TestEagerVersusStatic(t *testing.T) {
@@ -189,7 +184,7 @@ func TestEagerVersusStatic(t *testing.T) {
 		wantOOM  bool
 		wantDone int
 	}{
-		{name: "eager OOMs and retries", policy: func(*testing.T) controller.Policy { return policy.NewEager() }, wantOOM: true},
+		{name: "eager OOMs and retries", policy: func(t *testing.T) controller.Policy { return mustPolicy(t, "eager") }, wantOOM: true},
 		{name: "static-1 never OOMs", policy: func(t *testing.T) controller.Policy { return mustStatic(t, 1) }, wantDone: 4},
 	}
 	for _, tt := range tests {

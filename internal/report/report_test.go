@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/sandbox/fake"
@@ -168,7 +169,7 @@ func replayBoth(t *testing.T) ([]*replay.Result, *bytes.Buffer) {
 		synctest.Test(t, func(t *testing.T) {
 			be := fake.New(fake.Options{Budget: units.GiB})
 			defer be.Close()
-			p, err := policy.Lookup(name, policy.Options{})
+			p, err := live.Lookup(name, policy.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

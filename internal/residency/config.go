@@ -1,6 +1,7 @@
 package residency
 
 import (
+	"github.com/tenon-dev/tenon/internal/policy"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/archive"
@@ -25,7 +26,7 @@ type Config struct {
 	// pressure re-reads it; default 100 ms.
 	PressurePoll time.Duration
 	// Policy tunes Decide; Policy.AlwaysResident is the ablation switch.
-	Policy PolicyConfig
+	Policy policy.ResidencyConfig
 	// ManualReclaim disables running the policy at every boundary; the
 	// caller then calls Tick.
 	ManualReclaim bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/policy"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/store"
@@ -58,7 +59,7 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 // waitRematAllowed blocks while pressure forbids a rematerialization.
 func (m *Manager) waitRematAllowed(ctx context.Context, a *agent, predictive bool) error {
 	deferred := false
-	for !MayRematerialize(m.cfg.Pressure(), predictive) {
+	for !policy.MayRematerialize(m.cfg.Pressure(), predictive) {
 		if !deferred {
 			deferred = true
 			m.metrics.update(func(x *Metrics) { x.RematDeferred++ })

@@ -1,33 +1,37 @@
 package residency
 
-import "context"
+import (
+	"context"
+
+	"github.com/tenon-dev/tenon/internal/policy"
+)
 
 // Tick applies the residency policy at the current pressure: it snapshots
-// the idle resident sandboxes, calls Decide and starts the chosen
+// the idle resident sandboxes, calls policy.DecideReclaim and starts the chosen
 // teardowns in the background, in decision order, at most LifecycleLimit at
 // once. It returns the decisions. Sandboxes whose agent is busy or locked
 // (another lifecycle operation) are skipped this tick.
-func (m *Manager) Tick() []ReclaimDecision {
+func (m *Manager) Tick() []policy.ReclaimDecision {
 	if m.bg.Err() != nil {
 		return nil
 	}
 	m.reapZombies()
 	now := m.cfg.Now()
 	tdc, rmc := m.Costs()
-	var idle []IdleSandbox
+	var idle []policy.IdleSandbox
 	for _, a := range m.sortedAgents() {
 		if !a.mu.TryLock() {
 			continue
 		}
 		if a.state == stateResident && !a.busy && a.haveVerdict && !m.isPending(a) {
-			idle = append(idle, IdleSandbox{
+			idle = append(idle, policy.IdleSandbox{
 				ID: a.info.ID, WorkingSet: a.workingSet, Restartable: a.verdict.Restartable,
 				IdleSince: a.idleSince, PredictedWait: a.wait, TeardownCost: tdc, RematCost: rmc,
 			})
 		}
 		a.mu.Unlock()
 	}
-	ds := Decide(now, m.cfg.Pressure(), idle, m.cfg.Policy)
+	ds := policy.DecideReclaim(now, m.cfg.Pressure(), idle, m.cfg.Policy)
 	if len(ds) == 0 {
 		return nil
 	}
@@ -91,7 +95,7 @@ func (m *Manager) clearPending(a *agent) {
 // the background when pressure is green (seed 000 Table 1) and reports
 // whether it started. Ensure later finds the sandbox resident.
 func (m *Manager) Prefetch(agentID string) bool {
-	if m.bg.Err() != nil || !MayRematerialize(m.cfg.Pressure(), true) {
+	if m.bg.Err() != nil || !policy.MayRematerialize(m.cfg.Pressure(), true) {
 		return false
 	}
 	a, err := m.lookup(agentID)
@@ -115,7 +119,7 @@ func (m *Manager) Prefetch(agentID string) bool {
 			return
 		}
 		defer m.release()
-		if a.state != stateAbsent || !MayRematerialize(m.cfg.Pressure(), true) {
+		if a.state != stateAbsent || !policy.MayRematerialize(m.cfg.Pressure(), true) {
 			return
 		}
 		_ = m.rematerialize(context.WithoutCancel(m.bg), a)

@@ -33,7 +33,7 @@ type Config struct {
 	// Hold is how long sandboxes may wait at the budget under the domain's
 	// OOM hold (hold.go) with no action running before the gate releases it
 	// to the OOM killer (at most 10× that in all), as
-	// policy.TenonConfig.Hold: 0 means the gate's DMax, < 0 turns the hold
+	// the hold= parameter: 0 means the gate's DMax, < 0 turns the hold
 	// off. Only policies with the gate hold; without it the domain
 	// OOM-kills at once.
 	Hold time.Duration
@@ -68,6 +68,9 @@ type Config struct {
 	// Debug, when set, receives a line per lifecycle event (agent start,
 	// OOM kill, completion) for tracing a run.
 	Debug func(string)
+	// Trace, when set, receives every call the decision core handles
+	// (policy.Machine.SetTrace).
+	Trace func(policy.Call)
 }
 
 // Measured lifecycle costs on this project's hosts.
@@ -124,9 +127,5 @@ func (c Config) withDefaults() (Config, error) {
 // over wfs with Recorded values derived from Mem profiles where missing
 // (see withRecorded), as the predictors are trained.
 func agentReserve(wfs []trajectory.Workflow, budget int64) int64 {
-	rec := make([]trajectory.Workflow, len(wfs))
-	for i, w := range wfs {
-		rec[i] = withRecorded(w)
-	}
-	return policy.AgentReserve(rec, budget)
+	return policy.AgentReserve(recordedWorkflows(wfs), budget)
 }

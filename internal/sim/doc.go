@@ -36,12 +36,12 @@
 // freed by anyone (a retain drop, an exit, a teardown) lets the waiters go
 // on, in the order they began waiting (growers once 1 MiB is free). A
 // waiter the gate freezes stays waiting; once memory is free it is only
-// frozen. Every gate period the live policy.OOMHold is stepped with the
-// simulated clock, the under-OOM flag and whether any action runs: when no
-// action ran for its timeout (the gate's DMax by default), or after ten
-// times the timeout, it is released, the OOM killer kills
-// the largest sandbox as above, and it is re-armed at a later period once
-// no one waits. Result counts the holds, those resolved without a kill and
+// frozen. Every gate period the decision core steps the OOM hold
+// (policy.OOMHold) with the simulated clock, the under-OOM flag and the
+// sandboxes' CPU times: when no sandbox made progress for its timeout (the
+// gate's DMax by default), or after ten times the timeout, it is released,
+// the OOM killer kills the largest sandbox as above, and it is re-armed at
+// a later period once no one waits. Result counts the holds, those resolved without a kill and
 // those released.
 //
 // Lifecycle operations take fixed, measured costs (Config.Create,
@@ -50,48 +50,36 @@
 //
 // # Decision code
 //
-// The policies reuse the pure decision packages unchanged with the simulated
-// clock: gate.Controller.Step every gate period (100 ms) with observations
-// from the model (footprint; CPU time that increases while an action runs
-// unfrozen), admission.Admitter (Enqueue at action-ready; Schedule, as the
-// live policy, after an enqueue or a release and every control period, at
-// most once per 10 ms of simulated time; Release at completion) with
-// descriptors from internal/predict, cross-fitted by task (a model trained
-// on one half of the workflows predicts the other half, and vice versa).
+// Every policy is the live decision core, policy.Machine, built as the
+// live registry builds it (policy.ParseSpec and policy.Configure; the
+// simulator's own settings on top, MachineConfig) and driven exactly as
+// the live adapter (internal/live) drives it: Submit when an attempt
+// arrives or is retried, AgentEnd when it completes or fails, ActionReady
+// when an action's wait ends and its sandbox is live, ActionDone when it
+// exits or is OOM-killed (with its measured peak, so a retry reserves what
+// it needed), Schedule after an action became ready or ended and every
+// control period, at most once per 10 ms of simulated time, Pace when
+// something happened that may let a queued attempt start, and Sample every
+// gate period (100 ms) with the domain's available memory, each live
+// sandbox's footprint and CPU time (which increases while an action runs
+// unfrozen) and the under-OOM flag. The simulator freezes and thaws what
+// the gate decided and acts on the OOM hold as the kernel would. The
+// machine's Observer is the simulated host itself (the domain's projected
+// available memory and a sandbox's memory now). Predictors are cross-fitted
+// by task (a model trained on one half of the workflows predicts the
+// other half, and vice versa). Config.Trace receives every call into the
+// machine; internal/live's TestLiveMatchesSim replays such a trace through
+// the live adapter and finds the same calls and decisions.
+//
+// agentcgroup's Low actions run under a memory.high limit: an action that
+// needs more than the limit leaves its sandbox at the limit and goes on at
+// 2 % of its speed (the live v1 emulation's CPU quota) until it needs less
+// (profile.go, underLimit). Result.Throttled counts them.
+//
 // The residency decision sits behind the small Residency interface;
-// PressureResidency delegates to internal/residency's pure Decide and
-// MayRematerialize (seed 000 §3.4, Table 1).
-//
-// # The live policy's extensions
-//
-// The tenon policies compose these packages as internal/policy does
-// (tenon.go, admitctl.go, gatectl.go). The live admitter's decision steps
-// beyond seed 000 are pure functions in internal/policy (admitstep.go),
-// called here with the simulated host's observations and clock, not copied
-// (pacing.go feeds them):
-//   - policy.PhysicalHeadroom: admission's physical check counts admitted
-//     actions' predicted peaks (or charges, if larger) less their growth so
-//     far, with the margin policy.AdmissionMargin (one red region of the
-//     gate, at least S: 12.5 % of the budget with Table 5's regions);
-//   - policy.AgentMayStart: a new attempt starts when none runs, or when no
-//     action waits for admission, the gate (if on) is green and the first
-//     action's predicted peak plus the agent reserve (policy.AgentReserve:
-//     the largest recorded action peak, at most budget/4) fits the physical
-//     headroom;
-//   - policy.LivenessHeadroom: with no admitted action running, the oldest
-//     queued one is admitted after policy.LivenessWait (2 s);
-//   - policy.RetryReserve: a retried action reserves what the earlier
-//     attempt grew (after an OOM kill at least 1.5 times its prediction);
-//   - policy.GateConfigFor: the gate's safety margin S is min(256 MiB,
-//     budget/8); policy.DemandCap: each sandbox's projected demand is capped
-//     by admission's predicted remaining growth (0 for a sandbox running no
-//     admitted action; no cap once an action outgrew its prediction). The
-//     gate's own extensions (liveness escape and later ones) are in
-//     gate.Controller itself.
-//
-// Parameters are parsed by the live parser (policy.ApplyTenonParams) and
-// policy names map to what the live registry's variants switch on
-// (policy.TenonVariant).
+// PressureResidency delegates to the decision core's residency rules
+// (policy.DecideReclaim, policy.MayRematerialize; seed 000 §3.4, Table 1)
+// with the machine's pressure.
 //
 // LivePredictors trains the predictors exactly as the live registry
 // (policy.TrainPredictor); NewPredictors samples at most 200 workflows per
@@ -102,10 +90,10 @@
 // reports its unfinished workflows as Stalled; Config.ActionTimeout models a
 // sandbox timeout that fails such attempts instead.
 //
-// Policy names follow the live registry: eager, static-N, agent-reservation,
-// gate, admission, tenon, and tenon's ablations tenon-no-admission,
-// tenon-no-gate, tenon-always-resident, tenon-static-pred and
-// tenon-history-pred.
+// Policy names are the live registry's (policy.Names): eager, static-N,
+// agent-reservation, agentcgroup, gate, admission, tenon, and tenon's
+// ablations.
 //
-// The package touches no kernel interface and reads no files.
+// The package touches no kernel interface, reads no files and imports no
+// backend or driver (internal/policy's deps_test.go checks).
 package sim

@@ -4,50 +4,24 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tenon-dev/tenon/internal/admission"
 	"github.com/tenon-dev/tenon/internal/policy"
-	"github.com/tenon-dev/tenon/internal/predict"
 )
 
-// enqueueAttempt queues a new attempt for an agent slot and starts what fits.
+// enqueueAttempt submits a new attempt to the decision core and starts
+// what it lets start.
 func (s *sim) enqueueAttempt(ag *agent) {
 	ag.phase = phQueued
-	s.slotQueue = append(s.slotQueue, ag)
-	s.tryStartAgents()
+	started, err := s.m.Submit(s.clock(), ag.wf.ID, ag.attempt+1, ag.wf, s)
+	if err != nil {
+		panic(fmt.Sprintf("sim: %v", err)) // a bookkeeping bug, not a run condition
+	}
+	s.startAll(started)
 }
 
-// tryStartAgents starts queued attempts, FIFO, as the policy's agent-level
-// limit allows (static-N slots, agent-reservation budget, or none).
-func (s *sim) tryStartAgents() {
-	sp := s.cfg.Policy
-	if s.adm != nil {
-		s.tryPace()
-		return
-	}
-	for len(s.slotQueue) > 0 {
-		ag := s.slotQueue[0]
-		switch {
-		case sp.StaticN > 0 && s.slotsUsed >= sp.StaticN:
-			return
-		case sp.Reservation && s.reserved > 0 && s.reserved+ag.reserve > s.cfg.Budget:
-			return
-		}
-		s.slotQueue = s.slotQueue[1:]
-		if sp.StaticN > 0 || sp.Reservation {
-			ag.slot = true
-			s.slotsUsed++
-			s.reserved += ag.reserve
-		}
-		s.startAttempt(ag)
-	}
-}
-
-func (s *sim) releaseSlot(ag *agent) {
-	if ag.slot {
-		ag.slot = false
-		s.slotsUsed--
-		s.reserved -= ag.reserve
-		s.tryStartAgents()
+// startAll starts the attempts the decision core let start.
+func (s *sim) startAll(ids []string) {
+	for _, id := range ids {
+		s.startAttempt(s.byID[id])
 	}
 }
 
@@ -59,7 +33,7 @@ func (s *sim) startAttempt(ag *agent) {
 	}
 	ag.res.Attempts = ag.attempt
 	s.res.Attempts++
-	ag.attemptStart, ag.next, ag.hist = s.now, 0, nil
+	ag.next = 0
 	ag.waitSum, ag.waitN, ag.nSandbox = 0, 0, 0
 	s.beginWait(ag)
 }
@@ -149,45 +123,28 @@ func (s *sim) sandboxUp(sb *sandbox) {
 	}
 }
 
-// ready is action-ready with a live sandbox: admission, or start at once.
+// ready is action-ready with a live sandbox: the decision core admits it
+// at once or queues it for admission (schedule).
 func (s *sim) ready(ag *agent) {
-	if s.adm == nil {
+	g, ok, err := s.m.ActionReady(s.clock(), ag.wf.ID, ag.next, &ag.wf.Actions[ag.next], ag.sb.id)
+	if err != nil {
+		panic(fmt.Sprintf("sim: %v", err))
+	}
+	if ok {
+		ag.limit = g.Limit
 		s.start(ag)
 		return
 	}
-	a := ag.wf.Actions[ag.next]
-	d := ag.pred.Predict(predict.ContextFor(ag.wf.ID, a, ag.hist, (s.now - ag.attemptStart).Seconds()))
-	d = s.learned.Apply(policy.ActionKey{Workflow: ag.wf.ID, Index: ag.next}, d)
-	t := s.adm.Enqueue(admission.Request{ID: fmt.Sprintf("%s/%d", ag.sb.id, ag.next), Descriptor: d,
-		Enqueued: epoch.Add(s.now)})
-	s.seq++
-	ag.ticket, ag.phase = t, phAdmission
-	ag.enq, ag.seq, ag.peak = s.now, s.seq, d.PredPeak
-	s.tickets[t] = ag
-	s.waiting++
+	ag.phase = phAdmission
 	s.kick = true
 }
 
-// schedule runs admission with the physical headroom the live policy uses
-// (see physicalHeadroom and livenessHeadroom).
+// schedule runs admission in the decision core and starts what it admitted.
 func (s *sim) schedule() {
-	phys := s.livenessHeadroom(s.physicalHeadroom())
-	for _, t := range s.adm.Schedule(phys) {
-		ag := s.tickets[t]
-		delete(s.tickets, t)
-		s.waiting--
-		ag.admIdx, ag.charge = len(s.admitted), t.Charge()
-		s.admitted = append(s.admitted, ag)
+	for _, g := range s.m.Schedule(s.clock(), s) {
+		ag := s.byID[g.Agent]
+		ag.limit = g.Limit
 		s.start(ag)
-	}
-}
-
-func (s *sim) dropAdmitted(ag *agent) {
-	if i := ag.admIdx; i >= 0 {
-		last := s.admitted[len(s.admitted)-1]
-		s.admitted[i], last.admIdx = last, i
-		s.admitted = s.admitted[:len(s.admitted)-1]
-		ag.admIdx = -1
 	}
 }
 
@@ -203,6 +160,12 @@ func (s *sim) start(ag *agent) {
 	s.running++
 	s.res.Actions++
 	sb.act, sb.progress = &ag.prof[ag.next], 0
+	if ag.limit > 0 {
+		if q, ok := sb.act.underLimit(ag.limit - sb.floor); ok {
+			sb.act = &q
+			s.res.Throttled++
+		}
+	}
 	if !sb.frozen {
 		s.h.setActive(sb, s.now, true)
 		s.schedulePhase(sb)
@@ -240,13 +203,7 @@ func (s *sim) actionDone(ag *agent) {
 	sb.pinned = sb.pinned || p.pins
 	s.h.advance(sb, s.now)
 	s.running--
-	if ag.ticket != nil {
-		s.learn(ag, p.peak, false)
-		s.releaseTicket(ag)
-	}
-	a := ag.wf.Actions[ag.next]
-	ag.hist = append(ag.hist, predict.Completed{Class: a.Class, Command: a.Command, PeakBytes: p.peak,
-		AvgBytes: p.avg, DurationS: p.end.Seconds(), EndOffsetS: (s.now - ag.attemptStart).Seconds()})
+	s.actionEnded(ag, policy.Done{Index: ag.next, PeakBytes: ag.before + p.peak, AvgBytes: ag.before + p.avg, Duration: p.end})
 	ag.next++
 	if ag.next < len(ag.prof) && s.cfg.Policy.Residency && s.lifeUsed < s.cfg.LifecycleSlots {
 		b := Boundary{Pressure: s.pressureNow(), Restartable: !sb.pinned,
@@ -259,12 +216,12 @@ func (s *sim) actionDone(ag *agent) {
 	s.beginWait(ag)
 }
 
-func (s *sim) releaseTicket(ag *agent) {
-	if err := s.adm.Release(ag.ticket); err != nil {
-		panic(fmt.Sprintf("sim: %v", err)) // a bookkeeping bug, not a run condition
+// actionEnded tells the decision core that ag's action ended with d.
+func (s *sim) actionEnded(ag *agent, d policy.Done) {
+	if err := s.m.ActionDone(s.clock(), ag.wf.ID, d); err != nil {
+		panic(fmt.Sprintf("sim: %v", err))
 	}
-	s.dropAdmitted(ag)
-	ag.ticket = nil
+	ag.limit = 0
 	s.kick = true
 }
 
@@ -334,8 +291,14 @@ func (s *sim) complete(ag *agent) {
 	ag.res.Latency = s.now - ag.res.Submit
 	s.res.Completed++
 	s.left--
-	s.agentDone(ag)
-	s.releaseSlot(ag)
+	s.endAttempt(ag)
+}
+
+// endAttempt tells the decision core that ag's attempt ended and starts
+// what that lets start.
+func (s *sim) endAttempt(ag *agent) {
+	s.kick = true
+	s.startAll(s.m.AgentEnd(s.clock(), ag.wf.ID, s))
 }
 
 // oomKill kills sb as the kernel OOM killer would; its attempt fails.
@@ -347,9 +310,9 @@ func (s *sim) oomKill(sb *sandbox) {
 	if s.cfg.Debug != nil {
 		s.debugHost()
 	}
-	if sb.act != nil && ag.sb == sb && ag.admIdx >= 0 {
+	if sb.act != nil && ag.sb == sb && ag.phase == phRunning {
 		s.h.advance(sb, s.now)
-		s.learn(ag, max(sb.mem-ag.before, 0), true)
+		s.actionEnded(ag, policy.Done{Index: ag.next, PeakBytes: sb.mem, OOM: true})
 	}
 	if sb.act != nil {
 		s.running--
@@ -384,16 +347,6 @@ func (s *sim) timeout(ag *agent) {
 func (s *sim) failAttempt(ag *agent) {
 	s.res.FailedAttempts++
 	ag.gen++
-	if ag.ticket != nil {
-		if ag.admIdx >= 0 {
-			s.releaseTicket(ag)
-		} else {
-			s.adm.Cancel(ag.ticket)
-			delete(s.tickets, ag.ticket)
-			s.waiting--
-			ag.ticket = nil
-		}
-	}
 	for i, b := range s.blocked {
 		if b == ag {
 			s.blocked = append(s.blocked[:i], s.blocked[i+1:]...)
@@ -409,8 +362,7 @@ func (s *sim) failAttempt(ag *agent) {
 		ag.sb = nil
 	}
 	ag.wantRemat = false
-	s.agentDone(ag)
-	s.releaseSlot(ag)
+	s.endAttempt(ag)
 	if ag.attempt > s.cfg.Retries {
 		ag.phase = phDone
 		ag.res.End = s.now

@@ -139,14 +139,12 @@ func (s *sim) underOOM() bool {
 	return false
 }
 
-// stepHold is the gate runner's per-period step of the hold (the live
-// gateRunner.stepHold): policy.OOMHold decides, the host acts.
-func (s *sim) stepHold() {
-	if s.hold == nil {
-		return
-	}
-	s.h.advanceAll(s.now)
-	switch s.hold.Step(epoch.Add(s.now), s.underOOM(), len(s.h.active) > 0) {
+// applyHold acts on the hold's step in the decision core, as the live
+// adapter does: a release lets the OOM killer kill the largest sandbox
+// and the waiters go on, a re-arm makes allocations at the budget wait
+// again.
+func (s *sim) applyHold(a policy.HoldAction) {
+	switch a {
 	case policy.HoldBegan:
 		s.debugf("hold began")
 	case policy.HoldResolved:
@@ -163,12 +161,11 @@ func (s *sim) stepHold() {
 	}
 }
 
-// holdResult copies the hold's counters into the result.
 func (s *sim) holdResult() {
-	if s.hold == nil {
+	if !s.m.HoldArmed() {
 		return
 	}
-	st := s.hold.Stats()
+	st := s.m.HoldStats()
 	s.res.Holds, s.res.HoldsResolved, s.res.HoldsReleased = int(st.Holds), int(st.Resolved), int(st.Released)
 	s.res.HoldTime = st.Held
 }

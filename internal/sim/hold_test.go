@@ -27,7 +27,12 @@ func runHeld(t *testing.T, cfg Config, timeout, maxWait time.Duration) *Result {
 		t.Fatal(err)
 	}
 	if timeout > 0 {
-		s.hold, s.armed = &policy.OOMHold{Timeout: timeout, MaxWait: maxWait}, true
+		pc := s.m.Config()
+		pc.Hold, pc.HoldMaxWait = timeout, max(maxWait, timeout)
+		if s.m, err = policy.NewMachine(pc); err != nil {
+			t.Fatal(err)
+		}
+		s.armed = true
 		s.q.push(&event{t: 0, kind: evGateSample})
 	}
 	r, err := s.run(t.Context())
@@ -140,7 +145,7 @@ func TestOOMHoldFrozenWaiterStaysPaused(t *testing.T) {
 }
 
 func TestOOMHoldPolicies(t *testing.T) {
-	// The gate policies arm the hold as live (policy.TenonConfig.Hold), the
+	// The gate policies arm the hold as live (policy.Config.Hold), the
 	// others do not; a run is the same twice for a seed.
 	wfs := generated(t, 16, 3)
 	preds := predsFor(t, "swe16", wfs)
@@ -165,7 +170,7 @@ func TestOOMHoldPolicies(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if armed := s.hold != nil; armed != tc.wantHold {
+				if armed := s.m.HoldArmed(); armed != tc.wantHold {
 					t.Fatalf("hold armed %v, want %v", armed, tc.wantHold)
 				}
 				r, err := s.run(t.Context())

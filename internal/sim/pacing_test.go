@@ -119,64 +119,6 @@ func TestRetryReservesWhatItNeeded(t *testing.T) {
 	}
 }
 
-// TestLearn checks the sim's wiring of policy.RetryReserve (whose rules
-// policy's TestRetryReserve covers): an OOM-killed action's retry reserves
-// more, and only that action.
-func TestLearn(t *testing.T) {
-	s := &sim{learned: policy.RetryReserve{}}
-	ag := &agent{wf: &trajectory.Workflow{ID: "w"}, peak: 100 * tMiB}
-	s.learn(ag, 10*tMiB, true)
-	apply := func(d predict.Descriptor) predict.Descriptor {
-		return s.learned.Apply(policy.ActionKey{Workflow: ag.wf.ID, Index: ag.next}, d)
-	}
-	if d := apply(predict.Descriptor{PredPeak: 100 * tMiB, PredAvg: 50 * tMiB}); d.PredPeak != 150*tMiB {
-		t.Fatalf("retry peak %d MiB, want 150 MiB (1.5x the prediction after an OOM kill)", d.PredPeak/tMiB)
-	}
-	ag.next = 1 // another action of the workflow learned nothing
-	if d := apply(predict.Descriptor{PredPeak: 1}); d.PredPeak != 1 {
-		t.Fatalf("action 1 got %d", d.PredPeak)
-	}
-}
-
-func TestDemandCap(t *testing.T) {
-	boot := gate.DefaultConfig().BootstrapDemand
-	p := profileOf(memAction(0, 500, 5, 1))
-	tests := []struct {
-		name     string
-		running  bool
-		admitted bool
-		grown    int64
-		peak     int64
-		wantCap  int64
-		wantHas  bool
-	}{
-		{"idle sandbox may not grow", false, false, 0, 0, 0, true},
-		{"running, not admitted", true, false, 0, 0, 0, true},
-		{"below its predicted peak", true, true, 50 * tMiB, 200 * tMiB, 150 * tMiB, true},
-		{"nearly at its peak: bootstrap demand", true, true, 195 * tMiB, 200 * tMiB, boot, true},
-		{"outgrew its prediction: no cap", true, true, 300 * tMiB, 200 * tMiB, 0, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := &sim{cfg: Config{Gate: gate.DefaultConfig()}}
-			ag := &agent{admIdx: -1, before: 40 * tMiB, peak: tc.peak}
-			sb := &sandbox{ag: ag, mem: 40*tMiB + tc.grown}
-			ag.sb = sb
-			if tc.running {
-				sb.act = &p
-			}
-			if tc.admitted {
-				ag.admIdx = 0
-			}
-			var smp gate.Sample
-			s.demandCap(sb, &smp)
-			if smp.HasCap != tc.wantHas || smp.HasCap && smp.DemandCap != tc.wantCap {
-				t.Fatalf("cap %d MiB has %v, want %d MiB has %v", smp.DemandCap/tMiB, smp.HasCap, tc.wantCap/tMiB, tc.wantHas)
-			}
-		})
-	}
-}
-
 func TestLiveDefaults(t *testing.T) {
 	big := []trajectory.Workflow{wf("w", 0, memAction(0, 5000, 1, 1))}
 	// The margin is the gate's red region (12.5 % of the budget with Table

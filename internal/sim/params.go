@@ -28,10 +28,11 @@ func (c *Config) ApplyParams(params map[string]string) error {
 		c.Gate.BMax = n
 		delete(live, "bmax")
 	}
-	tc := policy.TenonConfig{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin, Hold: c.Hold}
-	if err := policy.ApplyTenonParams(&tc, live); err != nil {
+	pc := policy.Config{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin}
+	hold := c.Hold
+	if err := policy.ApplyTenonParams(&pc, &hold, live); err != nil {
 		return fmt.Errorf("%w: %w (the simulator also takes bmax=)", ErrBadConfig, err)
 	}
-	c.Gate, c.Admission, c.Margin, c.Hold = tc.GateConfig, tc.AdmissionConfig, tc.Margin, tc.Hold
+	c.Gate, c.Admission, c.Margin, c.Hold = pc.GateConfig, pc.AdmissionConfig, pc.Margin, hold
 	return nil
 }

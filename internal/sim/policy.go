@@ -1,9 +1,8 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/tenon-dev/tenon/internal/policy"
 )
@@ -15,42 +14,18 @@ const (
 	PredHistory = policy.PredHistory // the preceding action's demand (predict.HistoryOnly)
 )
 
-// Spec is what one policy name switches on.
-type Spec struct {
-	Name        string
-	StaticN     int    // > 0: at most N attempts at once (static-N)
-	Reservation bool   // each attempt reserves its lifetime peak (agent-reservation)
-	Gate        bool   // runtime execution gate (gate.Controller)
-	Admission   bool   // water-level action admission (admission.Admitter)
-	Residency   bool   // idle sandboxes may be torn down between actions
-	Predictor   string // PredCurrent, PredStatic or PredHistory when Admission is on
-}
+// Spec is what one policy name switches on (the live registry's).
+type Spec = policy.Spec
 
-// PolicyNames lists the names ParsePolicy accepts ("static-N" for the family).
-func PolicyNames() []string {
-	return append([]string{"eager", "static-N", "agent-reservation"}, policy.TenonVariantNames()...)
-}
+// PolicyNames lists the names ParsePolicy accepts: the live registry's.
+func PolicyNames() []string { return policy.Names() }
 
-// ParsePolicy maps a policy name, as the live registry spells it, to a Spec.
-// The tenon policies (tenon, gate, admission and the ablations) switch on
-// what the live registry's variant does (policy.TenonVariant).
+// ParsePolicy maps a policy name to its Spec through the live registry
+// (policy.ParseSpec).
 func ParsePolicy(name string) (Spec, error) {
-	n := strings.ToLower(strings.TrimSpace(name))
-	if v, ok := policy.TenonVariant(n); ok {
-		return Spec{Name: n, Gate: v.Gate, Admission: v.Admission, Residency: v.Residency, Predictor: v.Predictor}, nil
+	sp, err := policy.ParseSpec(name)
+	if errors.Is(err, policy.ErrUnknown) {
+		return Spec{}, fmt.Errorf("%w: %w", ErrUnknownPolicy, err)
 	}
-	switch n {
-	case "eager":
-		return Spec{Name: n}, nil
-	case "agent-reservation":
-		return Spec{Name: n, Reservation: true}, nil
-	}
-	if arg, ok := strings.CutPrefix(n, "static-"); ok {
-		k, err := strconv.Atoi(arg)
-		if err != nil || k < 1 {
-			return Spec{}, fmt.Errorf("%w %q: static-N wants a number >= 1 after static-", ErrUnknownPolicy, name)
-		}
-		return Spec{Name: n, StaticN: k}, nil
-	}
-	return Spec{}, fmt.Errorf("%w %q: valid names are %s", ErrUnknownPolicy, name, strings.Join(PolicyNames(), ", "))
+	return sp, err
 }

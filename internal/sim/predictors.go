@@ -142,3 +142,26 @@ func LivePredictors(wfs []trajectory.Workflow, budget int64, kinds []string) (*P
 	}
 	return p, nil
 }
+
+// foldPredictor is one kind of Predictors as a single predictor: each
+// workflow is predicted by the model trained on the other half.
+type foldPredictor struct {
+	p    *Predictors
+	kind string
+}
+
+func (f foldPredictor) Name() string { return f.kind }
+
+func (f foldPredictor) Predict(ctx predict.ActionContext) predict.Descriptor {
+	return f.p.For(f.kind, ctx.WorkflowID).Predict(ctx)
+}
+
+// recordedWorkflows is wfs with every Mem profile's measurements filled
+// in as Recorded values (withRecorded).
+func recordedWorkflows(wfs []trajectory.Workflow) []trajectory.Workflow {
+	rec := make([]trajectory.Workflow, len(wfs))
+	for i, w := range wfs {
+		rec[i] = withRecorded(w)
+	}
+	return rec
+}

@@ -88,3 +88,44 @@ func (p *profile) nextBoundary(x time.Duration) time.Duration {
 	}
 	return p.end
 }
+
+// highThrottle is the share of its speed an action keeps while its sandbox
+// is held at a memory.high limit it needs more than: the live v1
+// emulation's CPU quota (internal/live, 2 ms per 100 ms), and close to
+// the reclaim-and-sleep stall memory.high causes on v2.
+const highThrottle = 0.02
+
+// underLimit is the curve of p run under a memory.high limit that leaves it
+// at most room bytes (AgentCgroup's Low actions): it ramps as before until
+// it reaches room, then stays there (memory.high reclaims instead of
+// killing) and makes progress at highThrottle of its speed for the rest of
+// its ramp and its hold, and for a retain phase that does not fit either.
+// ok is false when the action fits the limit (p is unchanged).
+func (p *profile) underLimit(room int64) (q profile, ok bool) {
+	if p.peak <= room {
+		return *p, false
+	}
+	room = max(room, 0)
+	q = *p
+	slow := func(d time.Duration) time.Duration { return time.Duration(float64(d) / highThrottle) }
+	var reach time.Duration // progress at which the curve reaches room
+	if p.ramp > 0 {
+		reach = time.Duration(float64(p.ramp) * float64(room) / float64(p.peak))
+	}
+	q.peak, q.ramp = room, reach
+	q.holdEnd = reach + slow(p.holdEnd-reach)
+	retain := p.end - p.holdEnd
+	if p.retain > room {
+		q.retain, retain = room, slow(retain)
+	}
+	q.end = q.holdEnd + retain
+	if q.ramp > 0 {
+		q.rateBytes = float64(q.peak) / q.ramp.Seconds()
+	}
+	if q.end > 0 {
+		area := float64(q.peak)*q.ramp.Seconds()/2 + float64(q.peak)*(q.holdEnd-q.ramp).Seconds() +
+			float64(q.retain)*(q.end-q.holdEnd).Seconds()
+		q.avg = int64(area / q.end.Seconds())
+	}
+	return q, true
+}

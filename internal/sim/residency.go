@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/gate"
-	"github.com/tenon-dev/tenon/internal/residency"
+	"github.com/tenon-dev/tenon/internal/policy"
 )
 
 // Boundary is what the residency policy sees when an action completes.
@@ -17,7 +17,7 @@ type Boundary struct {
 }
 
 // Residency decides what happens to idle sandboxes (seed 000 §3.4, Table 1).
-// PressureResidency delegates to internal/residency's pure policy; tests
+// PressureResidency delegates to the decision core's residency rules (internal/policy residency.go); tests
 // may substitute their own.
 type Residency interface {
 	// AtBoundary reports whether to tear the sandbox down now.
@@ -30,8 +30,8 @@ type Residency interface {
 	MayRematerialize(p gate.Pressure) bool
 }
 
-// PressureResidency is Table 1 through internal/residency's pure policy
-// (residency.Decide and residency.MayRematerialize): under green retain idle
+// PressureResidency is Table 1 through the decision core's residency rules (internal/policy residency.go)
+// (policy.DecideReclaim and policy.MayRematerialize): under green retain idle
 // sandboxes unless the predicted wait amortizes the lifecycle cost Amortize
 // times over (0: residency's default); under yellow or red reclaim
 // restartable ones, largest first; no rematerialization starts under red.
@@ -41,19 +41,19 @@ type PressureResidency struct {
 
 var _ Residency = PressureResidency{}
 
-// AtBoundary implements Residency with residency.Decide over the one
+// AtBoundary implements Residency with policy.DecideReclaim over the one
 // sandbox that just went idle.
 func (r PressureResidency) AtBoundary(b Boundary) bool {
-	idle := []residency.IdleSandbox{{ID: "boundary", WorkingSet: b.Resident, Restartable: b.Restartable,
+	idle := []policy.IdleSandbox{{ID: "boundary", WorkingSet: b.Resident, Restartable: b.Restartable,
 		IdleSince: epoch, PredictedWait: b.PredWait, TeardownCost: b.Cost}}
-	return len(residency.Decide(epoch, b.Pressure, idle, residency.PolicyConfig{GreenAmortize: r.Amortize})) > 0
+	return len(policy.DecideReclaim(epoch, b.Pressure, idle, policy.ResidencyConfig{GreenAmortize: r.Amortize})) > 0
 }
 
-// ReclaimIdle implements Residency: residency.Decide reclaims every
+// ReclaimIdle implements Residency: policy.DecideReclaim reclaims every
 // restartable idle sandbox outside green.
 func (PressureResidency) ReclaimIdle(p gate.Pressure) bool { return p != gate.Green }
 
 // MayRematerialize implements Residency (demand-driven rematerialization).
 func (PressureResidency) MayRematerialize(p gate.Pressure) bool {
-	return residency.MayRematerialize(p, false)
+	return policy.MayRematerialize(p, false)
 }

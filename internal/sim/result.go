@@ -26,6 +26,7 @@ type Result struct {
 	Rematerializations int           //
 	LifecycleTime      time.Duration // summed create, teardown and rematerialization time
 	Freezes            int           // sandboxes frozen by the gate
+	Throttled          int           // actions held at a memory.high limit they needed more than (agentcgroup)
 	LivenessAdmits     int           // admission Schedule calls raised by the liveness rule
 
 	// The domain's OOM hold (policy.HoldStats; zero when it is off).

@@ -5,53 +5,43 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tenon-dev/tenon/internal/admission"
 	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/predict"
 )
 
 // epoch is the wall-clock time the decision code sees at simulated time 0.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// sim is one run's state.
+// sim is one run's state: the simulated host (the event heap, the
+// sandboxes' memory, the OOM hold's waiters, lifecycle operations) around
+// the policy's decision core, policy.Machine, which it drives exactly as
+// the live adapter (internal/live) does.
 type sim struct {
 	cfg    Config
 	now    time.Duration
 	q      queue
 	h      *host
 	agents []*agent
+	byID   map[string]*agent
 	left   int // workflows not yet completed or failed
 
-	gate     *gate.Controller
-	pressure gate.Pressure
-	thresh   gate.Thresholds
-	adm      *admission.Admitter
-	tickets  map[*admission.Ticket]*agent
-	waiting  int  // tickets waiting in admission
-	kick     bool // something happened that may let a waiting ticket in
+	m    *policy.Machine
+	kick bool // something happened that may let a waiting action or agent in
 	// lastSched is the last admission Schedule call (-1: none); schedPending
 	// says an evSchedule is queued.
 	lastSched    time.Duration
 	schedPending bool
-	admitted     []*agent // agents holding an admitted ticket
-	seq          uint64   // tickets enqueued
-	// learned is what earlier attempts of each action needed.
-	learned policy.RetryReserve
-	active  int // attempts that passed agent pacing and have not ended
 
-	slotQueue []*agent // FIFO of attempts waiting for a slot
-	slotsUsed int
-	reserved  int64
-	lifeUsed  int      // residency lifecycle operations in flight
-	blocked   []*agent // rematerializations waiting for pressure or a slot
+	lifeUsed int      // residency lifecycle operations in flight
+	blocked  []*agent // rematerializations waiting for pressure or a slot
 
 	running int // actions executing
 
 	oomAt time.Duration // the pending OOM check, -1 when none
 
-	// The domain's OOM hold (hold.go): hold is nil when it is off; armed
-	// says allocations past the budget wait rather than OOM-kill.
-	hold    *policy.OOMHold
+	// The domain's OOM hold (hold.go): armed says allocations past the
+	// budget wait rather than OOM-kill.
 	armed   bool
 	waiters []waiter
 
@@ -68,7 +58,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return s.run(ctx)
 }
 
-// newSim sets up a run of cfg: the decision code, the agents and the first
+// newSim sets up a run of cfg: the decision core, the agents and the first
 // events.
 func newSim(cfg Config) (*sim, error) {
 	cfg, err := cfg.withDefaults()
@@ -76,40 +66,36 @@ func newSim(cfg Config) (*sim, error) {
 		return nil, err
 	}
 	s := &sim{cfg: cfg, h: newHost(cfg.Budget), left: len(cfg.Workflows), oomAt: -1, lastSched: -1,
-		tickets: map[*admission.Ticket]*agent{}, learned: policy.RetryReserve{}}
+		byID: make(map[string]*agent, len(cfg.Workflows))}
 	s.res = Result{Policy: cfg.Policy.Name, Budget: cfg.Budget, Horizon: cfg.Horizon}
-	s.thresh = cfg.Gate.ThresholdsFor(cfg.Budget)
-	clock := func() time.Time { return epoch.Add(s.now) }
 	sp := cfg.Policy
-	if sp.Gate {
-		s.gate = gate.New(cfg.Gate)
-	}
-	if d := holdTimeout(cfg); d > 0 {
-		s.hold, s.armed = &policy.OOMHold{Timeout: d, MaxWait: policy.HoldMaxWait(d)}, true
-	}
-	if sp.Admission {
-		if cfg.Predictors == nil {
-			p, err := NewPredictors(cfg.Workflows, PredictorOptions{Kinds: []string{sp.Predictor}})
-			if err != nil {
-				return nil, err
-			}
-			cfg.Predictors = p
-			s.cfg.Predictors = p
+	if sp.Admission && cfg.Predictors == nil {
+		p, err := NewPredictors(cfg.Workflows, PredictorOptions{Kinds: []string{sp.Predictor}})
+		if err != nil {
+			return nil, err
 		}
-		s.adm = admission.New(cfg.Admission, clock)
+		cfg.Predictors = p
+		s.cfg.Predictors = p
 	}
+	pc, err := machineConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if s.m, err = policy.NewMachine(pc); err != nil {
+		return nil, err
+	}
+	s.m.SetTrace(cfg.Trace)
+	s.armed = s.m.HoldArmed()
 	for i := range cfg.Workflows {
 		wf := &cfg.Workflows[i]
-		ag := &agent{wf: wf, admIdx: -1, firstPeak: -1, res: WorkflowResult{ID: wf.ID, Submit: secs(wf.Arrival), Started: -1}}
+		ag := &agent{wf: wf, res: WorkflowResult{ID: wf.ID, Submit: secs(wf.Arrival), Started: -1}}
 		for _, a := range wf.Actions {
 			ag.prof = append(ag.prof, profileOf(a))
 		}
-		if sp.Admission {
-			if ag.pred = cfg.Predictors.For(sp.Predictor, wf.ID); ag.pred == nil {
-				return nil, fmt.Errorf("%w: no %s predictor", ErrBadConfig, sp.Predictor)
-			}
+		if _, dup := s.byID[wf.ID]; dup {
+			return nil, fmt.Errorf("%w: workflow id %q appears twice", ErrBadConfig, wf.ID)
 		}
-		ag.reserve = mib(wf.ProfiledPeakMiB()) + cfg.SandboxBase
+		s.byID[wf.ID] = ag
 		s.agents = append(s.agents, ag)
 		s.q.push(&event{t: ag.res.Submit, kind: evArrive, ag: ag})
 	}
@@ -119,6 +105,62 @@ func newSim(cfg Config) (*sim, error) {
 	s.q.push(&event{t: 0, kind: evRecord})
 	return s, nil
 }
+
+// MachineConfig is the configuration of the decision core a run of cfg
+// drives: the live registry's (policy.Configure) with the simulator's
+// settings on top: its gate, admission, margin, hold and agent-reserve
+// values (whose defaults are the live ones, see Config.withDefaults), the
+// sampled or live predictors (cfg.Predictors, or trained as Run does), and
+// the sandbox base memory as agent-reservation's margin.
+func MachineConfig(cfg Config) (policy.Config, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return policy.Config{}, err
+	}
+	if cfg.Policy.Admission && cfg.Predictors == nil {
+		if cfg.Predictors, err = NewPredictors(cfg.Workflows, PredictorOptions{Kinds: []string{cfg.Policy.Predictor}}); err != nil {
+			return policy.Config{}, err
+		}
+	}
+	return machineConfig(cfg)
+}
+
+// machineConfig is MachineConfig for a cfg with its defaults and predictors.
+func machineConfig(cfg Config) (policy.Config, error) {
+	opts := policy.Options{Budget: cfg.Budget, Workflows: recordedWorkflows(cfg.Workflows)}
+	if cfg.Policy.Admission {
+		if cfg.Predictors.byKnd[cfg.Policy.Predictor] == ([2]predict.Predictor{}) {
+			return policy.Config{}, fmt.Errorf("%w: no %s predictor", ErrBadConfig, cfg.Policy.Predictor)
+		}
+		opts.Predictor = foldPredictor{p: cfg.Predictors, kind: cfg.Policy.Predictor}
+	}
+	pc, err := policy.Configure(cfg.Policy, opts)
+	if err != nil {
+		return policy.Config{}, err
+	}
+	pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.AgentReserve = cfg.Gate, cfg.Admission, cfg.Margin, cfg.AgentReserve
+	pc.Hold = holdTimeout(cfg)
+	if cfg.Policy.Reservation {
+		pc.ReserveMargin = cfg.SandboxBase
+	}
+	return pc, nil
+}
+
+// Available is the machine's view of the domain's free memory (policy.Observer).
+func (s *sim) Available() int64 { return s.cfg.Budget - s.h.projected(s.now) }
+
+// Memory is a sandbox's memory now (policy.Observer).
+func (s *sim) Memory(id string) (int64, bool) {
+	sb := s.h.byID[id]
+	if sb == nil {
+		return 0, false
+	}
+	s.h.advance(sb, s.now)
+	return sb.mem, true
+}
+
+// clock is the simulated time as the decision core sees it.
+func (s *sim) clock() time.Time { return epoch.Add(s.now) }
 
 // run processes events until every workflow is done or the horizon.
 func (s *sim) run(ctx context.Context) (*Result, error) {
@@ -151,6 +193,7 @@ func (s *sim) run(ctx context.Context) (*Result, error) {
 	}
 	s.res.PeakBytes = s.h.peak
 	s.holdResult()
+	s.res.LivenessAdmits = s.m.Stats().LivenessAdmits
 	return &s.res, nil
 }
 
@@ -208,7 +251,7 @@ func (s *sim) handle(ev *event) {
 
 // admitCoalesce is the shortest interval between admission Schedule calls:
 // kicks closer together are served together at the end of the interval
-// (the live admitter's loop also batches kicks).
+// (the live adapter's admission loop also batches kicks).
 const admitCoalesce = 10 * time.Millisecond
 
 // after runs once per event: the OOM hold (growers at the budget wait,
@@ -232,7 +275,7 @@ func (s *sim) after() {
 			s.oomKill(v)
 		}
 	}
-	if s.adm != nil && s.waiting > 0 && s.kick {
+	if s.m.Waiting() > 0 && s.kick {
 		switch next := s.lastSched + admitCoalesce; {
 		case s.now >= next || s.lastSched < 0:
 			s.lastSched = s.now
@@ -242,8 +285,10 @@ func (s *sim) after() {
 			s.q.push(&event{t: next, kind: evSchedule})
 		}
 	}
-	if s.adm != nil && s.kick && len(s.slotQueue) > 0 {
-		s.tryPace()
+	if s.cfg.Policy.Admission && s.kick && s.m.Queued() > 0 {
+		for _, id := range s.m.Pace(s.clock(), s) {
+			s.startAttempt(s.byID[id])
+		}
 	}
 	s.kick = false
 	if tc := s.h.crossing(s.now, s.limit()); tc >= 0 && (s.oomAt < 0 || tc < s.oomAt) {
@@ -252,14 +297,9 @@ func (s *sim) after() {
 	}
 }
 
-// pressureNow is the gate's last pressure, or without a gate the
-// classification of the current available memory.
-func (s *sim) pressureNow() gate.Pressure {
-	if s.gate != nil {
-		return s.pressure
-	}
-	return s.thresh.Classify(s.cfg.Budget-s.h.projected(s.now), 0)
-}
+// pressureNow is the decision core's pressure: the gate's, or without a
+// gate the classification of the available memory at the last sample.
+func (s *sim) pressureNow() gate.Pressure { return s.m.Pressure() }
 
 // stall fails every unfinished workflow at the horizon.
 func (s *sim) stall() {

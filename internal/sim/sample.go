@@ -6,33 +6,29 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/policy"
 )
 
-// sample is one gate period: step the OOM hold (as the live gate runner
-// does before it observes), observe every live sandbox, run one
-// gate.Controller.Step, freeze and thaw as decided; then the residency
-// policy's idle reclaim and held-back rematerializations.
+// sample is one gate period: observe every live sandbox, step the
+// decision core (the OOM hold, then the gate), freeze and thaw as decided
+// and act on the hold; then the residency policy's idle reclaim and
+// held-back rematerializations.
 func (s *sim) sample() {
 	s.kick = true
-	s.stepHold()
-	if s.gate != nil {
-		s.h.advanceAll(s.now)
-		obs := gate.Observation{Budget: s.cfg.Budget, Available: max(s.cfg.Budget-s.h.used, 0),
-			Sandboxes: make([]gate.Sample, 0, len(s.h.all))}
-		for _, sb := range s.h.sorted {
-			if sb.state == sbLive {
-				smp := gate.Sample{ID: sb.id, Footprint: sb.mem, CPU: sb.cpu}
-				if s.adm != nil {
-					s.demandCap(sb, &smp)
-				}
-				obs.Sandboxes = append(obs.Sandboxes, smp)
-			}
+	s.h.advanceAll(s.now)
+	obs := policy.Observation{Available: max(s.cfg.Budget-s.h.used, 0), UnderOOM: s.underOOM(),
+		Sandboxes: make([]gate.Sample, 0, len(s.h.all))}
+	for _, sb := range s.h.sorted {
+		if sb.state == sbLive {
+			obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: sb.id, Footprint: sb.mem, CPU: sb.cpu})
 		}
-		t0 := time.Now()
-		d := s.gate.Step(epoch.Add(s.now), obs)
+	}
+	t0 := time.Now()
+	st := s.m.Sample(s.clock(), obs)
+	if s.cfg.Policy.Gate {
 		s.res.GateStepWall += time.Since(t0)
 		s.res.GateSteps++
-		s.pressure = d.Pressure
+		d := st.Gate
 		s.traceGate(d, len(obs.Sandboxes), obs.Available)
 		for _, sd := range d.Sandboxes {
 			sb := s.h.byID[sd.ID]
@@ -47,6 +43,7 @@ func (s *sim) sample() {
 			}
 		}
 	}
+	s.applyHold(st.Hold)
 	if s.cfg.Policy.Residency {
 		if p := s.pressureNow(); s.cfg.Residency.ReclaimIdle(p) {
 			s.reclaimIdle()
@@ -109,5 +106,5 @@ func (s *sim) traceGate(d gate.Decision, live int, avail int64) {
 		}
 	}
 	s.debugf("gate %v avail=%dMiB live=%d frozen=%d running=%d admitted=%d waiting=%d active=%d queued=%d permitted=%d",
-		d.Pressure, avail>>20, live, frozen, s.running, len(s.admitted), s.waiting, s.active, len(s.slotQueue), len(d.Permitted))
+		d.Pressure, avail>>20, live, frozen, s.running, s.m.Running(), s.m.Waiting(), s.m.Active(), s.m.Queued(), len(d.Permitted))
 }

@@ -269,24 +269,26 @@ func TestStaticNLimitsAgents(t *testing.T) {
 
 func TestParsePolicy(t *testing.T) {
 	tests := []struct {
-		name string
-		want Spec
-		err  bool
+		name    string
+		want    Spec
+		err     bool
+		unknown bool
 	}{
 		{name: "eager", want: Spec{Name: "eager"}},
 		{name: "Static-4", want: Spec{Name: "static-4", StaticN: 4}},
 		{name: "tenon", want: Spec{Name: "tenon", Gate: true, Admission: true, Residency: true, Predictor: PredCurrent}},
 		{name: "tenon-no-gate", want: Spec{Name: "tenon-no-gate", Admission: true, Residency: true, Predictor: PredCurrent}},
 		{name: "tenon-history-pred", want: Spec{Name: "tenon-history-pred", Gate: true, Admission: true, Residency: true, Predictor: PredHistory}},
+		{name: "agentcgroup", want: Spec{Name: "agentcgroup", AgentCgroup: true}},
 		{name: "static-0", err: true},
-		{name: "agentcgroup", err: true},
+		{name: "nope", err: true, unknown: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParsePolicy(tc.name)
 			if tc.err {
-				if !errors.Is(err, ErrUnknownPolicy) {
-					t.Fatalf("err %v, want ErrUnknownPolicy", err)
+				if err == nil || tc.unknown != errors.Is(err, ErrUnknownPolicy) {
+					t.Fatalf("err %v, want an error (ErrUnknownPolicy: %v)", err, tc.unknown)
 				}
 				return
 			}

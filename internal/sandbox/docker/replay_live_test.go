@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/sandbox/docker"
@@ -67,7 +68,7 @@ func TestReplayRetriesKilledContainer(t *testing.T) {
 	}()
 	var events syncBuffer
 	res, err := replay.Run(ctx, replay.Config{
-		Workflows: []trajectory.Workflow{wf}, Backend: be, Policy: policy.NewEager(),
+		Workflows: []trajectory.Workflow{wf}, Backend: be, Policy: eagerPolicy(t),
 		Budget: 1 << 30, WorkspaceRoot: t.TempDir(), EventLog: &events,
 	})
 	if err != nil {
@@ -108,4 +109,14 @@ func flatten(rows [][]string) []string {
 		out = append(out, r...)
 	}
 	return out
+}
+
+// eagerPolicy is the eager policy on the live adapter.
+func eagerPolicy(t *testing.T) controller.Policy {
+	t.Helper()
+	p, err := live.Lookup("eager", policy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -1,10 +1,14 @@
-package sim
+package main
 
-import "github.com/tenon-dev/tenon/internal/replay"
+import (
+	"github.com/tenon-dev/tenon/internal/replay"
+	"github.com/tenon-dev/tenon/internal/sim"
+)
 
-// Replay returns r as a replay.Result, so internal/report summarizes,
-// tabulates and plots simulated runs exactly as live ones.
-func (r *Result) Replay() *replay.Result {
+// simReplay returns a simulated run as a replay.Result, so internal/report
+// summarizes, tabulates and plots simulated runs exactly as live ones (the
+// simulator itself imports nothing of the live replay).
+func simReplay(r *sim.Result) *replay.Result {
 	out := &replay.Result{
 		Policy: r.Policy, Budget: r.Budget, TimeScale: 1, Makespan: r.Makespan, PeakBytes: r.PeakBytes,
 		Attempts: r.Attempts, FailedAttempts: r.FailedAttempts, OOMEvents: r.OOMEvents,

@@ -1,14 +1,12 @@
-package policy
+package live
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
@@ -46,88 +45,6 @@ func peakWorkflows(peaks []float64) []trajectory.Workflow {
 		w.Actions = append(w.Actions, a)
 	}
 	return wfs
-}
-
-func TestHighThresholdSplit(t *testing.T) {
-	ten := []float64{5, 1, 9, 3, 7, 10, 2, 8, 4, 6}
-	tests := []struct {
-		name      string
-		peaks     []float64
-		fraction  float64
-		wantThr   float64
-		wantHighs int
-	}{
-		{name: "top 20 percent", peaks: ten, fraction: 0.2, wantThr: 9, wantHighs: 2},
-		{name: "top 50 percent", peaks: ten, fraction: 0.5, wantThr: 6, wantHighs: 5},
-		{name: "all", peaks: ten, fraction: 1, wantThr: 1, wantHighs: 10},
-		{name: "none", peaks: ten, fraction: 0, wantThr: math.Inf(1), wantHighs: 0},
-		{name: "rounds up to one", peaks: ten, fraction: 0.01, wantThr: 10, wantHighs: 1},
-		{name: "rounds to nearest", peaks: ten, fraction: 0.26, wantThr: 8, wantHighs: 3},
-		{name: "no profile", peaks: nil, fraction: 0.2, wantThr: math.Inf(1), wantHighs: 0},
-		{name: "ties count high", peaks: []float64{1, 5, 5, 5, 2}, fraction: 0.2, wantThr: 5, wantHighs: 3},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			wfs := peakWorkflows(tt.peaks)
-			p, err := NewAgentCgroup(AgentCgroupConfig{HighFraction: tt.fraction}, units.GiB, wfs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := p.Threshold(); got != tt.wantThr {
-				t.Errorf("Threshold = %g, want %g", got, tt.wantThr)
-			}
-			highs := 0
-			for _, w := range wfs {
-				for i := range w.Actions {
-					if p.High(&w.Actions[i]) {
-						highs++
-					}
-				}
-			}
-			if highs != tt.wantHighs {
-				t.Errorf("%d actions High, want %d", highs, tt.wantHighs)
-			}
-		})
-	}
-}
-
-func TestAgentCgroupLowLimit(t *testing.T) {
-	tests := []struct {
-		name      string
-		params    map[string]string
-		budget    int64 // Options.Budget
-		envBudget int64
-		want      int64
-		wantErr   error
-	}{
-		{name: "paper default", budget: 8 * units.GiB, want: 400 * units.MiB},
-		{name: "scaled to budget", budget: units.GiB, want: 128 * units.MiB},
-		{name: "env budget wins", budget: 8 * units.GiB, envBudget: units.GiB, want: 128 * units.MiB},
-		{name: "no budget", want: 400 * units.MiB},
-		{name: "explicit", params: map[string]string{"low": "300MiB", "high": "0.1"}, budget: units.GiB, want: 300 * units.MiB},
-		{name: "bad high", params: map[string]string{"high": "1.5"}, wantErr: ErrBadOption},
-		{name: "bad low", params: map[string]string{"low": "0"}, wantErr: ErrBadOption},
-		{name: "unknown", params: map[string]string{"mid": "1"}, wantErr: ErrBadOption},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pol, err := Lookup("agentcgroup", Options{Budget: tt.budget, Params: tt.params})
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-			if err != nil {
-				return
-			}
-			p := pol.(*AgentCgroup)
-			p.detect = func(string) (*cgroup.Layout, error) { return nil, cgroup.ErrNoMemoryController }
-			if err := p.Start(t.Context(), controller.Env{Budget: tt.envBudget}); err != nil {
-				t.Fatal(err)
-			}
-			if got := p.LowLimit(); got != tt.want {
-				t.Errorf("LowLimit = %s, want %s", units.FormatSize(got), units.FormatSize(tt.want))
-			}
-		})
-	}
 }
 
 // v2Tree builds a fake cgroup2 tree holding group tenon/sb-1 with a
@@ -158,23 +75,29 @@ func v2Tree(t *testing.T) (*cgroup.Layout, string) {
 // the first is Low and the second High.
 func lowHigh() []trajectory.Workflow { return peakWorkflows([]float64{50, 900}) }
 
-func startAgentCgroup(t *testing.T, layout *cgroup.Layout, logger *slog.Logger) (*AgentCgroup, *controller.Agent) {
+// startAgentCgroup starts agentcgroup (high=0.5, low=300MiB over lowHigh:
+// action 0 is Low, action 1 High) on the live adapter with limits through
+// layout (nil: none detected); open, when set, replaces cgroup.Open.
+func startAgentCgroup(t *testing.T, layout *cgroup.Layout, logger *slog.Logger, open func(*cgroup.Layout, string) (cgroup.Group, error)) (*Policy, *controller.Agent) {
 	t.Helper()
 	wfs := lowHigh()
-	p, err := NewAgentCgroup(AgentCgroupConfig{HighFraction: 0.5, LowLimit: 300 * units.MiB}, units.GiB, wfs, logger)
+	m, err := policy.Build("agentcgroup", policy.Options{Budget: units.GiB, Workflows: wfs,
+		Params: map[string]string{"high": "0.5", "low": "300MiB"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.detect = func(string) (*cgroup.Layout, error) {
-		if layout == nil {
-			return nil, cgroup.ErrNoMemoryController
-		}
-		return layout, nil
+	lim := &CgroupLimiter{Layout: layout, Clock: controller.RealClock{}, Logger: logger, Open: open}
+	if layout == nil {
+		lim.degrade("no cgroup layout", cgroup.ErrNoMemoryController)
 	}
+	p := New(m, Options{Logger: logger, Limits: lim})
 	if err := p.Start(t.Context(), controller.Env{Budget: units.GiB, Clock: controller.RealClock{}}); err != nil {
 		t.Fatal(err)
 	}
-	a := &controller.Agent{ID: "wf", Workflow: &wfs[0], SandboxID: "sb-1"}
+	a := &controller.Agent{ID: "wf", Attempt: 1, Workflow: &wfs[0], SandboxID: "sb-1"}
+	if err := p.AgentReady(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
 	return p, a
 }
 
@@ -189,7 +112,7 @@ func readFile(t *testing.T, p string) string {
 
 func TestAgentCgroupV2MemoryHigh(t *testing.T) {
 	layout, high := v2Tree(t)
-	p, a := startAgentCgroup(t, layout, nil)
+	p, a := startAgentCgroup(t, layout, nil, nil)
 	p.SandboxUp(a, sandbox.Info{ID: "sb-1", CgroupPath: "tenon/sb-1"})
 	steps := []struct {
 		name      string
@@ -220,8 +143,8 @@ func TestAgentCgroupV2MemoryHigh(t *testing.T) {
 			}
 		})
 	}
-	if got, want := p.Stats(), (AgentCgroupStats{High: 1, Low: 2, Limited: 2}); got != want {
-		t.Errorf("Stats = %+v, want %+v", got, want)
+	if got := p.Stats(); got.High != 1 || got.Low != 2 || got.Limited != 2 {
+		t.Errorf("Stats = %+v, want High 1, Low 2, Limited 2", got)
 	}
 	// Stop lifts a threshold left applied.
 	a.Next = 0
@@ -276,13 +199,12 @@ func TestAgentCgroupV1Emulation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		layout := &cgroup.Layout{Controllers: map[string]cgroup.Mount{cgroup.Memory: {Version: cgroup.V1, Root: "/nonexistent/memory"}}}
 		fg := &fakeGroup{ws: 100 * units.MiB}
-		p, a := startAgentCgroup(t, layout, nil)
-		p.open = func(_ *cgroup.Layout, path string) (cgroup.Group, error) {
+		p, a := startAgentCgroup(t, layout, nil, func(_ *cgroup.Layout, path string) (cgroup.Group, error) {
 			if path != "tenon/sb-1" {
 				t.Errorf("opened %q, want tenon/sb-1", path)
 			}
 			return fg, nil
-		}
+		})
 		p.SandboxUp(a, sandbox.Info{ID: "sb-1", CgroupPath: "tenon/sb-1"})
 		throttle := quotaCall{DefaultThrottleQuota, DefaultThrottlePeriod}
 		lift := quotaCall{0, 0}
@@ -375,7 +297,7 @@ func TestAgentCgroupDegradesWithoutCgroup(t *testing.T) {
 			if tt.layout {
 				layout, _ = v2Tree(t)
 			}
-			p, a := startAgentCgroup(t, layout, logger)
+			p, a := startAgentCgroup(t, layout, logger, nil)
 			for range 2 {
 				p.SandboxUp(a, sandbox.Info{ID: "sb-1", CgroupPath: tt.path})
 			}
@@ -413,7 +335,7 @@ func TestAgentCgroupV1EmulationLive(t *testing.T) {
 			t.Skipf("live agentcgroup test needs the cgroup v1 %s controller", c)
 		}
 	}
-	name := fmt.Sprintf("tenon-test-policy-%d", os.Getpid())
+	name := fmt.Sprintf("tenon-test-live-%d", os.Getpid())
 	g, err := cgroup.Create(layout, name)
 	if err != nil {
 		t.Fatalf("creating %s: %v", name, err)
@@ -452,14 +374,19 @@ func TestAgentCgroupV1EmulationLive(t *testing.T) {
 	}
 
 	wfs := lowHigh()
-	p, err := NewAgentCgroup(AgentCgroupConfig{HighFraction: 0.5, LowLimit: 8 * units.MiB}, units.GiB, wfs, nil)
+	m, err := policy.Build("agentcgroup", policy.Options{Budget: units.GiB, Workflows: wfs,
+		Params: map[string]string{"high": "0.5", "low": "8MiB"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := New(m, Options{})
 	if err := p.Start(t.Context(), controller.Env{Budget: units.GiB, Clock: controller.RealClock{}}); err != nil {
 		t.Fatal(err)
 	}
-	a := &controller.Agent{ID: "wf", Workflow: &wfs[0], SandboxID: "sb-live"}
+	a := &controller.Agent{ID: "wf", Attempt: 1, Workflow: &wfs[0], SandboxID: "sb-live"}
+	if err := p.AgentReady(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
 	p.SandboxUp(a, sandbox.Info{ID: "sb-live", CgroupPath: name})
 	dirs, err := layout.Dirs(name)
 	if err != nil {

@@ -1,9 +1,11 @@
-package residency
+package policy
 
 import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/gate"
 )
 
 // IdleSandbox is a resident sandbox whose agent is waiting (between actions).
@@ -24,8 +26,8 @@ type ReclaimDecision struct {
 	Reason     string
 }
 
-// PolicyConfig tunes Decide.
-type PolicyConfig struct {
+// ResidencyConfig tunes DecideReclaim.
+type ResidencyConfig struct {
 	// AlwaysResident disables teardown entirely (the ablation).
 	AlwaysResident bool
 	// GreenAmortize: in green a sandbox is reclaimed only when its
@@ -36,12 +38,12 @@ type PolicyConfig struct {
 	GreenMinWorkingSet int64
 }
 
-// Decide returns the idle sandboxes to reclaim now, in the order to reclaim
+// DecideReclaim returns the idle sandboxes to reclaim now, in the order to reclaim
 // them (decreasing working set, then id). Resident-only sandboxes are never
 // chosen. Green: retain, unless the remaining predicted wait amortizes the
 // measured teardown + rematerialization cost. Yellow and red: reclaim every
 // restartable idle sandbox.
-func Decide(now time.Time, p Pressure, idle []IdleSandbox, cfg PolicyConfig) []ReclaimDecision {
+func DecideReclaim(now time.Time, p gate.Pressure, idle []IdleSandbox, cfg ResidencyConfig) []ReclaimDecision {
 	if cfg.AlwaysResident {
 		return nil
 	}
@@ -54,7 +56,7 @@ func Decide(now time.Time, p Pressure, idle []IdleSandbox, cfg PolicyConfig) []R
 		if !s.Restartable {
 			continue
 		}
-		if p != Green {
+		if p != gate.Green {
 			out = append(out, ReclaimDecision{ID: s.ID, WorkingSet: s.WorkingSet, Reason: p.String() + " pressure"})
 			continue
 		}
@@ -81,11 +83,11 @@ func Decide(now time.Time, p Pressure, idle []IdleSandbox, cfg PolicyConfig) []R
 // MayRematerialize reports whether a rematerialization may start now:
 // predictive (speculative) ones only in green, demand-driven ones (the next
 // action is ready) in green and yellow, none in red.
-func MayRematerialize(p Pressure, predictive bool) bool {
+func MayRematerialize(p gate.Pressure, predictive bool) bool {
 	switch p {
-	case Green:
+	case gate.Green:
 		return true
-	case Yellow:
+	case gate.Yellow:
 		return !predictive
 	}
 	return false

@@ -1,0 +1,284 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+)
+
+// observer reads the live domain for the machine: the domain's available
+// memory (the budget when there is no domain or it cannot be read) and a
+// sandbox's memory through the backend.
+type observer struct {
+	ctx context.Context
+	env controller.Env
+}
+
+func (o observer) Available() int64 {
+	if o.env.Domain != nil {
+		if v, err := o.env.Domain.Available(); err == nil {
+			return v
+		}
+	}
+	return o.env.Budget
+}
+
+func (o observer) Memory(id string) (int64, bool) {
+	if id == "" || o.env.Backend == nil {
+		return 0, false
+	}
+	st, err := o.env.Backend.Stats(o.ctx, id)
+	if err != nil {
+		return 0, false
+	}
+	return st.Memory, true
+}
+
+func (p *Policy) observer(ctx context.Context) policy.Observer { return observer{ctx: ctx, env: p.env} }
+
+// startLoops starts the gate loop (every control period: observe, step
+// the machine, actuate) and the admission loop (every admitPeriod or when
+// poked: the machine's Tick).
+func (p *Policy) startLoops(env controller.Env) error {
+	loop, err := p.newGateLoop(env)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	p.mu.Lock()
+	p.gateLoop, p.loopStop, p.loopDone = loop, cancel, done
+	p.mu.Unlock()
+	gateDone := make(chan struct{})
+	go func() {
+		defer close(gateDone)
+		_ = loop.Run(ctx) // release errors are reported through the sink
+	}()
+	go func() {
+		defer close(done)
+		p.admitLoop(ctx, env)
+		<-gateDone
+	}()
+	return nil
+}
+
+// newGateLoop is the gate loop over env: it observes the domain and every
+// live sandbox, steps the machine (policy.Machine.Sample), acts on the OOM
+// hold's decision and pauses or resumes sandboxes as the gate decided.
+func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
+	cfg := p.m.Config()
+	var underOOM bool // read by the observer, used by step; both run on the gate loop's goroutine
+	observe := func(ctx context.Context) (gate.Observation, error) {
+		obs := gate.Observation{Budget: env.Budget, Available: env.Budget}
+		if env.Domain != nil {
+			avail, err := env.Domain.Available()
+			if err != nil {
+				return obs, fmt.Errorf("reading domain memory: %w", err)
+			}
+			obs.Available = avail
+		}
+		if env.Live != nil && env.Backend != nil {
+			for _, ls := range env.Live() {
+				st, err := env.Backend.Stats(ctx, ls.Info.ID)
+				if err != nil {
+					continue // gone between listing and reading: the gate drops it
+				}
+				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU})
+			}
+		}
+		underOOM = false
+		p.mu.Lock()
+		holder := p.holder
+		p.mu.Unlock()
+		if holder != nil {
+			under, err := holder.UnderOOM()
+			if err != nil {
+				env.Emit(controller.Event{Kind: controller.EventError, Policy: cfg.Name, Error: "OOM hold: " + err.Error()})
+			}
+			underOOM = under
+		}
+		return obs, nil
+	}
+	step := func(now time.Time, obs gate.Observation) gate.Decision {
+		p.mu.Lock()
+		st := p.m.Sample(now, policy.Observation{Available: obs.Available, Sandboxes: obs.Sandboxes, UnderOOM: underOOM})
+		p.mu.Unlock()
+		p.applyHold(env, st)
+		return st.Gate
+	}
+	period := cfg.GateConfig.Period
+	loop, err := gate.NewLoop(gate.LoopOptions{Step: step, Period: period, Observer: observe,
+		Actuator: backendActuator{b: env.Backend}, Sink: p.gateSink(env), Logger: p.log, Clock: env.Clock})
+	return loop, err
+}
+
+// admitLoop runs the machine's Tick every admitPeriod and when poked.
+func (p *Policy) admitLoop(ctx context.Context, env controller.Env) {
+	for {
+		p.schedule(ctx)
+		p.pace(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.kick:
+		case <-env.Clock.After(admitPeriod):
+		}
+	}
+}
+
+// schedule runs admission (policy.Machine.Schedule) and wakes the actions
+// it admitted.
+func (p *Policy) schedule(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	grants := p.m.Schedule(p.env.Clock.Now(), p.observer(ctx))
+	for _, g := range grants {
+		if ch := p.grants[g.Agent]; ch != nil {
+			ch <- g
+			delete(p.grants, g.Agent)
+		}
+	}
+	p.stats.AdmittedByMachine += len(grants)
+}
+
+// pace runs agent pacing (policy.Machine.Pace) and wakes the agents it
+// started.
+func (p *Policy) pace(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.startLocked(p.m.Pace(p.env.Clock.Now(), p.observer(ctx)))
+}
+
+// gateSink writes the gate loop's events to the run's event log: an
+// iteration only when its decision changed. Without a gate the loop only
+// samples the domain for the machine's pressure: only its errors are
+// written.
+func (p *Policy) gateSink(env controller.Env) func(gate.Event) {
+	name := p.Name()
+	hasGate := p.m.Config().Gate
+	var last gate.Event
+	return func(e gate.Event) {
+		if !hasGate && e.Kind != gate.EventObserveError && e.Kind != gate.EventActuatorError {
+			return
+		}
+		switch e.Kind {
+		case gate.EventIteration:
+			if e.Pressure == last.Pressure && e.B == last.B && slices.Equal(e.Permitted, last.Permitted) && slices.Equal(e.Denied, last.Denied) && last.Kind != "" {
+				return
+			}
+			last = e
+			env.Emit(controller.Event{Kind: controller.EventGate, Policy: name, Pressure: e.Pressure.String(), B: e.B,
+				Permitted: slices.Clone(e.Permitted), Denied: slices.Clone(e.Denied)})
+		case gate.EventDeny:
+			env.Emit(controller.Event{Kind: controller.EventPause, Policy: name, Sandbox: e.Sandbox, Reason: "gate deny (" + e.Pressure.String() + ")"})
+		case gate.EventAllow:
+			env.Emit(controller.Event{Kind: controller.EventResume, Policy: name, Sandbox: e.Sandbox, Reason: "gate allow (" + e.Pressure.String() + ")"})
+		case gate.EventPressure:
+			env.Emit(controller.Event{Kind: "pressure", Policy: name, Reason: e.From + "->" + e.To})
+		case gate.EventBudget:
+			env.Emit(controller.Event{Kind: "gate_budget", Policy: name, Reason: e.From + "->" + e.To})
+		case gate.EventObserveError, gate.EventActuatorError:
+			msg := ""
+			if e.Err != nil {
+				msg = e.Err.Error()
+			}
+			env.Emit(controller.Event{Kind: controller.EventError, Policy: name, Sandbox: e.Sandbox, Error: "gate: " + msg})
+		}
+	}
+}
+
+// backendActuator pauses and resumes sandboxes through the backend (the
+// process backend's Pause is a verified cgroup freeze). A sandbox that is
+// gone needs nothing.
+type backendActuator struct{ b sandbox.Backend }
+
+func (a backendActuator) Name() string { return "freezer" }
+
+func (a backendActuator) Allow(ctx context.Context, id string) error {
+	if err := a.b.Resume(ctx, id); err != nil && !errors.Is(err, sandbox.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+func (a backendActuator) Deny(ctx context.Context, id string) error {
+	if err := a.b.Pause(ctx, id); err != nil && !errors.Is(err, sandbox.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// armHold arms the domain's OOM hold when the machine runs one and the
+// domain has it; otherwise the machine runs without it (with a warning
+// when arming failed).
+func (p *Policy) armHold(env controller.Env) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.m.HoldArmed() {
+		return
+	}
+	h, ok := env.Domain.(controller.OOMHolder)
+	if !ok {
+		p.m.DisableHold()
+		return
+	}
+	if err := h.SetOOMHold(true); err != nil {
+		p.log.Warn("OOM hold off: the gate runs without it", "err", err)
+		p.m.DisableHold()
+		return
+	}
+	p.holder = h
+}
+
+// applyHold acts on the hold's step: HoldRelease lets the kernel's OOM
+// killer act, HoldRearm arms the hold again; every change is logged.
+func (p *Policy) applyHold(env controller.Env, st policy.Step) {
+	p.mu.Lock()
+	h := p.holder
+	p.mu.Unlock()
+	if h == nil || st.Hold == policy.HoldNone {
+		return
+	}
+	ev := controller.Event{Kind: controller.EventHold, Policy: p.Name(), DurationS: st.Held.Seconds()}
+	switch st.Hold {
+	case policy.HoldBegan:
+		ev.Reason = "began"
+	case policy.HoldResolved:
+		ev.Reason = "resolved: memory freed, no kill"
+	case policy.HoldRelease:
+		ev.Reason = "released to the OOM killer"
+		if err := h.SetOOMHold(false); err != nil {
+			ev.Error = err.Error()
+		}
+	case policy.HoldRearm:
+		ev.Reason = "re-armed"
+		if err := h.SetOOMHold(true); err != nil {
+			ev.Error = err.Error()
+		}
+	}
+	env.Emit(ev)
+}
+
+// disarmHold restores the kernel's OOM killer once the loops have
+// stopped: tenon never leaves a domain holding allocations with nobody
+// watching.
+func (p *Policy) disarmHold() error {
+	p.mu.Lock()
+	h := p.holder
+	p.holder = nil
+	p.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	if err := h.SetOOMHold(false); err != nil {
+		return fmt.Errorf("releasing the OOM hold: %w", err)
+	}
+	return nil
+}

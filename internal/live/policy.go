@@ -1,0 +1,389 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/residency"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+)
+
+// admitPeriod is how often admission and agent pacing re-check their
+// queues even without an event (physical headroom changes as memory is
+// freed).
+const admitPeriod = 50 * time.Millisecond
+
+// ResidencyFactory builds the residency manager of a policy whose Spec has
+// Residency: pressure is the machine's pressure, sink receives its events.
+// It returns the manager and what to close at Stop, or an error, in which
+// case sandboxes stay resident.
+type ResidencyFactory func(h controller.SandboxHost, pressure func() residency.Pressure, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error)
+
+// Options are what the adapter needs besides the machine.
+type Options struct {
+	Logger *slog.Logger // nil: discard
+	// Residency builds the residency manager for policies with Residency
+	// (nil: sandboxes stay resident).
+	Residency ResidencyFactory
+	// Limits overrides how memory.high limits are put on sandboxes (tests);
+	// nil detects the host's cgroup layout at Start.
+	Limits Limiter
+}
+
+// Policy is a policy.Machine behind the controller.Policy interface.
+type Policy struct {
+	m    *policy.Machine
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	env      controller.Env
+	starts   map[string]chan struct{}     // agents blocked in AgentReady
+	grants   map[string]chan policy.Grant // agents blocked in ActionReady
+	seq      uint64                       // grants handed out
+	limited  map[string]bool              // sandboxes under a memory.high limit
+	stats    Stats
+	holder   controller.OOMHolder // the armed hold's domain, nil when off
+	loopStop context.CancelFunc
+	loopDone chan struct{}
+	gateLoop *gate.Loop
+	kick     chan struct{}
+	res      io.Closer
+}
+
+// Stats counts what the adapter did beyond the gate loop's counters.
+type Stats struct {
+	Gate              gate.Stats
+	Hold              policy.HoldStats
+	High, Low         int // actions granted per AgentCgroup class
+	Limited           int // Low actions whose sandbox got a limit
+	LimitErrors       int
+	LivenessAdmits    int
+	AdmittedAtOnce    int
+	AdmittedByMachine int
+}
+
+var (
+	_ controller.Policy                 = (*Policy)(nil)
+	_ controller.SandboxManagerProvider = (*Policy)(nil)
+)
+
+// New wraps m; m must not be used by anyone else.
+func New(m *policy.Machine, opts Options) *Policy {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Policy{m: m, opts: opts, log: opts.Logger, starts: map[string]chan struct{}{},
+		grants: map[string]chan policy.Grant{}, limited: map[string]bool{}, kick: make(chan struct{}, 1)}
+}
+
+// Build resolves a policy name (policy.Build) and wraps its machine.
+func Build(name string, popts policy.Options, opts Options) (*Policy, error) {
+	m, err := policy.Build(name, popts)
+	if err != nil {
+		return nil, err
+	}
+	return New(m, opts), nil
+}
+
+// Name is the policy's name.
+func (p *Policy) Name() string { return p.m.Name() }
+
+// Machine returns the decision core (read it only after Stop, or under no
+// concurrent use).
+func (p *Policy) Machine() *policy.Machine { return p.m }
+
+// Stats returns the counters so far.
+func (p *Policy) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.stats
+	if p.gateLoop != nil {
+		s.Gate = p.gateLoop.Stats()
+	}
+	s.Hold = p.m.HoldStats()
+	s.LivenessAdmits = p.m.Stats().LivenessAdmits
+	return s
+}
+
+// GateStats returns the gate loop's counters (zero without a gate).
+func (p *Policy) GateStats() gate.Stats { return p.Stats().Gate }
+
+// Start arms the OOM hold where the domain has one, detects the cgroup
+// layout for memory.high limits, and starts the gate and admission loops.
+func (p *Policy) Start(ctx context.Context, env controller.Env) error {
+	if env.Clock == nil {
+		env.Clock = controller.RealClock{}
+	}
+	if env.Emit == nil {
+		env.Emit = func(controller.Event) {}
+	}
+	if env.Logger != nil {
+		p.log = env.Logger
+	}
+	cfg := p.m.Config()
+	if (cfg.Gate || cfg.Admission) && env.Backend == nil {
+		return fmt.Errorf("%w: %s needs a backend", policy.ErrBadOption, cfg.Name)
+	}
+	if cfg.Gate && env.Live == nil {
+		return fmt.Errorf("%w: the gate needs a live-sandbox list", policy.ErrBadOption)
+	}
+	p.mu.Lock()
+	p.env = env
+	p.mu.Unlock()
+	p.armHold(env)
+	if cfg.AgentCgroup && p.opts.Limits == nil {
+		p.opts.Limits = detectLimiter(env.Clock, p.log)
+	}
+	if cfg.Gate || cfg.Admission || cfg.Residency {
+		if err := p.startLoops(env); err != nil {
+			return errors.Join(err, p.disarmHold())
+		}
+	}
+	return ctx.Err()
+}
+
+// Stop ends the loops, which allow every sandbox the gate denied, and
+// disarms the OOM hold, lifts every memory limit and closes the residency
+// manager.
+func (p *Policy) Stop(ctx context.Context) error {
+	var errs []error
+	p.mu.Lock()
+	stop, done := p.loopStop, p.loopDone
+	p.loopStop = nil
+	p.mu.Unlock()
+	if stop != nil {
+		stop()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("stopping %s: %w", p.Name(), ctx.Err()))
+		case <-time.After(10 * time.Second):
+			errs = append(errs, fmt.Errorf("stopping %s: loops did not stop within 10s", p.Name()))
+		}
+	}
+	errs = append(errs, p.disarmHold())
+	if p.opts.Limits != nil {
+		p.mu.Lock()
+		ids := make([]string, 0, len(p.limited))
+		for id := range p.limited {
+			ids = append(ids, id)
+		}
+		p.mu.Unlock()
+		for _, id := range ids {
+			errs = append(errs, p.opts.Limits.Lift(id))
+		}
+		p.opts.Limits.Close()
+	}
+	p.mu.Lock()
+	res := p.res
+	p.res = nil
+	p.mu.Unlock()
+	if res != nil {
+		errs = append(errs, res.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// SandboxManager returns the residency manager when the policy has
+// Residency and a factory was given, else the keep-resident default.
+func (p *Policy) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
+	cfg := p.m.Config()
+	if !cfg.Residency || p.opts.Residency == nil {
+		return controller.NewResident(h)
+	}
+	mgr, closer, err := p.opts.Residency(h, p.pressure, p.residencyEvent)
+	if err != nil {
+		p.log.Warn("residency off: sandboxes stay resident", "err", err)
+		return controller.NewResident(h)
+	}
+	p.mu.Lock()
+	p.res = closer
+	p.mu.Unlock()
+	return mgr
+}
+
+// pressure is the machine's pressure, for the residency manager.
+func (p *Policy) pressure() residency.Pressure {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.m.Pressure()
+}
+
+// AgentReady submits the attempt and blocks until the machine starts it.
+func (p *Policy) AgentReady(ctx context.Context, a *controller.Agent) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	obs := p.observer(ctx)
+	started, err := p.m.Submit(p.env.Clock.Now(), a.ID, a.Attempt, a.Workflow, obs)
+	if err != nil {
+		p.mu.Unlock()
+		return err
+	}
+	ch := make(chan struct{})
+	p.starts[a.ID] = ch
+	p.startLocked(started)
+	p.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	delete(p.starts, a.ID)
+	p.startLocked(p.m.Withdraw(p.env.Clock.Now(), a.ID, p.observer(ctx)))
+	p.mu.Unlock()
+	p.poke()
+	return ctx.Err()
+}
+
+// startLocked wakes the agents the machine started.
+func (p *Policy) startLocked(ids []string) {
+	for _, id := range ids {
+		if ch := p.starts[id]; ch != nil {
+			close(ch)
+			delete(p.starts, id)
+		}
+	}
+}
+
+// AgentDone ends the attempt.
+func (p *Policy) AgentDone(a *controller.Agent, _ error) {
+	p.mu.Lock()
+	p.startLocked(p.m.AgentEnd(p.env.Clock.Now(), a.ID, p.observer(context.Background())))
+	p.mu.Unlock()
+	p.poke()
+}
+
+// ActionReady blocks until the machine admits the action; a Low action of
+// AgentCgroup gets its memory limit before it returns.
+func (p *Policy) ActionReady(ctx context.Context, a *controller.Agent, act *trajectory.Action) (controller.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return controller.Grant{}, err
+	}
+	p.mu.Lock()
+	g, ok, err := p.m.ActionReady(p.env.Clock.Now(), a.ID, a.Next, act, a.SandboxID)
+	if err != nil {
+		p.mu.Unlock()
+		return controller.Grant{}, err
+	}
+	if ok {
+		p.stats.AdmittedAtOnce++
+		p.mu.Unlock()
+		return p.grant(a, g), nil
+	}
+	ch := make(chan policy.Grant, 1)
+	p.grants[a.ID] = ch
+	p.mu.Unlock()
+	p.poke()
+	select {
+	case g := <-ch:
+		return p.grant(a, g), nil
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	delete(p.grants, a.ID)
+	p.m.CancelAction(p.env.Clock.Now(), a.ID) // waiting or admitted meanwhile: given back
+	p.mu.Unlock()
+	p.poke()
+	return controller.Grant{}, ctx.Err()
+}
+
+// grant turns the machine's grant into the driver's, applying its limit.
+func (p *Policy) grant(a *controller.Agent, g policy.Grant) controller.Grant {
+	p.mu.Lock()
+	p.seq++
+	out := controller.Grant{ID: p.seq, Charge: g.Charge, Heavy: g.Heavy}
+	cfg := p.m.Config()
+	limits := p.opts.Limits
+	if cfg.AgentCgroup {
+		if g.Limit > 0 {
+			p.stats.Low++
+		} else {
+			p.stats.High++
+			out.Heavy = true
+		}
+	}
+	p.mu.Unlock()
+	if g.Limit > 0 && limits != nil && a.SandboxID != "" {
+		err := limits.Apply(a.SandboxID, g.Limit)
+		p.mu.Lock()
+		switch {
+		case errors.Is(err, ErrNoLimiter): // no cgroup: classification only (logged once by the limiter)
+		case err != nil:
+			p.stats.LimitErrors++
+			p.log.Warn("memory limit for a Low action", "agent", a.ID, "sandbox", a.SandboxID, "err", err)
+		default:
+			p.stats.Limited++
+			p.limited[a.SandboxID] = true
+			out.Token = limitToken(a.SandboxID)
+		}
+		p.mu.Unlock()
+	}
+	return out
+}
+
+// limitToken names the sandbox whose limit ActionDone lifts.
+type limitToken string
+
+// ActionDone ends the action: the machine releases its charge and learns
+// what it measured; a memory limit is lifted.
+func (p *Policy) ActionDone(a *controller.Agent, g controller.Grant, o controller.Outcome) {
+	if id, ok := g.Token.(limitToken); ok && p.opts.Limits != nil {
+		if err := p.opts.Limits.Lift(string(id)); err != nil {
+			p.log.Warn("lifting a memory limit", "agent", a.ID, "err", err)
+		}
+		p.mu.Lock()
+		delete(p.limited, string(id))
+		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	err := p.m.ActionDone(p.env.Clock.Now(), a.ID, policy.Done{Index: o.Index, PeakBytes: o.PeakBytes,
+		AvgBytes: o.AvgBytes, Duration: o.Duration, OOM: o.OOM, Lost: o.Err != nil})
+	p.mu.Unlock()
+	if err != nil {
+		p.log.Warn("releasing an action", "agent", a.ID, "err", err)
+	}
+	p.poke()
+}
+
+// SandboxUp prepares a memory limiter for the sandbox (AgentCgroup).
+func (p *Policy) SandboxUp(_ *controller.Agent, info sandbox.Info) {
+	if p.opts.Limits != nil && p.m.Config().AgentCgroup {
+		p.opts.Limits.Add(info)
+	}
+}
+
+// SandboxDown forgets the sandbox's limiter.
+func (p *Policy) SandboxDown(_ *controller.Agent, id string) {
+	if p.opts.Limits != nil {
+		p.opts.Limits.Remove(id)
+		p.mu.Lock()
+		delete(p.limited, id)
+		p.mu.Unlock()
+	}
+}
+
+// poke wakes the admission loop.
+func (p *Policy) poke() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Lookup is Build with the adapter's defaults (no residency, no logger).
+func Lookup(name string, popts policy.Options) (*Policy, error) {
+	return Build(name, popts, Options{})
+}

@@ -1,0 +1,35 @@
+package live
+
+import (
+	"strings"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/residency"
+)
+
+// residencyEvent writes the residency manager's boundary, teardown and
+// rematerialization events to the run's event log.
+func (p *Policy) residencyEvent(e residency.Event) {
+	p.mu.Lock()
+	emit := p.env.Emit
+	p.mu.Unlock()
+	if emit == nil {
+		return
+	}
+	ev := controller.Event{Policy: p.Name(), Workflow: e.Agent, Sandbox: e.Sandbox, Reason: e.Reason, Error: e.Error}
+	switch e.Kind {
+	case residency.EventBoundary:
+		ev.Kind, ev.Restartable = controller.EventBoundary, strings.HasPrefix(e.Reason, residency.LabelRestartable)
+	case residency.EventTeardown:
+		ev.Kind, ev.BytesCaptured, ev.StateBytes, ev.WorkingSetBytes = controller.EventTeardown, e.Bytes, e.StateBytes, e.WorkingSet
+		ev.DurationS = e.Duration.Seconds()
+	case residency.EventRemat:
+		ev.Kind, ev.DurationS = controller.EventRemat, e.Duration.Seconds()
+	case residency.EventTeardownFailed, residency.EventRematFailed, residency.EventAgentLost, residency.EventDestroyFailed:
+		ev.Kind, ev.Reason = controller.EventError, "residency "+string(e.Kind)
+		ev.DurationS = e.Duration.Seconds()
+	default:
+		return
+	}
+	emit(ev)
+}

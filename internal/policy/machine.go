@@ -1,0 +1,411 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/admission"
+	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/predict"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// Spec is what one policy name switches on.
+type Spec struct {
+	Name        string
+	StaticN     int  // > 0: at most N attempts at once (static-N)
+	Reservation bool // each attempt reserves its profiled lifetime peak (agent-reservation)
+	Gate        bool // runtime execution gate (gate.Controller) and, where the host has it, the OOM hold
+	Admission   bool // water-level action admission with agent pacing
+	Residency   bool // idle restart-safe sandboxes may be torn down between actions
+	Predictor   string
+	// AgentCgroup classes every action High or Low from its profiled peak
+	// and runs Low ones under a memory.high limit (the AgentCgroup baseline).
+	AgentCgroup bool
+}
+
+// Config is a machine's configuration: the policy's Spec and the
+// parameters its mechanisms run with, on the host's clock.
+type Config struct {
+	Spec
+	Budget int64 // the workload domain's memory budget, bytes
+
+	// ReserveMargin is added to every agent-reservation (bytes).
+	ReserveMargin int64
+
+	// GateConfig is the gate's configuration on the host's clock; New fills
+	// its safety margin for the budget (GateConfigFor).
+	GateConfig gate.Config
+	// Hold is how long tasks may wait at the budget under the domain's OOM
+	// hold with no sandbox making progress (HoldTimeout); 0 turns the hold
+	// off. A host without a hold calls DisableHold.
+	Hold time.Duration
+	// HoldMaxWait bounds a hold while sandboxes progress (0: HoldMaxWait(Hold)).
+	HoldMaxWait time.Duration
+
+	AdmissionConfig admission.Config // zero fields: defaults scaled to Budget
+	// Model predicts each action's memory for admission (Spec.Predictor names its kind).
+	Model predict.Predictor
+	// Margin is admission's physical safety margin (0: AdmissionMargin's default).
+	Margin int64
+	// AgentReserve is the headroom a new agent leaves free beyond its first
+	// action's predicted peak (AgentPacing).
+	AgentReserve int64
+
+	// AgentCgroup's High threshold in MiB of profiled peak and its Low limit
+	// in bytes (AgentCgroupThreshold, AgentCgroupLowLimit).
+	HighMiB  float64
+	LowLimit int64
+}
+
+// Machine is a policy as a synchronous state machine: hosts (the live
+// adapter in internal/live, the simulator in internal/sim) feed it events
+// with the time they happened and observations of the domain, and act on
+// the decisions it returns. It starts no goroutine, reads no clock and
+// touches no kernel or backend; it is not safe for concurrent use.
+//
+// The events and what they may decide:
+//
+//	Submit(now, agent, obs)      an attempt wants to start → agents to start
+//	Withdraw(now, agent, obs)    a queued or started attempt is abandoned → agents to start
+//	AgentEnd(now, agent, obs)    an attempt ended → agents to start
+//	ActionReady(now, ...)        an action waits for admission → an admission when at once
+//	CancelAction(now, agent)     a waiting action is abandoned
+//	ActionDone(now, agent, done) an admitted action ended
+//	Tick(now, obs)               admission and agent pacing → admissions, agents to start
+//	Sample(now, obs)             one gate period → allow/deny per sandbox, the OOM hold's action
+type Machine struct {
+	cfg Config
+	now time.Time
+
+	agents map[string]*agentState
+	queue  []*agentState // attempts waiting to start, in arrival order
+
+	slotsUsed int   // static-N and agent-reservation attempts running
+	reserved  int64 // their reservations
+	active    int   // attempts started under agent pacing
+
+	adm      *admission.Admitter
+	tickets  map[*admission.Ticket]*agentState // waiting for admission
+	admitted []*agentState                     // holding an admitted ticket
+	seq      uint64                            // tickets enqueued
+	learned  RetryReserve
+	stats    MachineStats
+
+	gate      *gate.Controller
+	pressure  gate.Pressure
+	thresh    gate.Thresholds
+	available int64 // at the last sample
+	hold      *OOMHold
+	lastCPU   map[string]cpuSeen
+
+	trace func(Call) // SetTrace
+}
+
+// agentState is one agent's current attempt as the machine sees it.
+type agentState struct {
+	id       string
+	wf       *trajectory.Workflow
+	attempt  int
+	started  bool
+	start    time.Time
+	hist     []predict.Completed
+	slot     bool  // holds a static-N slot or a reservation
+	reserve  int64 // its reservation
+	paced    bool  // started under agent pacing
+	needPeak int64 // predicted peak of the first action, -1 until computed
+
+	// the action waiting for admission or running
+	index    int
+	act      *trajectory.Action
+	sandbox  string
+	ticket   *admission.Ticket
+	enq      time.Time
+	seq      uint64
+	peak     int64 // predicted peak (after what retries learned)
+	before   int64 // sandbox memory when admitted
+	charge   int64
+	admIdx   int // index in admitted, -1 when not admitted
+	actStart time.Time
+}
+
+// Observer is what a host lets the machine read at the moment of an event:
+// the domain's available memory and a sandbox's current memory. The
+// simulator answers from its model, the live adapter from the domain's
+// cgroup and the backend's stats.
+type Observer interface {
+	Available() int64
+	// Memory is the sandbox's memory in bytes; ok is false when it cannot be read.
+	Memory(sandbox string) (bytes int64, ok bool)
+}
+
+// Grant is an admission: the action may run.
+type Grant struct {
+	Agent  string
+	Charge int64 // bytes charged against the budget until ActionDone
+	Heavy  bool
+	// Limit, when > 0, is a memory.high limit the host puts on the sandbox
+	// for this action and lifts at ActionDone (AgentCgroup's Low actions).
+	Limit int64
+}
+
+// Done is what an admitted action did, measured by the host.
+type Done struct {
+	Index     int
+	PeakBytes int64 // sandbox peak during the action
+	AvgBytes  int64 // time-average sandbox memory during the action
+	Duration  time.Duration
+	OOM       bool // killed by the OOM killer
+	Lost      bool // could not run at all (sandbox gone); nothing is learned
+}
+
+// NewMachine checks cfg and returns a machine in its initial state.
+func NewMachine(cfg Config) (*Machine, error) {
+	if cfg.Name == "" {
+		return nil, fmt.Errorf("%w: a policy needs a name", ErrBadOption)
+	}
+	if cfg.Budget <= 0 && (cfg.Reservation || cfg.Gate || cfg.Admission) {
+		return nil, fmt.Errorf("%w: %s needs a memory budget", ErrBadOption, cfg.Name)
+	}
+	if cfg.StaticN < 0 || cfg.ReserveMargin < 0 || cfg.Margin < 0 {
+		return nil, fmt.Errorf("%w: %s: N, margins must be >= 0", ErrBadOption, cfg.Name)
+	}
+	cfg.GateConfig = GateConfigFor(cfg.GateConfig, cfg.Budget)
+	if err := cfg.GateConfig.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: gate: %v", ErrBadOption, err)
+	}
+	m := &Machine{cfg: cfg, agents: map[string]*agentState{}, learned: RetryReserve{},
+		tickets: map[*admission.Ticket]*agentState{}, thresh: cfg.GateConfig.ThresholdsFor(cfg.Budget),
+		available: cfg.Budget}
+	if cfg.Admission {
+		if cfg.Model == nil {
+			return nil, fmt.Errorf("%w: admission needs a predictor", ErrBadOption)
+		}
+		if cfg.AdmissionConfig.Budget == 0 {
+			cfg.AdmissionConfig.Budget = cfg.Budget
+			m.cfg.AdmissionConfig.Budget = cfg.Budget
+		}
+		m.cfg.Margin = AdmissionMargin(cfg.Margin, cfg.Budget, cfg.GateConfig)
+		m.adm = admission.New(cfg.AdmissionConfig, func() time.Time { return m.now })
+	}
+	if cfg.Gate {
+		m.gate = gate.New(cfg.GateConfig)
+	}
+	if cfg.Hold > 0 {
+		maxWait := cfg.HoldMaxWait
+		if maxWait == 0 {
+			maxWait = HoldMaxWait(cfg.Hold)
+		}
+		m.hold = &OOMHold{Timeout: cfg.Hold, MaxWait: maxWait}
+	}
+	return m, nil
+}
+
+// Config returns the machine's configuration, defaults filled.
+func (m *Machine) Config() Config { return m.cfg }
+
+// Name is the policy's name.
+func (m *Machine) Name() string { return m.cfg.Name }
+
+// HoldArmed reports whether the machine runs the OOM hold (a hold timeout
+// is set, as the registry does for the gate policies, and the host has not
+// disabled it).
+func (m *Machine) HoldArmed() bool { return m.hold != nil }
+
+// DisableHold turns the OOM hold off: the host has none (cgroup v2, the
+// fake backend) or could not arm it.
+func (m *Machine) DisableHold() { m.hold = nil }
+
+// HoldStats returns what the OOM hold did so far.
+func (m *Machine) HoldStats() HoldStats {
+	if m.hold == nil {
+		return HoldStats{}
+	}
+	return m.hold.Stats()
+}
+
+// Pressure is the gate's pressure at its last step or, without a gate, the
+// classification of the domain's available memory at the last sample.
+func (m *Machine) Pressure() gate.Pressure {
+	if m.gate != nil {
+		return m.pressure
+	}
+	return m.thresh.Classify(m.available, 0)
+}
+
+// Waiting is the number of actions waiting for admission.
+func (m *Machine) Waiting() int { return len(m.tickets) }
+
+// Queued is the number of attempts waiting to start.
+func (m *Machine) Queued() int { return len(m.queue) }
+
+// Running is the number of admitted actions.
+func (m *Machine) Running() int { return len(m.admitted) }
+
+// Active is the number of attempts started under agent pacing.
+func (m *Machine) Active() int { return m.active }
+
+// Submit queues an attempt of agent id (attempt counts from 1) running wf
+// and returns the agents that may start now (possibly id), in arrival order.
+func (m *Machine) Submit(now time.Time, id string, attempt int, wf *trajectory.Workflow, obs Observer) (started []string, err error) {
+	m.now = now
+	c, obs := m.begin(Call{Kind: "submit", T: now, Agent: id, Attempt: attempt}, obs)
+	defer func() {
+		if c != nil {
+			c.Started = started
+			if err != nil {
+				c.Err = err.Error()
+			}
+		}
+		m.end(c)
+	}()
+	if a := m.agents[id]; a != nil {
+		return nil, fmt.Errorf("%w: %s: agent %s already has an attempt", ErrBadOption, m.cfg.Name, id)
+	}
+	a := &agentState{id: id, wf: wf, attempt: attempt, admIdx: -1, needPeak: -1}
+	if m.cfg.Reservation {
+		a.reserve = m.cfg.ReserveMargin
+		if wf != nil {
+			a.reserve += int64(math.Ceil(wf.ProfiledPeakMiB() * float64(units.MiB)))
+		}
+	}
+	m.agents[id] = a
+	m.queue = append(m.queue, a)
+	return m.startAgents(obs), nil
+}
+
+// startAgents starts queued attempts as the policy's agent-level limit
+// allows: static-N slots or agent-reservation, head of line first; agent
+// pacing (with admission), every queued attempt that fits; else all.
+func (m *Machine) startAgents(obs Observer) []string {
+	if len(m.queue) == 0 {
+		return nil
+	}
+	if m.adm != nil {
+		return m.pace(obs)
+	}
+	var out []string
+	for len(m.queue) > 0 {
+		a := m.queue[0]
+		switch {
+		case m.cfg.StaticN > 0 && m.slotsUsed >= m.cfg.StaticN:
+			return out
+		case m.cfg.Reservation && m.slotsUsed > 0 && m.reserved+a.reserve > m.cfg.Budget:
+			return out
+		}
+		m.queue = m.queue[1:]
+		if m.cfg.StaticN > 0 || m.cfg.Reservation {
+			a.slot = true
+			m.slotsUsed++
+			m.reserved += a.reserve
+		}
+		m.startAttempt(a)
+		out = append(out, a.id)
+	}
+	return out
+}
+
+// pace is agent pacing (AgentMayStart): every queued attempt that may
+// start does, in arrival order. The headroom is read once per pass: it
+// does not change when an attempt starts (the attempt begins with a model
+// wait).
+func (m *Machine) pace(obs Observer) []string {
+	p := m.Pressure()
+	if !PacingOpen(m.active, len(m.tickets), p) {
+		return nil
+	}
+	headroom, read := int64(0), false
+	headroomOnce := func() int64 {
+		if !read {
+			headroom, read = m.physicalHeadroom(obs), true
+		}
+		return headroom
+	}
+	kept := m.queue[:0]
+	var out []string
+	for _, a := range m.queue {
+		if a.needPeak < 0 {
+			a.needPeak = 0
+			if a.wf != nil && len(a.wf.Actions) > 0 {
+				a.needPeak = FirstPeak(m.cfg.Model, a.id, &a.wf.Actions[0])
+			}
+		}
+		if AgentMayStart(m.active, len(m.tickets), p, headroomOnce, a.needPeak, m.cfg.AgentReserve) {
+			a.paced = true
+			m.active++
+			m.startAttempt(a)
+			out = append(out, a.id)
+		} else {
+			kept = append(kept, a)
+		}
+	}
+	clear(m.queue[len(kept):])
+	m.queue = kept
+	return out
+}
+
+// startAttempt marks a's attempt started now.
+func (m *Machine) startAttempt(a *agentState) {
+	a.started, a.start, a.hist = true, m.now, nil
+}
+
+// Withdraw abandons agent id's attempt wherever it is (queued, waiting for
+// admission, or started) and returns the agents that may start now. It is
+// AgentEnd for an attempt that never reached it, and safe to call twice.
+func (m *Machine) Withdraw(now time.Time, id string, obs Observer) []string {
+	return m.agentEnd("withdraw", now, id, obs)
+}
+
+// AgentEnd ends agent id's attempt: its slot, reservation or pacing count
+// and its prediction history are released, and an action it had waiting
+// or admitted is dropped. It returns the agents that may start now.
+func (m *Machine) AgentEnd(now time.Time, id string, obs Observer) []string {
+	return m.agentEnd("end", now, id, obs)
+}
+
+func (m *Machine) agentEnd(kind string, now time.Time, id string, obs Observer) (started []string) {
+	m.now = now
+	c, obs := m.begin(Call{Kind: kind, T: now, Agent: id}, obs)
+	defer func() {
+		if c != nil {
+			c.Started = started
+		}
+		m.end(c)
+	}()
+	a := m.agents[id]
+	if a == nil {
+		return nil
+	}
+	delete(m.agents, id)
+	if !a.started {
+		for i, q := range m.queue {
+			if q == a {
+				m.queue = append(m.queue[:i], m.queue[i+1:]...)
+				break
+			}
+		}
+		return m.startAgents(obs)
+	}
+	m.dropAction(a)
+	if a.slot {
+		a.slot = false
+		m.slotsUsed--
+		m.reserved -= a.reserve
+	}
+	if a.paced {
+		a.paced = false
+		m.active--
+	}
+	if m.adm != nil {
+		return nil // agent pacing runs at the next Tick, after admission
+	}
+	return m.startAgents(obs)
+}
+
+// Started reports whether agent id's attempt has started.
+func (m *Machine) Started(id string) bool {
+	a := m.agents[id]
+	return a != nil && a.started
+}

@@ -1,0 +1,109 @@
+package policy
+
+import (
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/gate"
+)
+
+// Observation is one gate period's snapshot of the domain.
+type Observation struct {
+	Available int64         // the domain's budget minus its working set, bytes
+	Sandboxes []gate.Sample // every live sandbox's footprint and CPU time (no caps: the machine sets them)
+	UnderOOM  bool          // tasks wait for memory under the OOM hold
+}
+
+// Step is what one gate period decided.
+type Step struct {
+	// Gate is the gate's decision (zero without a gate): the host allows or
+	// denies each sandbox as Gate.Sandboxes says.
+	Gate gate.Decision
+	// Hold is the OOM hold's action: HoldRelease lets the OOM killer act,
+	// HoldRearm arms the hold again; the others are for the log.
+	Hold HoldAction
+	// Held is how long the wait that Hold ended lasted (for the log).
+	Held time.Duration
+}
+
+// MachineStats counts decisions beyond the gate's and the hold's.
+type MachineStats struct {
+	LivenessAdmits int // Schedule calls whose headroom the liveness rule raised
+	GateSteps      int
+}
+
+// Stats returns the machine's counters.
+func (m *Machine) Stats() MachineStats { return m.stats }
+
+// Sample is one gate period: the OOM hold steps with the domain's
+// under-OOM flag and whether any sandbox used at least 5 % of a period of
+// CPU since the last sample, then the gate steps over the sandboxes, each
+// sandbox's projected demand capped by its admitted action's predicted
+// remaining growth when admission is on (DemandCap).
+func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
+	m.now = now
+	m.available = obs.Available
+	c, _ := m.begin(Call{Kind: "sample", T: now, Sample: obs}, nil)
+	defer func() {
+		if c != nil {
+			c.Step = st
+		}
+		m.end(c)
+	}()
+	if m.hold != nil {
+		progress := m.progressed(obs.Sandboxes, m.cfg.GateConfig.Period/20)
+		since := m.hold.since
+		st.Hold = m.hold.Step(now, obs.UnderOOM, progress)
+		if st.Hold == HoldResolved || st.Hold == HoldRelease {
+			st.Held = now.Sub(since)
+		}
+	}
+	if m.gate == nil {
+		return st
+	}
+	smp := obs.Sandboxes
+	if m.adm != nil {
+		smp = make([]gate.Sample, len(obs.Sandboxes))
+		copy(smp, obs.Sandboxes)
+		for i := range smp {
+			var adm *Admitted
+			if a, ok := m.AdmittedIn(smp[i].ID, smp[i].Footprint); ok {
+				adm = &a
+			}
+			smp[i].DemandCap, smp[i].HasCap = DemandCap(adm, m.cfg.GateConfig.BootstrapDemand)
+		}
+	}
+	st.Gate = m.gate.Step(now, gate.Observation{Budget: m.cfg.Budget, Available: obs.Available, Sandboxes: smp})
+	m.pressure = st.Gate.Pressure
+	m.stats.GateSteps++
+	return st
+}
+
+// progressed reports whether any sandbox used at least min CPU time since
+// the previous sample (a sandbox seen for the first time counts from
+// zero), and remembers this sample's CPU times. A sandbox missing from one
+// sample (its stats read failed) keeps its previous time for the next. min
+// filters the odd wakeup of an idle process or of a task retrying reclaim
+// at the budget; a running tool uses far more.
+func (m *Machine) progressed(smp []gate.Sample, min time.Duration) bool {
+	prev := m.lastCPU
+	m.lastCPU = make(map[string]cpuSeen, len(smp))
+	moved := false
+	for _, s := range smp {
+		m.lastCPU[s.ID] = cpuSeen{cpu: s.CPU}
+		if s.CPU-prev[s.ID].cpu >= max(min, 1) {
+			moved = true
+		}
+	}
+	for id, p := range prev {
+		if _, ok := m.lastCPU[id]; !ok && !p.missed {
+			m.lastCPU[id] = cpuSeen{cpu: p.cpu, missed: true}
+		}
+	}
+	return moved
+}
+
+// cpuSeen is a sandbox's CPU time at the last sample that had it.
+type cpuSeen struct {
+	cpu    time.Duration
+	missed bool // absent from the latest sample (kept for one more)
+}

@@ -1,0 +1,428 @@
+package policy
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/predict"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+)
+
+// constPred predicts the same descriptor for every action.
+type constPred struct{ peak int64 }
+
+func (constPred) Name() string { return "const" }
+func (p constPred) Predict(predict.ActionContext) predict.Descriptor {
+	return predict.Descriptor{PredAvg: p.peak / 2, PredPeak: p.peak}
+}
+
+// fakeObs is an Observer with values the test sets.
+type fakeObs struct {
+	avail int64
+	mem   map[string]int64
+}
+
+func (o *fakeObs) Available() int64 { return o.avail }
+func (o *fakeObs) Memory(id string) (int64, bool) {
+	v, ok := o.mem[id]
+	return v, ok
+}
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+// wfPeak is a workflow with one action whose profiled peak is peakMiB.
+func wfPeak(id string, peakMiB float64) *trajectory.Workflow {
+	return &trajectory.Workflow{ID: id, Actions: []trajectory.Action{{Class: "bash", Command: "c",
+		Mem: &trajectory.MemProfile{PeakMiB: peakMiB, RampS: 1, HoldS: 1}}}}
+}
+
+func mustMachine(t *testing.T, cfg Config) *Machine {
+	t.Helper()
+	m, err := NewMachine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func submit(t *testing.T, m *Machine, ms int, id string, wf *trajectory.Workflow, obs Observer) []string {
+	t.Helper()
+	if wf == nil {
+		wf = wfPeak(id, 10)
+	}
+	got, err := m.Submit(at(ms), id, 1, wf, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestParseSpec(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Spec
+		wantErr error
+	}{
+		{in: "eager", want: Spec{Name: "eager"}},
+		{in: " Eager ", want: Spec{Name: "eager"}},
+		{in: "static-4", want: Spec{Name: "static-4", StaticN: 4}},
+		{in: "Static-12", want: Spec{Name: "static-12", StaticN: 12}},
+		{in: "static-0", wantErr: ErrBadOption},
+		{in: "static-x", wantErr: ErrBadOption},
+		{in: "static-N", wantErr: ErrBadOption},
+		{in: "static", wantErr: ErrUnknown},
+		{in: "greedy", wantErr: ErrUnknown},
+		{in: "agent-reservation", want: Spec{Name: "agent-reservation", Reservation: true}},
+		{in: "agentcgroup", want: Spec{Name: "agentcgroup", AgentCgroup: true}},
+		{in: "tenon", want: Spec{Name: "tenon", Gate: true, Admission: true, Residency: true, Predictor: PredCurrent}},
+		{in: "gate", want: Spec{Name: "gate", Gate: true}},
+		{in: "tenon-always-resident", want: Spec{Name: "tenon-always-resident", Gate: true, Admission: true, Predictor: PredCurrent}},
+		{in: "tenon-history-pred", want: Spec{Name: "tenon-history-pred", Gate: true, Admission: true, Residency: true, Predictor: PredHistory}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseSpec(tt.in)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("ParseSpec(%q) err = %v, want %v", tt.in, err, tt.wantErr)
+			}
+			if err == nil && got != tt.want {
+				t.Errorf("ParseSpec(%q) = %+v, want %+v", tt.in, got, tt.want)
+			}
+		})
+	}
+	_, err := ParseSpec("nope")
+	for _, n := range []string{"eager", "static-N", "agentcgroup", "tenon"} {
+		if err == nil || !strings.Contains(err.Error(), n) {
+			t.Errorf("error %v does not list %q", err, n)
+		}
+	}
+}
+
+func TestConfigureParams(t *testing.T) {
+	tests := []struct {
+		name, policy string
+		params       map[string]string
+		wantErr      bool
+		check        func(Config) bool
+	}{
+		{name: "eager takes none", policy: "eager", params: map[string]string{"x": "1"}, wantErr: true},
+		{name: "reservation margin", policy: "agent-reservation", params: map[string]string{"margin": "64MiB"},
+			check: func(c Config) bool { return c.ReserveMargin == 64<<20 }},
+		{name: "reservation unknown", policy: "agent-reservation", params: map[string]string{"m": "1"}, wantErr: true},
+		{name: "gate regions", policy: "gate", params: map[string]string{"yellow": "0.3", "red": "0.1"},
+			check: func(c Config) bool { return c.GateConfig.YellowFraction == 0.3 && c.GateConfig.RedFraction == 0.1 }},
+		{name: "gate bad region", policy: "gate", params: map[string]string{"yellow": "0.9"}, wantErr: true},
+		{name: "agentcgroup low", policy: "agentcgroup", params: map[string]string{"low": "100MiB"},
+			check: func(c Config) bool { return c.LowLimit == 100<<20 }},
+		{name: "agentcgroup default low is budget/8", policy: "agentcgroup",
+			check: func(c Config) bool { return c.LowLimit == 128<<20 }},
+		{name: "agentcgroup bad high", policy: "agentcgroup", params: map[string]string{"high": "2"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Resolve(tt.policy, Options{Budget: 1 << 30, Params: tt.params})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if err == nil && tt.check != nil && !tt.check(c) {
+				t.Errorf("config %+v", c)
+			}
+		})
+	}
+}
+
+func TestStaticN(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "static-2", StaticN: 2}})
+	obs := &fakeObs{}
+	var started []string
+	for i, id := range []string{"a", "b", "c", "d"} {
+		started = append(started, submit(t, m, i, id, nil, obs)...)
+	}
+	if !slices.Equal(started, []string{"a", "b"}) {
+		t.Fatalf("started %v, want [a b]", started)
+	}
+	if got := m.AgentEnd(at(10), "b", obs); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("after b ended: %v, want [c]", got)
+	}
+	if got := m.Withdraw(at(11), "d", obs); len(got) != 0 {
+		t.Fatalf("withdrawing queued d started %v", got)
+	}
+	if got := m.AgentEnd(at(12), "a", obs); len(got) != 0 || m.Queued() != 0 {
+		t.Fatalf("after a ended: started %v, queued %d; d was withdrawn", got, m.Queued())
+	}
+	if _, err := m.Submit(at(13), "c", 2, wfPeak("c", 1), obs); err == nil {
+		t.Fatal("a second attempt of a running agent was accepted")
+	}
+}
+
+func TestReservation(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "agent-reservation", Reservation: true}, Budget: 1024 << 20})
+	obs := &fakeObs{}
+	if got := submit(t, m, 0, "huge", wfPeak("huge", 2000), obs); !slices.Equal(got, []string{"huge"}) {
+		t.Fatalf("the first agent must start even above the budget: %v", got)
+	}
+	if got := submit(t, m, 1, "a", wfPeak("a", 600), obs); len(got) != 0 {
+		t.Fatalf("a started beside huge: %v", got)
+	}
+	if got := submit(t, m, 2, "b", wfPeak("b", 300), obs); len(got) != 0 {
+		t.Fatalf("b started ahead of a (head of line): %v", got)
+	}
+	if got := m.AgentEnd(at(3), "huge", obs); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("after huge ended: %v, want [a b] (900 MiB fit)", got)
+	}
+	if got := submit(t, m, 4, "c", wfPeak("c", 200), obs); len(got) != 0 {
+		t.Fatalf("c started past the budget: %v", got)
+	}
+}
+
+// admissionMachine is tenon's admission with a constant prediction of peak
+// bytes and a margin of 100 MiB, no gate.
+func admissionMachine(t *testing.T, peak int64) *Machine {
+	return mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
+		Budget: 1 << 30, Model: constPred{peak: peak}, Margin: 100 << 20})
+}
+
+func TestAdmission(t *testing.T) {
+	m := admissionMachine(t, 400<<20)
+	obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 50 << 20, "sb": 50 << 20}}
+	for _, id := range []string{"a", "b"} {
+		if got := submit(t, m, 0, id, nil, obs); !slices.Equal(got, []string{id}) {
+			t.Fatalf("%s did not start: %v", id, got)
+		}
+	}
+	act := &trajectory.Action{Class: "bash", Command: "c"}
+	for _, id := range []string{"a", "b"} {
+		if _, ok, err := m.ActionReady(at(10), id, 0, act, "s"+id); ok || err != nil {
+			t.Fatalf("%s admitted at once (%v) without a Schedule", id, err)
+		}
+	}
+	// 1 GiB available, 100 MiB margin: one 400 MiB prediction fits, then
+	// 900 - 400 = 500 MiB for the second: both fit.
+	obs.avail = 700 << 20 // only one fits: 700 - 100 = 600 ≥ 400, then 200 < 400
+	g := m.Schedule(at(20), obs)
+	if len(g) != 1 || g[0].Agent != "a" || g[0].Charge <= 0 {
+		t.Fatalf("Schedule = %+v, want a alone with a charge", g)
+	}
+	if got := m.Schedule(at(30), obs); len(got) != 0 {
+		t.Fatalf("b admitted with no physical headroom: %+v", got)
+	}
+	// a grew by 300 MiB: the physical check counts only its remaining growth.
+	obs.mem["sa"] += 300 << 20
+	obs.avail -= 300 << 20
+	if got := m.Schedule(at(40), obs); len(got) != 0 {
+		t.Fatalf("b admitted: available 400 - margin 100 - a's remaining 100 = 200 MiB < 400: %+v", got)
+	}
+	if err := m.ActionDone(at(50), "a", Done{PeakBytes: 350 << 20, Duration: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	obs.avail = 1 << 30
+	if g := m.Schedule(at(60), obs); len(g) != 1 || g[0].Agent != "b" {
+		t.Fatalf("after a ended: %+v, want b", g)
+	}
+	if err := m.ActionDone(at(70), "a", Done{}); err == nil {
+		t.Fatal("a second ActionDone for a was accepted")
+	}
+}
+
+func TestAdmissionLiveness(t *testing.T) {
+	m := admissionMachine(t, 400<<20)
+	obs := &fakeObs{avail: 0, mem: map[string]int64{}}
+	submit(t, m, 0, "a", nil, obs)
+	act := &trajectory.Action{Class: "bash", Command: "c"}
+	if _, _, err := m.ActionReady(at(0), "a", 0, act, "sa"); err != nil {
+		t.Fatal(err)
+	}
+	if g := m.Schedule(at(1999), obs); len(g) != 0 {
+		t.Fatalf("admitted before the liveness wait: %+v", g)
+	}
+	if g := m.Schedule(at(2000), obs); len(g) != 1 || m.Stats().LivenessAdmits != 1 {
+		t.Fatalf("after %v with nothing running: %+v, liveness admits %d", LivenessWait, g, m.Stats().LivenessAdmits)
+	}
+}
+
+// TestRetryLearns: an OOM-killed action's next attempt is predicted at
+// least 1.5 times the earlier prediction (RetryReserve), only that action.
+func TestRetryLearns(t *testing.T) {
+	m := admissionMachine(t, 100<<20)
+	obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"s": 0}}
+	act := &trajectory.Action{Class: "bash", Command: "c"}
+	attempt := func(n int, ms int, oom bool) int64 {
+		t.Helper()
+		if _, err := m.Submit(at(ms), "w", n, wfPeak("w", 1), obs); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := m.ActionReady(at(ms), "w", 0, act, "s"); err != nil {
+			t.Fatal(err)
+		}
+		g := m.Schedule(at(ms), obs)
+		if len(g) != 1 {
+			t.Fatalf("attempt %d not admitted", n)
+		}
+		peak := m.admitted[0].peak
+		if err := m.ActionDone(at(ms+1), "w", Done{PeakBytes: 10 << 20, OOM: oom}); err != nil {
+			t.Fatal(err)
+		}
+		m.AgentEnd(at(ms+2), "w", obs)
+		return peak
+	}
+	if p := attempt(1, 0, true); p != 100<<20 {
+		t.Fatalf("first attempt predicted %d MiB", p>>20)
+	}
+	if p := attempt(2, 10, false); p != 150<<20 {
+		t.Fatalf("retry after an OOM kill predicted %d MiB, want 150", p>>20)
+	}
+}
+
+// TestDemandCapWiring: with admission the gate sees a sandbox's demand
+// capped by its admitted action's remaining predicted growth, and 0 for a
+// sandbox running no admitted action (DemandCap).
+func TestDemandCapWiring(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "tenon", Gate: true, Admission: true, Predictor: PredCurrent},
+		Budget: 4 << 30, Model: constPred{peak: 200 << 20}})
+	obs := &fakeObs{avail: 4 << 30, mem: map[string]int64{"sa": 40 << 20, "sb": 40 << 20}}
+	submit(t, m, 0, "a", nil, obs)
+	if _, _, err := m.ActionReady(at(0), "a", 0, &trajectory.Action{Class: "x"}, "sa"); err != nil {
+		t.Fatal(err)
+	}
+	if g := m.Schedule(at(0), obs); len(g) != 1 {
+		t.Fatal("not admitted")
+	}
+	a, ok := m.AdmittedIn("sa", 90<<20)
+	if !ok {
+		t.Fatal("sa has no admitted action")
+	}
+	if c, has := DemandCap(&a, 1); !has || c != 150<<20 {
+		t.Fatalf("cap %d MiB has %v, want 150 MiB", c>>20, has)
+	}
+	if _, ok := m.AdmittedIn("sb", 40<<20); ok {
+		t.Fatal("sb has an admitted action")
+	}
+	st := m.Sample(at(100), Observation{Available: 4 << 30, Sandboxes: []gate.Sample{{ID: "sa", Footprint: 90 << 20}, {ID: "sb", Footprint: 40 << 20}}})
+	if len(st.Gate.Sandboxes) != 2 {
+		t.Fatalf("gate saw %d sandboxes", len(st.Gate.Sandboxes))
+	}
+	if d := st.Gate.Sandboxes[1]; d.ID != "sb" || d.Demand != 0 {
+		t.Errorf("idle sb has demand %d, want 0 (cap 0)", d.Demand)
+	}
+}
+
+// TestHoldProgress: the hold steps once per Sample; a sandbox that used at
+// least 5 % of a period of CPU since the last sample keeps it from being
+// released, the odd wakeup does not, and a sandbox missing from one
+// sample keeps its CPU time for the next.
+func TestHoldProgress(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 1 << 30, Hold: time.Second})
+	smp := func(cpu ...time.Duration) []gate.Sample {
+		var out []gate.Sample
+		for i, c := range cpu {
+			if c >= 0 {
+				out = append(out, gate.Sample{ID: string(rune('a' + i)), Footprint: 1, CPU: c})
+			}
+		}
+		return out
+	}
+	ms := time.Millisecond
+	steps := []struct {
+		ms    int
+		cpu   []time.Duration
+		under bool
+		want  HoldAction
+	}{
+		{0, []time.Duration{0, 0}, true, HoldBegan},
+		{500, []time.Duration{50 * ms, 0}, true, HoldNone},       // a progressed
+		{1000, []time.Duration{51 * ms, 0}, true, HoldNone},      // a's wakeup: 1 ms < 5 ms, but 500 ms since the last progress
+		{1400, []time.Duration{-1, 1 * ms}, true, HoldNone},      // a missing: kept
+		{1499, []time.Duration{52 * ms, 2 * ms}, true, HoldNone}, // a back: 1 ms since its kept time
+		{1500, []time.Duration{52 * ms, 2 * ms}, true, HoldRelease},
+		{1600, []time.Duration{52 * ms, 2 * ms}, false, HoldRearm},
+	}
+	for i, s := range steps {
+		st := m.Sample(at(s.ms), Observation{Available: 1, Sandboxes: smp(s.cpu...), UnderOOM: s.under})
+		if st.Hold != s.want {
+			t.Fatalf("step %d (t=%dms): %v, want %v", i, s.ms, st.Hold, s.want)
+		}
+	}
+	if hs := m.HoldStats(); hs.Holds != 1 || hs.Released != 1 {
+		t.Fatalf("stats %+v", hs)
+	}
+	m.DisableHold()
+	if m.HoldArmed() {
+		t.Fatal("still armed after DisableHold")
+	}
+}
+
+func TestAgentCgroupGrants(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "agentcgroup", AgentCgroup: true}, HighMiB: 500, LowLimit: 100 << 20})
+	obs := &fakeObs{}
+	submit(t, m, 0, "w", nil, obs)
+	for _, tc := range []struct {
+		peak  float64
+		limit int64
+	}{{peak: 499, limit: 100 << 20}, {peak: 500}, {peak: 900}} {
+		act := &trajectory.Action{Class: "x", Mem: &trajectory.MemProfile{PeakMiB: tc.peak, RampS: 1}}
+		g, ok, err := m.ActionReady(at(0), "w", 0, act, "s")
+		if err != nil || !ok || g.Limit != tc.limit {
+			t.Fatalf("peak %v MiB: grant %+v ok %v err %v, want limit %d", tc.peak, g, ok, err, tc.limit)
+		}
+		if err := m.ActionDone(at(1), "w", Done{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCancelAction: a waiting action that is given up leaves the queue; an
+// admitted one gives its charge back; an attempt that ends drops both.
+func TestCancelAction(t *testing.T) {
+	m := admissionMachine(t, 100<<20)
+	obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{}}
+	act := &trajectory.Action{Class: "x"}
+	submit(t, m, 0, "a", nil, obs)
+	submit(t, m, 0, "b", nil, obs)
+	for _, id := range []string{"a", "b"} {
+		if _, _, err := m.ActionReady(at(0), id, 0, act, "s"+id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.CancelAction(at(1), "a")
+	if m.Waiting() != 1 {
+		t.Fatalf("waiting %d after a cancel, want 1", m.Waiting())
+	}
+	if g := m.Schedule(at(2), obs); len(g) != 1 || g[0].Agent != "b" {
+		t.Fatalf("Schedule = %+v", g)
+	}
+	if st := m.Status(); st.Level == 0 {
+		t.Fatalf("b's charge is not counted: %+v", st)
+	}
+	m.AgentEnd(at(3), "b", obs)
+	if st := m.Status(); st.Level != 0 || m.Running() != 0 {
+		t.Fatalf("after b ended: level %d running %d", st.Level, m.Running())
+	}
+}
+
+// TestPacing: with admission a new agent starts at once when none runs;
+// otherwise when its first action's predicted peak plus the agent reserve
+// fits the physical headroom (AgentMayStart), checked at every Pace.
+func TestPacing(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
+		Budget: 1 << 30, Model: constPred{peak: 300 << 20}, Margin: 100 << 20, AgentReserve: 200 << 20})
+	obs := &fakeObs{avail: 400 << 20, mem: map[string]int64{}}
+	if got := submit(t, m, 0, "a", nil, obs); len(got) != 1 {
+		t.Fatal("the first agent did not start")
+	}
+	if got := submit(t, m, 1, "b", nil, obs); len(got) != 0 {
+		t.Fatalf("b started: headroom 300 MiB < 300 + 200: %v", got)
+	}
+	if got := m.Pace(at(2), obs); len(got) != 0 {
+		t.Fatalf("b started at Pace: %v", got)
+	}
+	obs.avail = 700 << 20
+	if got := m.Pace(at(3), obs); !slices.Equal(got, []string{"b"}) || m.Active() != 2 {
+		t.Fatalf("Pace = %v (active %d), want [b]", got, m.Active())
+	}
+}

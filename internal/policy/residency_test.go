@@ -1,0 +1,77 @@
+package policy
+
+import (
+	"github.com/tenon-dev/tenon/internal/gate"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestDecideTickByTick(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(id string, ws int64, restartable bool, wait time.Duration) IdleSandbox {
+		return IdleSandbox{ID: id, WorkingSet: ws, Restartable: restartable, IdleSince: t0,
+			PredictedWait: wait, TeardownCost: time.Second, RematCost: 2 * time.Second}
+	}
+	idle := []IdleSandbox{
+		mk("small", 100<<20, true, 10*time.Second),
+		mk("big", 900<<20, true, 4*time.Second),
+		mk("pinned", 2000<<20, false, time.Minute),
+		mk("mid", 400<<20, true, 0), // wait unknown
+		mk("tie", 400<<20, true, 2*time.Second),
+	}
+	ids := func(ds []ReclaimDecision) []string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		at   time.Duration // since t0
+		p    gate.Pressure
+		cfg  ResidencyConfig
+		want []string
+	}{
+		{"green t=0: waits ≥ 3s amortize", 0, gate.Green, ResidencyConfig{}, []string{"big", "small"}},
+		{"green t=1s: big has 3s left", time.Second, gate.Green, ResidencyConfig{}, []string{"big", "small"}},
+		{"green t=1.5s: big has 2.5s left", 1500 * time.Millisecond, gate.Green, ResidencyConfig{}, []string{"small"}},
+		{"green t=7.5s: small has 2.5s left", 7500 * time.Millisecond, gate.Green, ResidencyConfig{}, nil},
+		{"green t=20s: every wait is over", 20 * time.Second, gate.Green, ResidencyConfig{}, nil},
+		{"green amortize 3x", 0, gate.Green, ResidencyConfig{GreenAmortize: 3}, []string{"small"}},
+		{"green min working set", 0, gate.Green, ResidencyConfig{GreenMinWorkingSet: 200 << 20}, []string{"big"}},
+		{"yellow t=0: all restartable by working set", 0, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}},
+		{"yellow t=20s: waits do not matter", 20 * time.Second, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}},
+		{"red", 0, gate.Red, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}},
+		{"red always resident", 0, gate.Red, ResidencyConfig{AlwaysResident: true}, nil},
+		{"green always resident", 0, gate.Green, ResidencyConfig{AlwaysResident: true}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ids(DecideReclaim(t0.Add(tc.at), tc.p, idle, tc.cfg))
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Decide = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMayRematerialize(t *testing.T) {
+	tests := []struct {
+		p          gate.Pressure
+		predictive bool
+		want       bool
+	}{
+		{gate.Green, true, true}, {gate.Green, false, true},
+		{gate.Yellow, true, false}, {gate.Yellow, false, true},
+		{gate.Red, true, false}, {gate.Red, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.p.String(), func(t *testing.T) {
+			if got := MayRematerialize(tc.p, tc.predictive); got != tc.want {
+				t.Errorf("MayRematerialize(%v, predictive=%v) = %v, want %v", tc.p, tc.predictive, got, tc.want)
+			}
+		})
+	}
+}
