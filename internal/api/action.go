@@ -16,9 +16,9 @@ import (
 // that look back.
 const maxHistory = 256
 
-// runAction runs one action of ag through the policy, as the replay
-// driver's attempt does: wait for AgentReady, then Ensure, ActionReady,
-// Exec, ActionDone, Boundary. Queued time covers everything before Exec.
+// runAction runs one action of ag through the policy with the Step the
+// replay driver also uses, once AgentReady returned and the agent's previous
+// action ended. Queued time covers everything before Exec.
 func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (ExecResponse, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -83,33 +83,42 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 	}
 	wf.Actions = append(wf.Actions, act)
 	a.Next = len(wf.Actions) - 1
-	idx := ag.actionsDone()
 
-	id, err := s.mgr.Ensure(qctx, a)
-	if err != nil {
-		if qctx.Err() != nil {
-			return ExecResponse{}, s.ctxErr(qctx, ag)
-		}
-		s.emit(controller.Event{Kind: controller.EventSandboxLost, Workflow: a.ID, Action: controller.IntPtr(idx), Error: err.Error()})
-		return ExecResponse{}, fmt.Errorf("%w: %w", controller.ErrSandboxLost, err)
+	timeout := s.cfg.ExecTimeout
+	if req.TimeoutS > 0 {
+		timeout = time.Duration(req.TimeoutS * float64(time.Second))
 	}
-	g, err := s.cfg.Policy.ActionReady(qctx, a, &wf.Actions[a.Next])
-	if err != nil {
+	sr, err := s.step.Run(ctx, a, controller.StepAction{
+		Index:   ag.actionsDone(),
+		Request: sandbox.ExecRequest{Shell: req.Command, Cwd: req.Cwd, Env: req.Env, Timeout: timeout, OutputLimit: s.cfg.OutputLimit},
+		Wait:    qctx, Since: t0,
+		Admitted: func(g controller.Grant, _ time.Duration) {
+			stopQ()
+			unqueue()
+			s.charge.Add(g.Charge)
+		},
+		Running: func(running bool) {
+			if running {
+				ag.setRunning(true, time.Time{})
+				s.running.Add(1)
+				return
+			}
+			s.running.Add(-1)
+			ag.setRunning(false, clock.Now())
+		},
+		Done: func(g controller.Grant, o controller.Outcome) {
+			s.charge.Add(-g.Charge)
+			s.met.actionLatency.Observe(o.Duration.Seconds())
+			s.met.queuedLatency.Observe(o.Queued.Seconds())
+		},
+	})
+	if !sr.Admitted {
+		if errors.Is(err, controller.ErrSandboxLost) {
+			return ExecResponse{}, err
+		}
 		return ExecResponse{}, s.ctxErr(qctx, ag)
 	}
-	stopQ()
-	queued := clock.Now().Sub(t0)
-	unqueue()
-	s.charge.Add(g.Charge)
-	s.emit(controller.Event{Kind: controller.EventAdmit, Workflow: a.ID, Action: controller.IntPtr(idx), Class: act.Class, Sandbox: id, QueuedS: queued.Seconds(), Charge: g.Charge})
-
-	o, er := s.exec(ctx, ag, idx, &act, id, req)
-	o.Queued = queued
-	s.cfg.Policy.ActionDone(a, g, o)
-	s.charge.Add(-g.Charge)
-	s.met.actionLatency.Observe(o.Duration.Seconds())
-	s.met.queuedLatency.Observe(queued.Seconds())
-
+	o, er := sr.Outcome, sr.Exec
 	if o.Failure() != nil {
 		// The sandbox is presumed broken after an OOM kill or a backend
 		// failure: release it; the next action gets a fresh one over the
@@ -117,9 +126,6 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 		if err := s.mgr.Release(context.WithoutCancel(ctx), a); err != nil {
 			s.log.Warn("releasing failed sandbox", "agent", a.ID, "err", err)
 		}
-	} else if err := s.mgr.Boundary(ctx, a, o); err != nil && ctx.Err() == nil {
-		s.log.Warn("action boundary", "agent", a.ID, "action", idx, "err", err)
-		s.emit(controller.Event{Kind: controller.EventError, Workflow: a.ID, Action: controller.IntPtr(idx), Reason: "boundary", Error: err.Error()})
 	}
 	if o.Err != nil {
 		if ctx.Err() != nil {
@@ -130,55 +136,9 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 	return ExecResponse{
 		ExitCode: er.ExitCode, Stdout: string(er.Stdout), Stderr: string(er.Stderr),
 		StdoutTruncated: er.StdoutTruncated, StderrTruncated: er.StderrTruncated,
-		DurationS: o.Duration.Seconds(), QueuedS: queued.Seconds(), PeakBytes: er.PeakMemory,
-		OOM: er.OOMKilled, TimedOut: er.TimedOut, Sandbox: id,
+		DurationS: o.Duration.Seconds(), QueuedS: o.Queued.Seconds(), PeakBytes: er.PeakMemory,
+		OOM: er.OOMKilled, TimedOut: er.TimedOut, Sandbox: o.Sandbox,
 	}, nil
-}
-
-// exec runs the action in sandbox id and measures it.
-func (s *Server) exec(ctx context.Context, ag *agent, idx int, act *trajectory.Action, id string, req ExecRequest) (controller.Outcome, sandbox.ExecResult) {
-	timeout := s.cfg.ExecTimeout
-	if req.TimeoutS > 0 {
-		timeout = time.Duration(req.TimeoutS * float64(time.Second))
-	}
-	sreq := sandbox.ExecRequest{Shell: req.Command, Cwd: req.Cwd, Env: req.Env, Timeout: timeout, OutputLimit: s.cfg.OutputLimit}
-	s.emit(controller.Event{Kind: controller.EventActionStart, Workflow: ag.rec.ID, Action: controller.IntPtr(idx), Class: act.Class, Command: act.Command, Sandbox: id})
-	ag.setRunning(true, time.Time{})
-	s.running.Add(1)
-	s.live.SetRunning(id, true)
-	t0 := s.cfg.Clock.Now()
-	er, err := s.cfg.Backend.Exec(ctx, id, sreq)
-	s.live.SetRunning(id, false)
-	s.running.Add(-1)
-	ag.setRunning(false, s.cfg.Clock.Now())
-	o := controller.Outcome{
-		Index: idx, Class: act.Class, Sandbox: id, AvgBytes: er.AvgMemory, PeakBytes: er.PeakMemory,
-		Duration: er.Duration, Exit: er.ExitCode, OOM: er.OOMKilled, TimedOut: er.TimedOut, Err: err,
-	}
-	if o.Duration == 0 {
-		o.Duration = s.cfg.Clock.Now().Sub(t0)
-	}
-	if err != nil && !errors.Is(err, sandbox.ErrSandboxDead) && !errors.Is(err, sandbox.ErrNotFound) && ctx.Err() == nil {
-		s.log.Warn("exec failed", "agent", ag.rec.ID, "sandbox", id, "err", err)
-	}
-	e := controller.Event{
-		Kind: controller.EventActionDone, Workflow: ag.rec.ID, Action: controller.IntPtr(idx), Class: act.Class,
-		Command: act.Command, Sandbox: id, ActionKind: "run", AvgBytes: o.AvgBytes, PeakBytes: o.PeakBytes,
-		DurationS: o.Duration.Seconds(), Exit: controller.IntPtr(o.Exit), OOM: o.OOM, TimedOut: o.TimedOut,
-	}
-	if err != nil {
-		e.Error = err.Error()
-	}
-	s.emit(e)
-	switch {
-	case o.OOM:
-		s.emit(controller.Event{Kind: controller.EventOOM, Workflow: ag.rec.ID, Action: controller.IntPtr(idx), Sandbox: id, PeakBytes: o.PeakBytes})
-	case o.TimedOut:
-		s.emit(controller.Event{Kind: controller.EventTimeout, Workflow: ag.rec.ID, Action: controller.IntPtr(idx), Sandbox: id})
-	case err != nil:
-		s.emit(controller.Event{Kind: controller.EventSandboxLost, Workflow: ag.rec.ID, Action: controller.IntPtr(idx), Sandbox: id, Error: err.Error()})
-	}
-	return o, er
 }
 
 // ctxErr explains why an action's context ended.

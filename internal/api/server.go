@@ -28,6 +28,7 @@ type Server struct {
 	log   *slog.Logger
 	reg   *registry
 	mgr   controller.Sandboxes
+	step  *controller.Step // runs each action through the policy
 	live  controller.LiveSet
 	hub   *hub
 	met   *metrics
@@ -85,6 +86,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.mgr = p.SandboxManager(host)
 	} else {
 		s.mgr = controller.NewResident(host)
+	}
+	s.step = &controller.Step{
+		Policy: cfg.Policy, Sandboxes: s.mgr, Backend: cfg.Backend, Live: &s.live, Clock: cfg.Clock, Logger: s.log,
+		Emit: func(_ *controller.Agent, e controller.Event) { s.emit(e) },
+		// A deleted agent's or cancelled request's killed action is
+		// reported like any other failed one.
+		ReportCancelled: true,
 	}
 	recs, err := reg.list()
 	if err != nil {

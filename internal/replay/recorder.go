@@ -76,10 +76,15 @@ func (r *recorder) emit(e controller.Event) {
 	}
 }
 
-// addRunning and addAgents move the concurrency gauges.
-func (r *recorder) addRunning(d int) {
+// actionRunning and addAgents move the concurrency gauges: an action
+// began (on) or ended, agents began or ended attempts.
+func (r *recorder) actionRunning(on bool) {
 	r.mu.Lock()
-	r.running += d
+	if on {
+		r.running++
+	} else {
+		r.running--
+	}
 	r.mu.Unlock()
 }
 

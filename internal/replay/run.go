@@ -21,6 +21,7 @@ type runner struct {
 	rec  *recorder
 	live controller.LiveSet
 	mgr  controller.Sandboxes
+	step *controller.Step // runs each action through the policy
 
 	mu  sync.Mutex
 	seq int // sandbox sequence number
@@ -56,6 +57,14 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		r.mgr = p.SandboxManager(host)
 	} else {
 		r.mgr = controller.NewResident(host)
+	}
+	r.step = &controller.Step{
+		Policy: c.Policy, Sandboxes: r.mgr, Backend: c.Backend, Live: &r.live, Clock: c.Clock, Logger: c.Logger,
+		Emit: func(a *controller.Agent, e controller.Event) {
+			e.Attempt = a.Attempt
+			r.rec.emit(e)
+		},
+		StartRetries: startRetries, StartBackoff: startBackoff,
 	}
 
 	sctx, stopSampler := context.WithCancel(ctx)

@@ -1,0 +1,220 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/sandbox"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// Step runs one action of an agent through the policy: Ensure, ActionReady,
+// Exec, ActionDone, Boundary (the loop body of the call sequence in the
+// package doc), emitting the action's events. The daemon and the replay
+// driver each configure one Step and call Run from every agent's goroutine;
+// what differs between them is in the Step's fields and in StepAction.
+type Step struct {
+	Policy    Policy
+	Sandboxes Sandboxes
+	Backend   sandbox.Backend
+	Live      *LiveSet // the action's sandbox is marked running during Exec
+	Clock     Clock
+	Logger    *slog.Logger
+	// Emit records one of the step's events for agent a; the host stamps
+	// what it adds (the replay driver, the attempt).
+	Emit func(a *Agent, e Event)
+	// StartRetries is how many times a failed sandbox start is retried,
+	// StartBackoff apart, before the action fails with ErrSandboxLost.
+	StartRetries int
+	StartBackoff time.Duration
+	// ReportCancelled emits the oom, timeout or sandbox_lost event of an
+	// action that failed after its ctx ended. Without it such a failure is
+	// taken for the cancellation and not reported.
+	ReportCancelled bool
+}
+
+// StepAction is one call of Step.Run: how to run the action and the host's
+// hooks around it. The hooks may be nil.
+type StepAction struct {
+	// Index numbers the action in events and in the Outcome.
+	Index int
+	// Request is what Backend.Exec runs.
+	Request sandbox.ExecRequest
+	// Wait bounds the wait for a sandbox and for admission; nil means ctx.
+	// Exec and Boundary use ctx.
+	Wait context.Context
+	// Since is when the action began to queue; zero means when ActionReady
+	// is called. Outcome.Queued runs from it.
+	Since time.Time
+	// Admitted is called when ActionReady granted g, before the admit event.
+	Admitted func(g Grant, queued time.Duration)
+	// Running is called with true just before Exec, with false just after.
+	Running func(running bool)
+	// Done is called right after Policy.ActionDone.
+	Done func(g Grant, o Outcome)
+}
+
+// StepResult is what Step.Run did.
+type StepResult struct {
+	// StartRetries counts the failed sandbox starts that were retried.
+	StartRetries int
+	// Admitted is true when ActionReady granted the action: Exec ran,
+	// ActionDone was called, and Outcome and Exec are set.
+	Admitted bool
+	Outcome  Outcome
+	Exec     sandbox.ExecResult
+}
+
+// Run runs the action a.Action() (a.Next set by the caller, not nil). It
+// returns nil when the action ran and the attempt may go on (a non-zero
+// exit included, see Outcome.Failure); ErrSandboxLost when no sandbox could
+// be started; the admission error; the Outcome.Failure that ends the
+// attempt; or ctx's error when ctx ended with the action failed or during
+// a failed Boundary. A Boundary failure otherwise is logged and emitted, not
+// returned. After a failure Boundary is skipped: the sandbox is the
+// caller's to release.
+func (s *Step) Run(ctx context.Context, a *Agent, x StepAction) (StepResult, error) {
+	var res StepResult
+	wait := x.Wait
+	if wait == nil {
+		wait = ctx
+	}
+	id, retries, err := s.ensure(wait, a, x.Index)
+	res.StartRetries = retries
+	if err != nil {
+		if wait.Err() != nil {
+			return res, wait.Err()
+		}
+		s.Emit(a, Event{Kind: EventSandboxLost, Workflow: a.ID, Action: IntPtr(x.Index), Error: err.Error()})
+		return res, fmt.Errorf("%w: %w", ErrSandboxLost, err)
+	}
+	t0 := x.Since
+	if t0.IsZero() {
+		t0 = s.Clock.Now()
+	}
+	act := a.Action()
+	g, err := s.Policy.ActionReady(wait, a, act)
+	if err != nil {
+		return res, fmt.Errorf("waiting for admission of action %d: %w", x.Index, err)
+	}
+	queued := s.Clock.Now().Sub(t0)
+	if x.Admitted != nil {
+		x.Admitted(g, queued)
+	}
+	s.Emit(a, Event{
+		Kind: EventAdmit, Workflow: a.ID, Action: IntPtr(x.Index), Class: act.Class,
+		Sandbox: id, QueuedS: queued.Seconds(), Charge: g.Charge,
+	})
+
+	res.Admitted = true
+	res.Outcome, res.Exec = s.exec(ctx, a, id, x)
+	o := &res.Outcome
+	o.Queued = queued
+	fail := o.Failure()
+	cancelled := ctx.Err() != nil
+	if fail != nil && (!cancelled || s.ReportCancelled) {
+		s.failEvent(a, *o)
+	}
+	s.Policy.ActionDone(a, g, *o)
+	if x.Done != nil {
+		x.Done(g, *o)
+	}
+	switch {
+	case fail != nil && cancelled:
+		return res, ctx.Err()
+	case fail != nil:
+		return res, fail
+	}
+	if err := s.Sandboxes.Boundary(ctx, a, *o); err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		// Fail-closed: the manager keeps the sandbox; the agent goes on.
+		s.Logger.Warn("action boundary", "agent", a.ID, "action", x.Index, "err", err)
+		s.Emit(a, Event{Kind: EventError, Workflow: a.ID, Action: IntPtr(x.Index), Reason: "boundary", Error: err.Error()})
+	}
+	return res, nil
+}
+
+// ensure brings a's sandbox up, retrying a failed start; it returns the
+// number of retries. A start fails for transient reasons (a domain at its
+// budget under the OOM hold refuses the kernel's own allocations for the
+// container's init) and no work is lost by waiting.
+func (s *Step) ensure(ctx context.Context, a *Agent, index int) (string, int, error) {
+	for try := 0; ; try++ {
+		id, err := s.Sandboxes.Ensure(ctx, a)
+		if err == nil || ctx.Err() != nil || try >= s.StartRetries {
+			return id, try, err
+		}
+		s.Emit(a, Event{Kind: EventError, Workflow: a.ID, Action: IntPtr(index),
+			Reason: "sandbox start failed; retrying", Error: err.Error()})
+		if err := Sleep(ctx, s.Clock, s.StartBackoff); err != nil {
+			return "", try + 1, err
+		}
+	}
+}
+
+// exec runs the action in sandbox id, measures it and emits action_start
+// and action_done.
+func (s *Step) exec(ctx context.Context, a *Agent, id string, x StepAction) (Outcome, sandbox.ExecResult) {
+	act := a.Action()
+	s.Emit(a, Event{Kind: EventActionStart, Workflow: a.ID, Action: IntPtr(x.Index), Class: act.Class, Command: act.Command, Sandbox: id})
+	if x.Running != nil {
+		x.Running(true)
+	}
+	s.Live.SetRunning(id, true)
+	t0 := s.Clock.Now()
+	er, err := s.Backend.Exec(ctx, id, x.Request)
+	s.Live.SetRunning(id, false)
+	if x.Running != nil {
+		x.Running(false)
+	}
+	o := Outcome{
+		Index: x.Index, Class: act.Class, Sandbox: id,
+		AvgBytes: er.AvgMemory, PeakBytes: er.PeakMemory, Duration: er.Duration,
+		Exit: er.ExitCode, OOM: er.OOMKilled, TimedOut: er.TimedOut, Err: err,
+	}
+	if o.Duration == 0 {
+		o.Duration = s.Clock.Now().Sub(t0)
+	}
+	if err != nil && !errors.Is(err, sandbox.ErrSandboxDead) && !errors.Is(err, sandbox.ErrNotFound) && ctx.Err() == nil {
+		s.Logger.Warn("exec failed", "agent", a.ID, "action", x.Index, "sandbox", id, "err", err)
+	}
+	kind := "run"
+	if act.Mem != nil {
+		kind = "mem"
+	}
+	e := Event{
+		Kind: EventActionDone, Workflow: a.ID, Action: IntPtr(x.Index),
+		Class: act.Class, Command: act.Command, Sandbox: id, ActionKind: kind,
+		AvgBytes: o.AvgBytes, PeakBytes: o.PeakBytes, DurationS: o.Duration.Seconds(),
+		Exit: IntPtr(o.Exit), OOM: o.OOM, TimedOut: o.TimedOut,
+		ProfilePeakBytes: int64(math.Round(act.PeakMiB() * float64(units.MiB))),
+	}
+	if err != nil {
+		e.Error = err.Error()
+	}
+	s.Emit(a, e)
+	return o, er
+}
+
+// failEvent emits the event naming why o ends the attempt.
+func (s *Step) failEvent(a *Agent, o Outcome) {
+	e := Event{Workflow: a.ID, Action: IntPtr(o.Index), Class: o.Class, Sandbox: o.Sandbox, PeakBytes: o.PeakBytes}
+	switch {
+	case o.OOM:
+		e.Kind = EventOOM
+	case o.TimedOut:
+		e.Kind = EventTimeout
+	default:
+		e.Kind = EventSandboxLost
+	}
+	if o.Err != nil {
+		e.Error = o.Err.Error()
+	}
+	s.Emit(a, e)
+}
