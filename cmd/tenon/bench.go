@@ -336,21 +336,10 @@ func writeBenchResults(env *cliEnv, dir string, meta bench.Meta, res *bench.Resu
 	return append([]string{md, js}, files...), nil
 }
 
-// writeResultFile writes path through fn atomically (createOutput) and
-// makes it world-readable: results files are meant to be committed and read.
+// writeResultFile writes path through fn atomically and world-readable:
+// results files are meant to be committed and read.
 func writeResultFile(env *cliEnv, path string, fn func(w io.Writer) error) error {
-	w, commit, abort, err := createOutput(env, path)
-	if err != nil {
-		return err
-	}
-	if err := fn(w); err != nil {
-		abort()
-		return err
-	}
-	if err := commit(); err != nil {
-		return err
-	}
-	return os.Chmod(path, 0o644)
+	return writeOutput(env, path, fn)
 }
 
 // writeBenchPlots draws every plot with something to show as

@@ -15,6 +15,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/census"
 	"github.com/tenon-dev/tenon/internal/census/swarm"
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/fsutil"
 )
 
 func init() {
@@ -100,7 +101,7 @@ change while they are read, so prefer cgroups for exact numbers. Needs root.`)
 
 func writeCensus(env *cliEnv, samples []census.SampleResult, asJSON bool, plotPath, title string) error {
 	if plotPath != "" {
-		if err := writeFileWith(plotPath, func(w io.Writer) error { return census.WritePlot(w, samples, title) }); err != nil {
+		if err := fsutil.WriteFile(plotPath, 0o644, func(w io.Writer) error { return census.WritePlot(w, samples, title) }); err != nil {
 			return err
 		}
 	}
@@ -108,25 +109,6 @@ func writeCensus(env *cliEnv, samples []census.SampleResult, asJSON bool, plotPa
 		return census.WriteJSON(env.stdout, samples)
 	}
 	return census.WriteTable(env.stdout, samples)
-}
-
-// writeFileWith writes path atomically through fn.
-func writeFileWith(path string, fn func(io.Writer) error) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("creating %s: %w", path, err)
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
 }
 
 // swarmReport is the JSON document of `tenon census swarm`.
@@ -267,7 +249,7 @@ directory removed at the end, also on Ctrl-C. Needs root.`)
 		_ = g.Delete()
 	}
 	if *jsonPath != "" {
-		if err := writeFileWith(*jsonPath, func(w io.Writer) error {
+		if err := fsutil.WriteFile(*jsonPath, 0o644, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			return enc.Encode(rep)

@@ -158,15 +158,7 @@ func (p paramFlag) Set(v string) error {
 // writeComparison prints the comparison as a table or JSON and writes the plot.
 func writeComparison(env *cliEnv, c *report.Comparison, asJSON bool, plotPath string) error {
 	if plotPath != "" {
-		w, commit, abort, err := createOutput(env, plotPath)
-		if err != nil {
-			return err
-		}
-		if err := report.WritePlot(w, c); err != nil {
-			abort()
-			return err
-		}
-		if err := commit(); err != nil {
+		if err := writeOutput(env, plotPath, func(w io.Writer) error { return report.WritePlot(w, c) }); err != nil {
 			return err
 		}
 	}

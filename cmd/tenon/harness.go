@@ -207,14 +207,14 @@ Needs root and swap; --swap sets up zram for the run and always removes it.`)
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(f.jsonOut, append(b, '\n'), 0o644); err != nil {
+		if err := writeFileBytes(f.jsonOut, append(b, '\n')); err != nil {
 			return err
 		}
 	}
 	if f.mdOut != "" {
 		md := fmt.Sprintf("# Memory intents: backing memory and harness time\n\nCommand: `%s`\n\nCommit: `%s`\n\nMachine: %s\n\nEvaluation wall time: %.0f s\n\n%s",
 			strings.Join(os.Args, " "), gitCommit(), machine(), time.Since(started).Seconds(), table.String())
-		if err := os.WriteFile(f.mdOut, []byte(md), 0o644); err != nil {
+		if err := writeFileBytes(f.mdOut, []byte(md)); err != nil {
 			return err
 		}
 	}

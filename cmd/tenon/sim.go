@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/tenon-dev/tenon/internal/fsutil"
 	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/report"
@@ -161,7 +163,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	}
 	cmp := report.Compare(wfs, int64(budget), 1, results...)
 	if *plotOut != "" {
-		if err := writePlotFile(*plotOut, cmp); err != nil {
+		if err := fsutil.WriteFile(*plotOut, 0o644, func(w io.Writer) error { return report.WritePlot(w, cmp) }); err != nil {
 			return err
 		}
 	}
@@ -189,18 +191,6 @@ func generateSim(kind string, n int, seed int64, memScale, oversub float64, budg
 		return workload.Generate(kind, n, seed, opts)
 	}
 	return wfs, nil
-}
-
-func writePlotFile(path string, cmp *report.Comparison) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("creating plot: %w", err)
-	}
-	if err := report.WritePlot(f, cmp); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func init() {
@@ -272,8 +262,14 @@ func writeScalePlot(path string, pts []scalePoint) error {
 	if err := plotutil.AddLinePoints(p, "green (all permitted)", green, "under pressure (selection walk)", press); err != nil {
 		return fmt.Errorf("plotting: %w", err)
 	}
-	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+	// The image format follows the file's extension, as plot.Save does.
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	c, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, format)
+	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return nil
+	return fsutil.WriteFile(path, 0o644, func(w io.Writer) error {
+		_, err := c.WriteTo(w)
+		return err
+	})
 }
