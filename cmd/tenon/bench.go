@@ -76,9 +76,10 @@ next to it, and runs nothing.`)
 	outDir := fs.String("out-dir", filepath.Join("bench", "results"), "directory for the results files")
 	eventsDir := fs.String("events-dir", "", "also write each case's event log (JSONL, every policy of the case) to DIR/<case>.jsonl")
 	backend := fs.String("backend", "process", "sandbox backend: "+backendNames)
-	budgets := fs.String("budgets", "", "comma-separated budgets, e.g. 1GiB,1.5GiB,2GiB (default 1GiB,1.5GiB,2GiB; 1GiB with --quick)")
-	workloadsFlag := fs.String("workloads", "", "comma-separated workloads: "+strings.Join(bench.WorkloadNames, ", ")+" (default all; swe with --quick); the first is the headline")
-	pols := fs.String("policies", "", "comma-separated policies replacing the main group's (static-best: the static sweep's best)")
+	var budgets, workloadsFlag, pols, only listFlag
+	fs.Var(&budgets, "budgets", "comma-separated `budgets`, e.g. 1GiB,1.5GiB,2GiB (default 1GiB,1.5GiB,2GiB; 1GiB with --quick)")
+	fs.Var(&workloadsFlag, "workloads", "comma-separated `workloads`: "+strings.Join(bench.WorkloadNames, ", ")+" (default all; swe with --quick); the first is the headline")
+	fs.Var(&pols, "policies", "comma-separated `policies` replacing the main group's (static-best: the static sweep's best)")
 	traces := fs.String("traces", "", "directory of AgentCgroup trace runs to add as workload \"traces\"")
 	scale := fs.Float64("time-scale", def.TimeScale, "multiply arrivals, model waits and tool times of every case (0.25 with --quick)")
 	n := fs.Int("n", def.N, "workflows of the swe workload (others scale from it; 8 with --quick)")
@@ -86,7 +87,7 @@ next to it, and runs nothing.`)
 	stateDir := fs.String("state-dir", "/var/lib/tenon", "where sandboxes' writable layers and workspaces live during the run")
 	domain := fs.String("domain", "tenon-bench", "name of the workload domain cgroup")
 	everyBudget := fs.Bool("every-budget", false, "replay every workload at every budget (default: only the headline workload at the larger budgets)")
-	only := fs.String("only", "", "comma-separated groups to run: "+strings.Join(bench.Groups, ", "))
+	fs.Var(&only, "only", "comma-separated `groups` to run: "+strings.Join(bench.Groups, ", "))
 	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
 	replot := fs.String("replot", "", "redraw the plots of an earlier run from its results JSON (written next to it), run nothing")
 	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
@@ -113,7 +114,7 @@ next to it, and runs nothing.`)
 		*name = "bench"
 	}
 	if err := applyBenchFlags(&m, set, benchFlagValues{
-		budgets: *budgets, workloads: *workloadsFlag, policies: *pols, only: *only,
+		budgets: budgets.items, workloads: workloadsFlag.items, policies: pols.items, only: only.items,
 		timeScale: *scale, n: *n, seed: *seed,
 	}); err != nil {
 		return err
@@ -140,7 +141,7 @@ next to it, and runs nothing.`)
 		return err
 	}
 	if len(cases) == 0 {
-		return fmt.Errorf("no case to run: --only %q selects nothing for these workloads", *only)
+		return fmt.Errorf("no case to run: --only %q selects nothing for these workloads", only.String())
 	}
 	if err := checkBenchPolicies(env, cases); err != nil {
 		return err
@@ -204,7 +205,7 @@ next to it, and runs nothing.`)
 }
 
 type benchFlagValues struct {
-	budgets, workloads, policies, only string
+	budgets, workloads, policies, only []string
 	timeScale                          float64
 	n                                  int
 	seed                               int64
@@ -214,7 +215,7 @@ type benchFlagValues struct {
 func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) error {
 	if set["budgets"] {
 		m.Budgets = nil
-		for _, s := range parsePolicies(v.budgets) {
+		for _, s := range v.budgets {
 			b, err := units.ParseSize(s)
 			if err != nil || b <= 0 {
 				return fmt.Errorf("--budgets: %q is not a positive size such as 1.5GiB", s)
@@ -226,19 +227,19 @@ func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) er
 		}
 	}
 	if set["workloads"] {
-		m.Workloads = parsePolicies(v.workloads)
+		m.Workloads = v.workloads
 		if len(m.Workloads) == 0 {
 			return errors.New("--workloads: give at least one workload")
 		}
 	}
 	if set["policies"] {
-		m.Policies = parsePolicies(v.policies)
+		m.Policies = v.policies
 		if len(m.Policies) == 0 {
 			return errors.New("--policies: give at least one policy")
 		}
 	}
 	if set["only"] {
-		m.Only = parsePolicies(v.only)
+		m.Only = v.only
 	}
 	if set["time-scale"] {
 		m.TimeScale = v.timeScale

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,32 +20,6 @@ import (
 func init() {
 	register(&command{name: "census", summary: "measure how much memory a set of sibling sandboxes duplicates (seed 002)", run: runCensus})
 	register(&command{name: "census swarm", summary: "launch a gopls swarm in several configurations and census it on the seed's schedule", run: runCensusSwarm})
-}
-
-// listFlag is a repeatable string flag (comma lists allowed).
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			*l = append(*l, s)
-		}
-	}
-	return nil
-}
-
-// intList parses a listFlag of integers.
-func intList(l listFlag, what string) ([]int, error) {
-	out := make([]int, 0, len(l))
-	for _, s := range l {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%s: %q is not a positive integer", what, s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 func runCensus(ctx context.Context, env *cliEnv, args []string) error {
@@ -71,7 +44,7 @@ change while they are read, so prefer cgroups for exact numbers. Needs root.`)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	pidList, err := intList(pids, "--pid")
+	pidList, err := pids.ints("--pid")
 	if err != nil {
 		return err
 	}
@@ -86,7 +59,7 @@ change while they are read, so prefer cgroups for exact numbers. Needs root.`)
 	if len(res.Unfrozen) > 0 {
 		fmt.Fprintf(env.stderr, "tenon census: sampling unfrozen: %s\n", strings.Join(res.Unfrozen, ", "))
 	}
-	base := census.Options{Siblings: res.Siblings, Freezers: res.Freezers, SharedDirs: shared,
+	base := census.Options{Siblings: res.Siblings, Freezers: res.Freezers, SharedDirs: shared.items,
 		FreezeTimeout: *freezeTimeout, Start: time.Now(), Logger: env.log}
 	snaps, err := swarm.SampleRepeatedly(ctx, base, swarm.SampleOptions{Samples: *samples, Interval: *interval,
 		OnSample: func(i int, s *census.Snapshot) {
@@ -163,15 +136,15 @@ directory removed at the end, also on Ctrl-C. Needs root.`)
 		fmt.Fprintf(env.stderr, "tenon census swarm: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
-	if len(ns) == 0 {
-		ns = listFlag{"4"}
+	if len(ns.items) == 0 {
+		ns.items = []string{"4"}
 	}
-	sizes, err := intList(ns, "--n")
+	sizes, err := ns.ints("--n")
 	if err != nil {
 		return err
 	}
 	var cfgs []swarm.Config
-	for _, c := range configs {
+	for _, c := range configs.items {
 		cfg, err := swarm.ParseConfig(c)
 		if err != nil {
 			return err

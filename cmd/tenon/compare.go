@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -128,31 +127,6 @@ func (o compareOpts) replayOne(ctx context.Context, env *cliEnv, name string, ev
 	})
 	_ = bar.Finish()
 	return res, err
-}
-
-// parsePolicies splits a comma-separated policy list.
-func parsePolicies(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// parseParams parses repeated key=value policy parameters.
-type paramFlag map[string]string
-
-func (p paramFlag) String() string { return fmt.Sprint(map[string]string(p)) }
-
-func (p paramFlag) Set(v string) error {
-	k, val, ok := strings.Cut(v, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("want key=value, got %q", v)
-	}
-	p[k] = val
-	return nil
 }
 
 // writeComparison prints the comparison as a table or JSON and writes the plot.

@@ -31,7 +31,8 @@ times). Several policies (--policy a,b,c) replay one after the other on the
 same schedule and budget, each in a fresh workload domain, and are compared.
 Policies:`+policyHelp())
 	wl := fs.String("workload", "", "trajectory file (JSONL); required")
-	pols := fs.String("policy", "eager,tenon", "comma-separated policies to compare")
+	pols := newListFlag("eager", "tenon")
+	fs.Var(pols, "policy", "comma-separated `policies` to compare")
 	budget := units.Size(2 * units.GiB)
 	fs.Var(&budget, "budget", budgetHelp)
 	backend := fs.String("backend", "process", "sandbox backend: "+backendNames)
@@ -67,7 +68,7 @@ Policies:`+policyHelp())
 		r = -1 // replay.Config: negative means none
 	}
 	c, err := compare(ctx, env, compareOpts{
-		workflows: wfs, policies: parsePolicies(*pols), params: params, budget: int64(budget),
+		workflows: wfs, policies: pols.items, params: params, budget: int64(budget),
 		backend: *backend, domain: *domain, stateDir: *stateDir, timeScale: *scale,
 		retries: r, actionTimeout: *timeout, eventLog: *events,
 	})

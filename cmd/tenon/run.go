@@ -26,7 +26,8 @@ and OOM kills; the plot shows domain memory and running actions over time.
 Needs root. Takes a few minutes.`)
 	budget := units.Size(2 * units.GiB)
 	fs.Var(&budget, "budget", budgetHelp)
-	pols := fs.String("policy", "eager,tenon", "comma-separated policies to compare")
+	pols := newListFlag("eager", "tenon")
+	fs.Var(pols, "policy", "comma-separated `policies` to compare")
 	backend := fs.String("backend", "process", "sandbox backend: "+backendNames)
 	stateDir := fs.String("state-dir", "/var/lib/tenon", "where sandboxes' writable layers and workspaces live during the run")
 	scale := fs.Float64("time-scale", 1, "multiply arrivals, model waits and tool times")
@@ -48,9 +49,9 @@ Needs root. Takes a few minutes.`)
 		return fmt.Errorf("bundled workload: %w", err)
 	}
 	fmt.Fprintf(env.stderr, "tenon run: %d workflows, budget %s, oversubscription %.2fx, policies %s\n",
-		len(wfs), units.FormatSize(int64(budget)), trajectory.Oversubscription(wfs, int64(budget)), *pols)
+		len(wfs), units.FormatSize(int64(budget)), trajectory.Oversubscription(wfs, int64(budget)), pols)
 	c, err := compare(ctx, env, compareOpts{
-		workflows: wfs, policies: parsePolicies(*pols), budget: int64(budget),
+		workflows: wfs, policies: pols.items, budget: int64(budget),
 		backend: *backend, domain: "tenon", stateDir: *stateDir, timeScale: *scale, eventLog: *events,
 	})
 	if c != nil {

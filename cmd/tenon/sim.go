@@ -29,19 +29,6 @@ func init() {
 	register(&command{name: "sim", summary: "run policies on a simulated host (same decision code, simulated clock)", run: runSim})
 }
 
-// policyList is a repeatable, comma-separated --policy flag.
-type policyList []string
-
-func (p *policyList) String() string { return strings.Join(*p, ",") }
-func (p *policyList) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			*p = append(*p, s)
-		}
-	}
-	return nil
-}
-
 func runSim(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "sim", "",
 		"Run memory policies against a discrete-event model of the workload domain.",
@@ -58,7 +45,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	kind := fs.String("kind", "swe", "generated workload kind: swe, science or rl")
 	n := fs.Int("n", 12, "generated workflows")
 	seed := fs.Int64("seed", 1, "seed for generation and the predictors' split")
-	var pols policyList
+	var pols listFlag
 	fs.Var(&pols, "policy", "policy to run (repeatable or comma list; default eager,static-4,tenon)")
 	budget := units.Size(2 << 30)
 	fs.Var(&budget, "budget", "workload domain memory budget, e.g. 2GiB")
@@ -86,12 +73,12 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 		fmt.Fprintf(env.stderr, "tenon sim: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
-	if len(pols) == 0 {
-		pols = policyList{"eager", "static-4", "tenon"}
+	if len(pols.items) == 0 {
+		pols.items = []string{"eager", "static-4", "tenon"}
 	}
 	var specs []sim.Spec
 	needPred := map[string]bool{}
-	for _, p := range pols {
+	for _, p := range pols.items {
 		sp, err := sim.ParsePolicy(p)
 		if err != nil {
 			return err
@@ -203,19 +190,20 @@ func runSimScale(_ context.Context, env *cliEnv, args []string) error {
 		`Each size runs --iters control periods of synthetic sandboxes (half growing),
 once with ample memory (green: everything permitted) and once under pressure
 (the selection walk of Algorithm 1 over every candidate).`)
-	sizes := fs.String("sizes", "100,200,500,1000,2000,5000,10000", "comma-separated sandbox counts")
+	sizes := newListFlag("100", "200", "500", "1000", "2000", "5000", "10000")
+	fs.Var(sizes, "sizes", "comma-separated sandbox `counts`")
 	iters := fs.Int("iters", 50, "control periods measured per size")
 	plotOut := fs.String("plot", "", "write a PNG of step time against sandboxes")
 	jsonOut := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
+	counts, err := sizes.ints("--sizes")
+	if err != nil {
+		return err
+	}
 	var pts []scalePoint
-	for _, f := range strings.Split(*sizes, ",") {
-		var n int
-		if _, err := fmt.Sscan(strings.TrimSpace(f), &n); err != nil || n < 1 {
-			return fmt.Errorf("--sizes: %q is not a positive count", f)
-		}
+	for _, n := range counts {
 		g, _ := sim.StepCost(n, *iters, gate.Green)
 		pr, pp := sim.StepCost(n, *iters, gate.Red)
 		pts = append(pts, scalePoint{Sandboxes: n, GreenMS: ms(g), PressureMS: ms(pr), Pressure: pp.String()})
