@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -101,7 +100,11 @@ next to it, and runs nothing.`)
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *replot != "" {
-		return replotBench(env, *replot)
+		files, err := bench.Replot(*replot)
+		for _, f := range files {
+			fmt.Fprintf(env.stdout, "wrote %s\n", f)
+		}
+		return err
 	}
 	m := def
 	if *quick {
@@ -178,7 +181,7 @@ next to it, and runs nothing.`)
 	})
 	meta.Wall = time.Since(meta.Started)
 	meta.Machine = machine()
-	files, err := writeBenchResults(env, *outDir, meta, res)
+	files, err := bench.WriteResults(*outDir, meta, res)
 	if err != nil {
 		return err
 	}
@@ -317,87 +320,6 @@ func printBenchPlan(env *cliEnv, cases []bench.Case, asJSON bool) error {
 	fmt.Fprintf(env.stdout, "\n%d cases, %d replays, estimated %s (static-best estimated as static-3)\n", len(cases), replays, total.Round(time.Minute))
 	return nil
 }
-
-// writeBenchResults writes the Markdown, JSON and plots; it returns the
-// files written.
-func writeBenchResults(env *cliEnv, dir string, meta bench.Meta, res *bench.Results) ([]string, error) {
-	write := func(path string, fn func(w io.Writer) error) error { return writeResultFile(env, path, fn) }
-	files, plots, err := writeBenchPlots(dir, meta.Name, res, write)
-	if err != nil {
-		return files, err
-	}
-	md := filepath.Join(dir, meta.Name+".md")
-	if err := write(md, func(w io.Writer) error { return bench.WriteMarkdown(w, meta, res, plots) }); err != nil {
-		return files, err
-	}
-	js := filepath.Join(dir, meta.Name+".json")
-	if err := write(js, func(w io.Writer) error { return bench.WriteJSON(w, meta, res) }); err != nil {
-		return files, err
-	}
-	return append([]string{md, js}, files...), nil
-}
-
-// writeResultFile writes path through fn atomically and world-readable:
-// results files are meant to be committed and read.
-func writeResultFile(env *cliEnv, path string, fn func(w io.Writer) error) error {
-	return writeOutput(env, path, fn)
-}
-
-// writeBenchPlots draws every plot with something to show as
-// dir/<name>-<plot>.png through write; it returns the paths and the file
-// names of the plots drawn.
-func writeBenchPlots(dir, name string, res *bench.Results, write func(string, func(io.Writer) error) error) (files, plots []string, err error) {
-	suffixes := make([]string, 0, len(bench.Plots))
-	for s := range bench.Plots {
-		suffixes = append(suffixes, s)
-	}
-	sort.Strings(suffixes)
-	for _, s := range suffixes {
-		file := name + "-" + s
-		var drawn bool
-		err := write(filepath.Join(dir, file), func(w io.Writer) error {
-			ok, err := bench.Plots[s](w, res)
-			if err == nil && !ok {
-				err = errNothingToPlot
-			}
-			drawn = ok
-			return err
-		})
-		switch {
-		case errors.Is(err, errNothingToPlot):
-		case err != nil:
-			return files, plots, err
-		case drawn:
-			plots = append(plots, file)
-			files = append(files, filepath.Join(dir, file))
-		}
-	}
-	return files, plots, nil
-}
-
-// replotBench redraws the plots of the results JSON at path next to it.
-func replotBench(env *cliEnv, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	res, err := bench.ReadJSON(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	write := func(p string, fn func(io.Writer) error) error { return writeResultFile(env, p, fn) }
-	files, _, err := writeBenchPlots(filepath.Dir(path), strings.TrimSuffix(filepath.Base(path), ".json"), res, write)
-	for _, file := range files {
-		fmt.Fprintf(env.stdout, "wrote %s\n", file)
-	}
-	if err == nil && len(files) == 0 {
-		err = fmt.Errorf("%s: nothing to plot (%d cases)", path, len(res.Outcomes))
-	}
-	return err
-}
-
-var errNothingToPlot = errors.New("nothing to plot")
 
 func printBenchSummary(w io.Writer, res *bench.Results, files []string) {
 	if res.Partial() {
