@@ -7,17 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/app"
 	"github.com/tenon-dev/tenon/internal/bench"
-	"github.com/tenon-dev/tenon/internal/policy"
-	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -25,9 +22,6 @@ import (
 func init() {
 	register(&command{name: "bench", summary: "run the benchmark matrix: every policy, workloads × budgets, ablations, load and region sweeps; results file and plots", run: runBench})
 }
-
-// benchFallbackStatic replaces the best static when no static sweep ran.
-const benchFallbackStatic = "static-4"
 
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	def := bench.DefaultMatrix()
@@ -74,7 +68,7 @@ next to it, and runs nothing.`)
 	name := fs.String("name", "", `results file base name (default "bench", or "bench-quick" with --quick)`)
 	outDir := fs.String("out-dir", filepath.Join("bench", "results"), "directory for the results files")
 	eventsDir := fs.String("events-dir", "", "also write each case's event log (JSONL, every policy of the case) to DIR/<case>.jsonl")
-	backend := fs.String("backend", "process", "sandbox backend: "+backendNames)
+	backend := fs.String("backend", "process", "sandbox backend: "+app.BackendNames)
 	var budgets, workloadsFlag, pols, only listFlag
 	fs.Var(&budgets, "budgets", "comma-separated `budgets`, e.g. 1GiB,1.5GiB,2GiB (default 1GiB,1.5GiB,2GiB; 1GiB with --quick)")
 	fs.Var(&workloadsFlag, "workloads", "comma-separated `workloads`: "+strings.Join(bench.WorkloadNames, ", ")+" (default all; swe with --quick); the first is the headline")
@@ -106,33 +100,75 @@ next to it, and runs nothing.`)
 		}
 		return err
 	}
-	m := def
-	if *quick {
-		m = bench.QuickMatrix()
-		if !set["name"] {
-			*name = "bench-quick"
-		}
+	if *quick && !set["name"] {
+		*name = "bench-quick"
 	}
 	if *name == "" {
 		*name = "bench"
 	}
-	if err := applyBenchFlags(&m, set, benchFlagValues{
-		budgets: budgets.items, workloads: workloadsFlag.items, policies: pols.items, only: only.items,
-		timeScale: *scale, n: *n, seed: *seed,
-	}); err != nil {
-		return err
-	}
-	m.EveryBudget = *everyBudget
 	if strings.ContainsAny(*name, `/\`) || strings.TrimSpace(*name) == "" {
 		return fmt.Errorf("--name %q: want a plain file name without directories", *name)
 	}
-	if *backend != "process" && *backend != "docker" && *backend != "fake" {
-		return fmt.Errorf("--backend %q: want %s", *backend, backendNames)
+	cases, err := benchCases(set, benchFlagValues{
+		quick: *quick, everyBudget: *everyBudget, traces: *traces, backend: *backend,
+		budgets: budgets.items, workloads: workloadsFlag.items, policies: pols.items, only: only.items,
+		timeScale: *scale, n: *n, seed: *seed,
+	})
+	if err != nil {
+		return err
 	}
-	if *traces != "" {
-		wfs, _, err := agentcgroup.Import(*traces)
+	plan, err := app.PlanBench(app.BenchConfig{
+		Cases: cases, Backend: *backend, Domain: *domain, StateDir: *stateDir, OutDir: *outDir, EventsDir: *eventsDir,
+		Meta:     bench.Meta{Name: *name, Command: "tenon bench " + quoteArgs(args), Backend: *backend},
+		Progress: env.stderr, Log: env.log,
+	})
+	if err != nil {
+		return err
+	}
+	if *dryRun {
+		return printBenchPlan(env, cases, *asJSON)
+	}
+	run, err := plan.Run(ctx)
+	if run == nil {
+		return err
+	}
+	if *asJSON {
+		if werr := bench.WriteJSON(env.stdout, run.Meta, run.Results); werr != nil {
+			return werr
+		}
+	} else {
+		printBenchSummary(env.stdout, run.Results, run.Files)
+	}
+	return err
+}
+
+// benchFlagValues are the flags that pick the cases.
+type benchFlagValues struct {
+	quick, everyBudget                 bool
+	traces, backend                    string
+	budgets, workloads, policies, only []string
+	timeScale                          float64
+	n                                  int
+	seed                               int64
+}
+
+// benchCases builds the matrix the flags ask for and returns its cases.
+func benchCases(set map[string]bool, v benchFlagValues) ([]bench.Case, error) {
+	m := bench.DefaultMatrix()
+	if v.quick {
+		m = bench.QuickMatrix()
+	}
+	if err := applyBenchFlags(&m, set, v); err != nil {
+		return nil, err
+	}
+	m.EveryBudget = v.everyBudget
+	if !app.KnownBackend(v.backend) {
+		return nil, fmt.Errorf("--backend %q: want %s", v.backend, app.BackendNames)
+	}
+	if v.traces != "" {
+		wfs, _, err := agentcgroup.Import(v.traces)
 		if err != nil {
-			return fmt.Errorf("--traces: %w", err)
+			return nil, fmt.Errorf("--traces: %w", err)
 		}
 		m.Traces = wfs
 		if !slices.Contains(m.Workloads, bench.WorkloadTraces) {
@@ -141,77 +177,12 @@ next to it, and runs nothing.`)
 	}
 	cases, err := m.Cases()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(cases) == 0 {
-		return fmt.Errorf("no case to run: --only %q selects nothing for these workloads", only.String())
+		return nil, fmt.Errorf("no case to run: --only %q selects nothing for these workloads", strings.Join(v.only, ","))
 	}
-	if err := checkBenchPolicies(env, cases); err != nil {
-		return err
-	}
-	if *dryRun {
-		return printBenchPlan(env, cases, *asJSON)
-	}
-	if err := os.MkdirAll(*outDir, 0o755); err != nil {
-		return fmt.Errorf("creating --out-dir: %w", err)
-	}
-	if *eventsDir != "" {
-		if err := os.MkdirAll(*eventsDir, 0o755); err != nil {
-			return fmt.Errorf("creating --events-dir: %w", err)
-		}
-	}
-	meta := bench.Meta{
-		Name: *name, Command: "tenon bench " + quoteArgs(args), Commit: gitCommit(), Dirty: gitDirty(),
-		Backend: *backend, Started: time.Now(),
-	}
-	fmt.Fprintf(env.stderr, "tenon bench: %d cases, estimated %s\n", len(cases), bench.Estimate(cases).Round(time.Minute))
-	var label string
-	res := bench.Run(ctx, cases, bench.Config{
-		FallbackStatic: benchFallbackStatic,
-		Progress: func(i, n int, c bench.Case) {
-			label = fmt.Sprintf("[%d/%d] %s", i+1, n, c.Name)
-		},
-		Run: func(ctx context.Context, c bench.Case) (*report.Comparison, error) {
-			return compare(ctx, env, compareOpts{
-				workflows: c.Workflows, policies: c.Policies, params: c.Params, budget: c.Budget,
-				backend: *backend, domain: *domain, stateDir: *stateDir, timeScale: c.TimeScale,
-				retries: 5, label: label, eventLog: caseEventLog(*eventsDir, c.Name),
-			})
-		},
-	})
-	meta.Wall = time.Since(meta.Started)
-	meta.Machine = machine()
-	files, err := bench.WriteResults(*outDir, meta, res)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		if err := bench.WriteJSON(env.stdout, meta, res); err != nil {
-			return err
-		}
-	} else {
-		printBenchSummary(env.stdout, res, files)
-	}
-	if res.Interrupted {
-		return fmt.Errorf("interrupted: partial results (%d of %d cases) written: %w", len(res.Outcomes), res.Cases, context.Cause(ctx))
-	}
-	failed := 0
-	for _, o := range res.Outcomes {
-		if o.Err != nil {
-			failed++
-		}
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d cases failed (their errors are in %s)", failed, len(res.Outcomes), files[0])
-	}
-	return nil
-}
-
-type benchFlagValues struct {
-	budgets, workloads, policies, only []string
-	timeScale                          float64
-	n                                  int
-	seed                               int64
+	return cases, nil
 }
 
 // applyBenchFlags overrides the matrix with the flags the user set.
@@ -258,29 +229,6 @@ func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) er
 	}
 	if m.N <= 0 {
 		return errors.New("--n must be positive")
-	}
-	return nil
-}
-
-// checkBenchPolicies builds every policy of every case once, so that a bad
-// name or parameter fails before any replay.
-func checkBenchPolicies(env *cliEnv, cases []bench.Case) error {
-	seen := map[string]bool{}
-	for _, c := range cases {
-		for _, p := range c.Policies {
-			key := p + fmt.Sprint(c.Params)
-			if p == bench.BestStatic {
-				p = benchFallbackStatic
-			}
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			o := compareOpts{workflows: c.Workflows, params: c.Params, budget: c.Budget, timeScale: c.TimeScale}
-			if _, err := policy.Lookup(p, o.policyOptions(env)); err != nil {
-				return fmt.Errorf("case %s: %w", c.Name, err)
-			}
-		}
 	}
 	return nil
 }
@@ -339,12 +287,6 @@ func printBenchSummary(w io.Writer, res *bench.Results, files []string) {
 	}
 }
 
-// gitDirty reports whether the working tree has uncommitted changes.
-func gitDirty() bool {
-	out, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
-	return err == nil && len(strings.TrimSpace(string(out))) > 0
-}
-
 // quoteArgs renders args for a shell.
 func quoteArgs(args []string) string {
 	q := make([]string, len(args))
@@ -355,13 +297,4 @@ func quoteArgs(args []string) string {
 		q[i] = a
 	}
 	return strings.Join(q, " ")
-}
-
-// caseEventLog is the event log path of a case under dir ("" when dir is):
-// the case name with its slashes turned into dashes.
-func caseEventLog(dir, name string) string {
-	if dir == "" {
-		return ""
-	}
-	return filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".jsonl")
 }

@@ -66,3 +66,6 @@ func (p paramFlag) Set(v string) error {
 	p[k] = val
 	return nil
 }
+
+// budgetHelp documents the budget flags.
+const budgetHelp = "memory budget of the workload domain, e.g. 2GiB (the domain cgroup's limit)"

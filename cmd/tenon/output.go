@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/tenon-dev/tenon/internal/fsutil"
+	"github.com/tenon-dev/tenon/internal/report"
 )
 
 // writeOutput writes path through write: "-" or "" is stdout, anything
@@ -23,4 +25,23 @@ func writeFileBytes(path string, b []byte) error {
 		_, err := w.Write(b)
 		return err
 	})
+}
+
+// writeComparison prints the comparison as a table or JSON and writes the plot.
+func writeComparison(env *cliEnv, c *report.Comparison, asJSON bool, plotPath string) error {
+	if plotPath != "" {
+		if err := writeOutput(env, plotPath, func(w io.Writer) error { return report.WritePlot(w, c) }); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		return report.WriteJSON(env.stdout, c)
+	}
+	if err := report.WriteTable(env.stdout, c); err != nil {
+		return err
+	}
+	if plotPath != "" {
+		fmt.Fprintf(env.stdout, "\nplot: %s\n", plotPath)
+	}
+	return nil
 }
