@@ -15,14 +15,12 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/tenon-dev/tenon/internal/app"
 	"github.com/tenon-dev/tenon/internal/fsutil"
 	"github.com/tenon-dev/tenon/internal/gate"
-	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/sim"
-	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
-	"github.com/tenon-dev/tenon/internal/workload"
 )
 
 func init() {
@@ -76,108 +74,34 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	if len(pols.items) == 0 {
 		pols.items = []string{"eager", "static-4", "tenon"}
 	}
-	var specs []sim.Spec
-	needPred := map[string]bool{}
-	for _, p := range pols.items {
-		sp, err := sim.ParsePolicy(p)
-		if err != nil {
-			return err
-		}
-		specs = append(specs, sp)
-		if sp.Admission {
-			needPred[sp.Predictor] = true
-		}
+	cfg := app.SimConfig{
+		WorkloadFile: *file, Kind: *kind, N: *n, Seed: *seed, MemScale: *memScale, Oversub: *oversub,
+		Policies: pols.items, Params: params, Budget: int64(budget), Retries: *retries,
+		Create: *create, Teardown: *teardown, Rematerialize: *remat, SandboxBase: int64(base),
+		ActionTimeout: *timeout, GatePeriod: *period, Horizon: *horizon, Train: *train,
+		Warn: env.stderr, Log: env.log,
 	}
-	var wfs []trajectory.Workflow
-	var err error
-	if *file != "" {
-		wfs, err = trajectory.LoadFile(*file)
-	} else {
-		wfs, err = generateSim(*kind, *n, *seed, *memScale, *oversub, int64(budget))
+	if *trace {
+		cfg.Trace = env.stderr
 	}
+	res, err := app.Simulate(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	var preds *sim.Predictors
-	if len(needPred) > 0 {
-		var kinds []string
-		for _, k := range []string{sim.PredCurrent, sim.PredStatic, sim.PredHistory} {
-			if needPred[k] {
-				kinds = append(kinds, k)
-			}
-		}
-		t0 := time.Now()
-		switch mode := *train; {
-		case mode == "live" || mode == "auto" && len(wfs) <= 1000:
-			preds, err = sim.LivePredictors(wfs, int64(budget), kinds)
-		case mode == "sampled" || mode == "auto":
-			preds, err = sim.NewPredictors(wfs, sim.PredictorOptions{Seed: uint64(*seed), Kinds: kinds})
-		default:
-			return fmt.Errorf("--train %q: want live, sampled or auto", mode)
-		}
-		if err != nil {
-			return err
-		}
-		env.log.Info("trained predictors", "kinds", kinds, "mode", *train, "wall", time.Since(t0))
-	}
-	var results []*replay.Result
-	var holds []simHold
-	for _, sp := range specs {
-		cfg := sim.Config{Workflows: wfs, Policy: sp, Budget: int64(budget), Retries: *retries,
-			Create: *create, Teardown: *teardown, Rematerialize: *remat, SandboxBase: int64(base),
-			ActionTimeout: *timeout, Horizon: *horizon, Predictors: preds}
-		cfg.Gate.Period = *period
-		if *trace {
-			name := sp.Name
-			cfg.Debug = func(line string) { fmt.Fprintf(env.stderr, "%s %s\n", name, line) }
-		}
-		if err := cfg.ApplyParams(params); err != nil {
-			return err
-		}
-		r, err := sim.Run(ctx, cfg)
-		if err != nil {
-			return fmt.Errorf("simulating %s: %w", sp.Name, err)
-		}
-		if r.Stalled > 0 {
-			fmt.Fprintf(env.stderr, "tenon sim: %s: %d workflows unfinished at the horizon %v (counted as failed)\n",
-				sp.Name, r.Stalled, r.Horizon)
-		}
-		env.log.Info("simulated", "policy", sp.Name, "events", r.Events, "gate_steps", r.GateSteps,
-			"gate_step_wall", r.GateStepWall, "wall", r.Wall, "teardowns", r.Teardowns, "remats", r.Rematerializations, "freezes", r.Freezes, "liveness_admits", r.LivenessAdmits)
-		results = append(results, r.Replay())
-		holds = append(holds, simHold{Policy: sp.Name, Holds: r.Holds, Resolved: r.HoldsResolved,
-			Released: r.HoldsReleased, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits})
-	}
-	cmp := report.Compare(wfs, int64(budget), 1, results...)
 	if *plotOut != "" {
-		if err := fsutil.WriteFile(*plotOut, 0o644, func(w io.Writer) error { return report.WritePlot(w, cmp) }); err != nil {
+		if err := fsutil.WriteFile(*plotOut, 0o644, func(w io.Writer) error { return report.WritePlot(w, res.Comparison) }); err != nil {
 			return err
 		}
 	}
 	if *jsonOut {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(simJSON{Comparison: cmp, Holds: holds})
+		return enc.Encode(simJSON{Comparison: res.Comparison, Holds: res.Holds})
 	}
-	if err := report.WriteTable(env.stdout, cmp); err != nil {
+	if err := report.WriteTable(env.stdout, res.Comparison); err != nil {
 		return err
 	}
-	return writeHolds(env.stdout, holds)
-}
-
-// generateSim generates a workload; with oversub > 0 its memory is scaled
-// so that the profiled peaks sum to oversub × budget.
-func generateSim(kind string, n int, seed int64, memScale, oversub float64, budget int64) ([]trajectory.Workflow, error) {
-	opts := workload.Options{MemScale: memScale}
-	wfs, err := workload.Generate(kind, n, seed, opts)
-	if err != nil || oversub <= 0 {
-		return wfs, err
-	}
-	if r := trajectory.Oversubscription(wfs, budget); r > 0 {
-		opts.MemScale = max(memScale, 1) * oversub / r
-		return workload.Generate(kind, n, seed, opts)
-	}
-	return wfs, nil
+	return writeHolds(env.stdout, res.Holds)
 }
 
 func init() {

@@ -1,7 +1,7 @@
 // Package app is tenon's composition root: it builds the policies, opens
 // the sandbox backends and workload domains, and runs what the subcommands
 // of cmd/tenon ask for (a side-by-side replay under several policies, the
-// benchmark matrix, the daemon). The CLI parses flags and calls one
+// benchmark matrix, the daemon, the simulated host). The CLI parses flags and calls one
 // function here; this package turns the flags' values into running parts
 // and tears them down again.
 //
