@@ -7,18 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/app"
 	"github.com/tenon-dev/tenon/internal/bench"
-	"github.com/tenon-dev/tenon/internal/policy"
-	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -26,9 +22,6 @@ import (
 func init() {
 	register(&command{name: "bench", summary: "run the benchmark matrix: every policy, workloads × budgets, ablations, load and region sweeps; results file and plots", run: runBench})
 }
-
-// benchFallbackStatic replaces the best static when no static sweep ran.
-const benchFallbackStatic = "static-4"
 
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	def := bench.DefaultMatrix()
@@ -75,10 +68,11 @@ next to it, and runs nothing.`)
 	name := fs.String("name", "", `results file base name (default "bench", or "bench-quick" with --quick)`)
 	outDir := fs.String("out-dir", filepath.Join("bench", "results"), "directory for the results files")
 	eventsDir := fs.String("events-dir", "", "also write each case's event log (JSONL, every policy of the case) to DIR/<case>.jsonl")
-	backend := fs.String("backend", "process", "sandbox backend: "+backendNames)
-	budgets := fs.String("budgets", "", "comma-separated budgets, e.g. 1GiB,1.5GiB,2GiB (default 1GiB,1.5GiB,2GiB; 1GiB with --quick)")
-	workloadsFlag := fs.String("workloads", "", "comma-separated workloads: "+strings.Join(bench.WorkloadNames, ", ")+" (default all; swe with --quick); the first is the headline")
-	pols := fs.String("policies", "", "comma-separated policies replacing the main group's (static-best: the static sweep's best)")
+	backend := fs.String("backend", "process", "sandbox backend: "+app.BackendNames)
+	var budgets, workloadsFlag, pols, only listFlag
+	fs.Var(&budgets, "budgets", "comma-separated `budgets`, e.g. 1GiB,1.5GiB,2GiB (default 1GiB,1.5GiB,2GiB; 1GiB with --quick)")
+	fs.Var(&workloadsFlag, "workloads", "comma-separated `workloads`: "+strings.Join(bench.WorkloadNames, ", ")+" (default all; swe with --quick); the first is the headline")
+	fs.Var(&pols, "policies", "comma-separated `policies` replacing the main group's (static-best: the static sweep's best)")
 	traces := fs.String("traces", "", "directory of AgentCgroup trace runs to add as workload \"traces\"")
 	scale := fs.Float64("time-scale", def.TimeScale, "multiply arrivals, model waits and tool times of every case (0.25 with --quick)")
 	n := fs.Int("n", def.N, "workflows of the swe workload (others scale from it; 8 with --quick)")
@@ -86,7 +80,7 @@ next to it, and runs nothing.`)
 	stateDir := fs.String("state-dir", "/var/lib/tenon", "where sandboxes' writable layers and workspaces live during the run")
 	domain := fs.String("domain", "tenon-bench", "name of the workload domain cgroup")
 	everyBudget := fs.Bool("every-budget", false, "replay every workload at every budget (default: only the headline workload at the larger budgets)")
-	only := fs.String("only", "", "comma-separated groups to run: "+strings.Join(bench.Groups, ", "))
+	fs.Var(&only, "only", "comma-separated `groups` to run: "+strings.Join(bench.Groups, ", "))
 	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
 	replot := fs.String("replot", "", "redraw the plots of an earlier run from its results JSON (written next to it), run nothing")
 	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
@@ -100,35 +94,81 @@ next to it, and runs nothing.`)
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *replot != "" {
-		return replotBench(env, *replot)
-	}
-	m := def
-	if *quick {
-		m = bench.QuickMatrix()
-		if !set["name"] {
-			*name = "bench-quick"
+		files, err := bench.Replot(*replot)
+		for _, f := range files {
+			fmt.Fprintf(env.stdout, "wrote %s\n", f)
 		}
+		return err
+	}
+	if *quick && !set["name"] {
+		*name = "bench-quick"
 	}
 	if *name == "" {
 		*name = "bench"
 	}
-	if err := applyBenchFlags(&m, set, benchFlagValues{
-		budgets: *budgets, workloads: *workloadsFlag, policies: *pols, only: *only,
-		timeScale: *scale, n: *n, seed: *seed,
-	}); err != nil {
-		return err
-	}
-	m.EveryBudget = *everyBudget
 	if strings.ContainsAny(*name, `/\`) || strings.TrimSpace(*name) == "" {
 		return fmt.Errorf("--name %q: want a plain file name without directories", *name)
 	}
-	if *backend != "process" && *backend != "docker" && *backend != "fake" {
-		return fmt.Errorf("--backend %q: want %s", *backend, backendNames)
+	cases, err := benchCases(set, benchFlagValues{
+		quick: *quick, everyBudget: *everyBudget, traces: *traces, backend: *backend,
+		budgets: budgets.items, workloads: workloadsFlag.items, policies: pols.items, only: only.items,
+		timeScale: *scale, n: *n, seed: *seed,
+	})
+	if err != nil {
+		return err
 	}
-	if *traces != "" {
-		wfs, _, err := agentcgroup.Import(*traces)
+	plan, err := app.PlanBench(app.BenchConfig{
+		Cases: cases, Backend: *backend, Domain: *domain, StateDir: *stateDir, OutDir: *outDir, EventsDir: *eventsDir,
+		Meta:     bench.Meta{Name: *name, Command: "tenon bench " + quoteArgs(args), Backend: *backend},
+		Progress: env.stderr, Log: env.log,
+	})
+	if err != nil {
+		return err
+	}
+	if *dryRun {
+		return printBenchPlan(env, cases, *asJSON)
+	}
+	run, err := plan.Run(ctx)
+	if run == nil {
+		return err
+	}
+	if *asJSON {
+		if werr := bench.WriteJSON(env.stdout, run.Meta, run.Results); werr != nil {
+			return werr
+		}
+	} else {
+		printBenchSummary(env.stdout, run.Results, run.Files)
+	}
+	return err
+}
+
+// benchFlagValues are the flags that pick the cases.
+type benchFlagValues struct {
+	quick, everyBudget                 bool
+	traces, backend                    string
+	budgets, workloads, policies, only []string
+	timeScale                          float64
+	n                                  int
+	seed                               int64
+}
+
+// benchCases builds the matrix the flags ask for and returns its cases.
+func benchCases(set map[string]bool, v benchFlagValues) ([]bench.Case, error) {
+	m := bench.DefaultMatrix()
+	if v.quick {
+		m = bench.QuickMatrix()
+	}
+	if err := applyBenchFlags(&m, set, v); err != nil {
+		return nil, err
+	}
+	m.EveryBudget = v.everyBudget
+	if !app.KnownBackend(v.backend) {
+		return nil, fmt.Errorf("--backend %q: want %s", v.backend, app.BackendNames)
+	}
+	if v.traces != "" {
+		wfs, _, err := agentcgroup.Import(v.traces)
 		if err != nil {
-			return fmt.Errorf("--traces: %w", err)
+			return nil, fmt.Errorf("--traces: %w", err)
 		}
 		m.Traces = wfs
 		if !slices.Contains(m.Workloads, bench.WorkloadTraces) {
@@ -137,84 +177,19 @@ next to it, and runs nothing.`)
 	}
 	cases, err := m.Cases()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(cases) == 0 {
-		return fmt.Errorf("no case to run: --only %q selects nothing for these workloads", *only)
+		return nil, fmt.Errorf("no case to run: --only %q selects nothing for these workloads", strings.Join(v.only, ","))
 	}
-	if err := checkBenchPolicies(env, cases); err != nil {
-		return err
-	}
-	if *dryRun {
-		return printBenchPlan(env, cases, *asJSON)
-	}
-	if err := os.MkdirAll(*outDir, 0o755); err != nil {
-		return fmt.Errorf("creating --out-dir: %w", err)
-	}
-	if *eventsDir != "" {
-		if err := os.MkdirAll(*eventsDir, 0o755); err != nil {
-			return fmt.Errorf("creating --events-dir: %w", err)
-		}
-	}
-	meta := bench.Meta{
-		Name: *name, Command: "tenon bench " + quoteArgs(args), Commit: gitCommit(), Dirty: gitDirty(),
-		Backend: *backend, Started: time.Now(),
-	}
-	fmt.Fprintf(env.stderr, "tenon bench: %d cases, estimated %s\n", len(cases), bench.Estimate(cases).Round(time.Minute))
-	var label string
-	res := bench.Run(ctx, cases, bench.Config{
-		FallbackStatic: benchFallbackStatic,
-		Progress: func(i, n int, c bench.Case) {
-			label = fmt.Sprintf("[%d/%d] %s", i+1, n, c.Name)
-		},
-		Run: func(ctx context.Context, c bench.Case) (*report.Comparison, error) {
-			return compare(ctx, env, compareOpts{
-				workflows: c.Workflows, policies: c.Policies, params: c.Params, budget: c.Budget,
-				backend: *backend, domain: *domain, stateDir: *stateDir, timeScale: c.TimeScale,
-				retries: 5, label: label, eventLog: caseEventLog(*eventsDir, c.Name),
-			})
-		},
-	})
-	meta.Wall = time.Since(meta.Started)
-	meta.Machine = machine()
-	files, err := writeBenchResults(env, *outDir, meta, res)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		if err := bench.WriteJSON(env.stdout, meta, res); err != nil {
-			return err
-		}
-	} else {
-		printBenchSummary(env.stdout, res, files)
-	}
-	if res.Interrupted {
-		return fmt.Errorf("interrupted: partial results (%d of %d cases) written: %w", len(res.Outcomes), res.Cases, context.Cause(ctx))
-	}
-	failed := 0
-	for _, o := range res.Outcomes {
-		if o.Err != nil {
-			failed++
-		}
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d cases failed (their errors are in %s)", failed, len(res.Outcomes), files[0])
-	}
-	return nil
-}
-
-type benchFlagValues struct {
-	budgets, workloads, policies, only string
-	timeScale                          float64
-	n                                  int
-	seed                               int64
+	return cases, nil
 }
 
 // applyBenchFlags overrides the matrix with the flags the user set.
 func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) error {
 	if set["budgets"] {
 		m.Budgets = nil
-		for _, s := range parsePolicies(v.budgets) {
+		for _, s := range v.budgets {
 			b, err := units.ParseSize(s)
 			if err != nil || b <= 0 {
 				return fmt.Errorf("--budgets: %q is not a positive size such as 1.5GiB", s)
@@ -226,19 +201,19 @@ func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) er
 		}
 	}
 	if set["workloads"] {
-		m.Workloads = parsePolicies(v.workloads)
+		m.Workloads = v.workloads
 		if len(m.Workloads) == 0 {
 			return errors.New("--workloads: give at least one workload")
 		}
 	}
 	if set["policies"] {
-		m.Policies = parsePolicies(v.policies)
+		m.Policies = v.policies
 		if len(m.Policies) == 0 {
 			return errors.New("--policies: give at least one policy")
 		}
 	}
 	if set["only"] {
-		m.Only = parsePolicies(v.only)
+		m.Only = v.only
 	}
 	if set["time-scale"] {
 		m.TimeScale = v.timeScale
@@ -254,29 +229,6 @@ func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) er
 	}
 	if m.N <= 0 {
 		return errors.New("--n must be positive")
-	}
-	return nil
-}
-
-// checkBenchPolicies builds every policy of every case once, so that a bad
-// name or parameter fails before any replay.
-func checkBenchPolicies(env *cliEnv, cases []bench.Case) error {
-	seen := map[string]bool{}
-	for _, c := range cases {
-		for _, p := range c.Policies {
-			key := p + fmt.Sprint(c.Params)
-			if p == bench.BestStatic {
-				p = benchFallbackStatic
-			}
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			o := compareOpts{workflows: c.Workflows, params: c.Params, budget: c.Budget, timeScale: c.TimeScale}
-			if _, err := policy.Resolve(p, o.policyOptions()); err != nil {
-				return fmt.Errorf("case %s: %w", c.Name, err)
-			}
-		}
 	}
 	return nil
 }
@@ -317,98 +269,6 @@ func printBenchPlan(env *cliEnv, cases []bench.Case, asJSON bool) error {
 	return nil
 }
 
-// writeBenchResults writes the Markdown, JSON and plots; it returns the
-// files written.
-func writeBenchResults(env *cliEnv, dir string, meta bench.Meta, res *bench.Results) ([]string, error) {
-	write := func(path string, fn func(w io.Writer) error) error { return writeResultFile(env, path, fn) }
-	files, plots, err := writeBenchPlots(dir, meta.Name, res, write)
-	if err != nil {
-		return files, err
-	}
-	md := filepath.Join(dir, meta.Name+".md")
-	if err := write(md, func(w io.Writer) error { return bench.WriteMarkdown(w, meta, res, plots) }); err != nil {
-		return files, err
-	}
-	js := filepath.Join(dir, meta.Name+".json")
-	if err := write(js, func(w io.Writer) error { return bench.WriteJSON(w, meta, res) }); err != nil {
-		return files, err
-	}
-	return append([]string{md, js}, files...), nil
-}
-
-// writeResultFile writes path through fn atomically (createOutput) and
-// makes it world-readable: results files are meant to be committed and read.
-func writeResultFile(env *cliEnv, path string, fn func(w io.Writer) error) error {
-	w, commit, abort, err := createOutput(env, path)
-	if err != nil {
-		return err
-	}
-	if err := fn(w); err != nil {
-		abort()
-		return err
-	}
-	if err := commit(); err != nil {
-		return err
-	}
-	return os.Chmod(path, 0o644)
-}
-
-// writeBenchPlots draws every plot with something to show as
-// dir/<name>-<plot>.png through write; it returns the paths and the file
-// names of the plots drawn.
-func writeBenchPlots(dir, name string, res *bench.Results, write func(string, func(io.Writer) error) error) (files, plots []string, err error) {
-	suffixes := make([]string, 0, len(bench.Plots))
-	for s := range bench.Plots {
-		suffixes = append(suffixes, s)
-	}
-	sort.Strings(suffixes)
-	for _, s := range suffixes {
-		file := name + "-" + s
-		var drawn bool
-		err := write(filepath.Join(dir, file), func(w io.Writer) error {
-			ok, err := bench.Plots[s](w, res)
-			if err == nil && !ok {
-				err = errNothingToPlot
-			}
-			drawn = ok
-			return err
-		})
-		switch {
-		case errors.Is(err, errNothingToPlot):
-		case err != nil:
-			return files, plots, err
-		case drawn:
-			plots = append(plots, file)
-			files = append(files, filepath.Join(dir, file))
-		}
-	}
-	return files, plots, nil
-}
-
-// replotBench redraws the plots of the results JSON at path next to it.
-func replotBench(env *cliEnv, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	res, err := bench.ReadJSON(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	write := func(p string, fn func(io.Writer) error) error { return writeResultFile(env, p, fn) }
-	files, _, err := writeBenchPlots(filepath.Dir(path), strings.TrimSuffix(filepath.Base(path), ".json"), res, write)
-	for _, file := range files {
-		fmt.Fprintf(env.stdout, "wrote %s\n", file)
-	}
-	if err == nil && len(files) == 0 {
-		err = fmt.Errorf("%s: nothing to plot (%d cases)", path, len(res.Outcomes))
-	}
-	return err
-}
-
-var errNothingToPlot = errors.New("nothing to plot")
-
 func printBenchSummary(w io.Writer, res *bench.Results, files []string) {
 	if res.Partial() {
 		fmt.Fprintf(w, "PARTIAL: %d of %d cases ran\n", len(res.Outcomes), res.Cases)
@@ -427,12 +287,6 @@ func printBenchSummary(w io.Writer, res *bench.Results, files []string) {
 	}
 }
 
-// gitDirty reports whether the working tree has uncommitted changes.
-func gitDirty() bool {
-	out, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
-	return err == nil && len(strings.TrimSpace(string(out))) > 0
-}
-
 // quoteArgs renders args for a shell.
 func quoteArgs(args []string) string {
 	q := make([]string, len(args))
@@ -443,13 +297,4 @@ func quoteArgs(args []string) string {
 		q[i] = a
 	}
 	return strings.Join(q, " ")
-}
-
-// caseEventLog is the event log path of a case under dir ("" when dir is):
-// the case name with its slashes turned into dashes.
-func caseEventLog(dir, name string) string {
-	if dir == "" {
-		return ""
-	}
-	return filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".jsonl")
 }

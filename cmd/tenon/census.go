@@ -8,44 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/census"
 	"github.com/tenon-dev/tenon/internal/census/swarm"
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/fsutil"
 )
 
 func init() {
 	register(&command{name: "census", summary: "measure how much memory a set of sibling sandboxes duplicates (seed 002)", run: runCensus})
 	register(&command{name: "census swarm", summary: "launch a gopls swarm in several configurations and census it on the seed's schedule", run: runCensusSwarm})
-}
-
-// listFlag is a repeatable string flag (comma lists allowed).
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			*l = append(*l, s)
-		}
-	}
-	return nil
-}
-
-// intList parses a listFlag of integers.
-func intList(l listFlag, what string) ([]int, error) {
-	out := make([]int, 0, len(l))
-	for _, s := range l {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%s: %q is not a positive integer", what, s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 func runCensus(ctx context.Context, env *cliEnv, args []string) error {
@@ -70,7 +44,7 @@ change while they are read, so prefer cgroups for exact numbers. Needs root.`)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	pidList, err := intList(pids, "--pid")
+	pidList, err := pids.ints("--pid")
 	if err != nil {
 		return err
 	}
@@ -85,7 +59,7 @@ change while they are read, so prefer cgroups for exact numbers. Needs root.`)
 	if len(res.Unfrozen) > 0 {
 		fmt.Fprintf(env.stderr, "tenon census: sampling unfrozen: %s\n", strings.Join(res.Unfrozen, ", "))
 	}
-	base := census.Options{Siblings: res.Siblings, Freezers: res.Freezers, SharedDirs: shared,
+	base := census.Options{Siblings: res.Siblings, Freezers: res.Freezers, SharedDirs: shared.items,
 		FreezeTimeout: *freezeTimeout, Start: time.Now(), Logger: env.log}
 	snaps, err := swarm.SampleRepeatedly(ctx, base, swarm.SampleOptions{Samples: *samples, Interval: *interval,
 		OnSample: func(i int, s *census.Snapshot) {
@@ -100,7 +74,7 @@ change while they are read, so prefer cgroups for exact numbers. Needs root.`)
 
 func writeCensus(env *cliEnv, samples []census.SampleResult, asJSON bool, plotPath, title string) error {
 	if plotPath != "" {
-		if err := writeFileWith(plotPath, func(w io.Writer) error { return census.WritePlot(w, samples, title) }); err != nil {
+		if err := fsutil.WriteFile(plotPath, 0o644, func(w io.Writer) error { return census.WritePlot(w, samples, title) }); err != nil {
 			return err
 		}
 	}
@@ -108,25 +82,6 @@ func writeCensus(env *cliEnv, samples []census.SampleResult, asJSON bool, plotPa
 		return census.WriteJSON(env.stdout, samples)
 	}
 	return census.WriteTable(env.stdout, samples)
-}
-
-// writeFileWith writes path atomically through fn.
-func writeFileWith(path string, fn func(io.Writer) error) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("creating %s: %w", path, err)
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
 }
 
 // swarmReport is the JSON document of `tenon census swarm`.
@@ -181,15 +136,15 @@ directory removed at the end, also on Ctrl-C. Needs root.`)
 		fmt.Fprintf(env.stderr, "tenon census swarm: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
-	if len(ns) == 0 {
-		ns = listFlag{"4"}
+	if len(ns.items) == 0 {
+		ns.items = []string{"4"}
 	}
-	sizes, err := intList(ns, "--n")
+	sizes, err := ns.ints("--n")
 	if err != nil {
 		return err
 	}
 	var cfgs []swarm.Config
-	for _, c := range configs {
+	for _, c := range configs.items {
 		cfg, err := swarm.ParseConfig(c)
 		if err != nil {
 			return err
@@ -267,7 +222,7 @@ directory removed at the end, also on Ctrl-C. Needs root.`)
 		_ = g.Delete()
 	}
 	if *jsonPath != "" {
-		if err := writeFileWith(*jsonPath, func(w io.Writer) error {
+		if err := fsutil.WriteFile(*jsonPath, 0o644, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			return enc.Encode(rep)

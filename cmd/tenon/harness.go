@@ -9,16 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/anchor/harness"
 	"github.com/tenon-dev/tenon/internal/anchor/heap"
+	"github.com/tenon-dev/tenon/internal/app"
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
 	"github.com/tenon-dev/tenon/internal/swap"
@@ -202,19 +200,19 @@ Needs root and swap; --swap sets up zram for the run and always removes it.`)
 	fmt.Fprint(env.stdout, table.String())
 	fmt.Fprintf(env.stdout, "evaluation wall time %.0f s\n", time.Since(started).Seconds())
 	if f.jsonOut != "" {
-		b, err := json.MarshalIndent(map[string]any{"command": strings.Join(os.Args, " "), "commit": gitCommit(), "machine": machine(),
+		b, err := json.MarshalIndent(map[string]any{"command": strings.Join(os.Args, " "), "commit": app.GitCommit(), "machine": app.Machine(),
 			"pairs": pairs, "totals": totals, "wall_s": time.Since(started).Seconds()}, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(f.jsonOut, append(b, '\n'), 0o644); err != nil {
+		if err := writeFileBytes(f.jsonOut, append(b, '\n')); err != nil {
 			return err
 		}
 	}
 	if f.mdOut != "" {
 		md := fmt.Sprintf("# Memory intents: backing memory and harness time\n\nCommand: `%s`\n\nCommit: `%s`\n\nMachine: %s\n\nEvaluation wall time: %.0f s\n\n%s",
-			strings.Join(os.Args, " "), gitCommit(), machine(), time.Since(started).Seconds(), table.String())
-		if err := os.WriteFile(f.mdOut, []byte(md), 0o644); err != nil {
+			strings.Join(os.Args, " "), app.GitCommit(), app.Machine(), time.Since(started).Seconds(), table.String())
+		if err := writeFileBytes(f.mdOut, []byte(md)); err != nil {
 			return err
 		}
 	}
@@ -301,39 +299,4 @@ func replaySwap(ctx context.Context, env *cliEnv, size int64) (ratio func() floa
 		}
 		unlock()
 	}, nil
-}
-
-func gitCommit() string {
-	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func machine() string {
-	var u syscall.Utsname
-	_ = syscall.Uname(&u)
-	var rel []byte
-	for _, c := range u.Release {
-		if c == 0 {
-			break
-		}
-		rel = append(rel, byte(c))
-	}
-	mem, _ := cgroup.MemTotal("/proc")
-	load, _ := os.ReadFile("/proc/loadavg")
-	return fmt.Sprintf("%d cores, %s RAM, Linux %s, cgroup memory %s, load average at the end %s", runtime.NumCPU(), units.FormatSize(mem), rel, memVersion(),
-		strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
-}
-
-func memVersion() string {
-	l, err := cgroup.Detect("/proc")
-	if err != nil {
-		return "unknown"
-	}
-	if m, ok := l.Controller(cgroup.Memory); ok {
-		return fmt.Sprintf("v%d", m.Version)
-	}
-	return "none"
 }

@@ -3,35 +3,45 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+
+	"github.com/tenon-dev/tenon/internal/fsutil"
+	"github.com/tenon-dev/tenon/internal/report"
 )
 
-// createOutput opens path for writing ("-" or "" is stdout). The returned
-// commit function must be called on success: the file is written to a
-// temporary name and renamed into place, so a failure never leaves a
-// half-written file behind.
-func createOutput(env *cliEnv, path string) (w io.Writer, commit func() error, abort func(), err error) {
+// writeOutput writes path through write: "-" or "" is stdout, anything
+// else is written atomically (fsutil.WriteFile), so a failure never leaves
+// a half-written file behind. Files are world-readable: outputs are meant
+// to be read, plotted and committed.
+func writeOutput(env *cliEnv, path string, write func(io.Writer) error) error {
 	if path == "" || path == "-" {
-		return env.stdout, func() error { return nil }, func() {}, nil
+		return write(env.stdout)
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("creating %s: %w", path, err)
-	}
-	commit = func() error {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			return fmt.Errorf("writing %s: %w", path, err)
+	return fsutil.WriteFile(path, 0o644, write)
+}
+
+// writeFileBytes writes b to path atomically and world-readable.
+func writeFileBytes(path string, b []byte) error {
+	return fsutil.WriteFile(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// writeComparison prints the comparison as a table or JSON and writes the plot.
+func writeComparison(env *cliEnv, c *report.Comparison, asJSON bool, plotPath string) error {
+	if plotPath != "" {
+		if err := writeOutput(env, plotPath, func(w io.Writer) error { return report.WritePlot(w, c) }); err != nil {
+			return err
 		}
-		if err := f.Close(); err != nil {
-			os.Remove(f.Name())
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		return os.Rename(f.Name(), path)
 	}
-	abort = func() { f.Close(); os.Remove(f.Name()) }
-	return f, commit, abort, nil
+	if asJSON {
+		return report.WriteJSON(env.stdout, c)
+	}
+	if err := report.WriteTable(env.stdout, c); err != nil {
+		return err
+	}
+	if plotPath != "" {
+		fmt.Fprintf(env.stdout, "\nplot: %s\n", plotPath)
+	}
+	return nil
 }

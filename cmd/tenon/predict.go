@@ -34,18 +34,9 @@ sandbox's absolute memory as measured and are used as recorded (not rebased
 to the level before the action). Examples are split by task (all actions of
 a workflow on one side; ".attempt_N" suffixes count as the same task).`
 
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (l *stringList) String() string { return strings.Join(*l, ",") }
-func (l *stringList) Set(s string) error {
-	*l = append(*l, s)
-	return nil
-}
-
 // predictInputs are the flags naming training data and the split.
 type predictInputs struct {
-	workloads, events stringList
+	workloads, events listFlag
 	traces            string
 	val               float64
 	seed              uint64
@@ -53,9 +44,9 @@ type predictInputs struct {
 
 func addPredictInputs(fs *flag.FlagSet) *predictInputs {
 	in := &predictInputs{}
-	fs.Var(&in.workloads, "workload", "trajectory file with recorded measurements (repeatable)")
+	fs.Var(&in.workloads, "workload", "trajectory file with recorded measurements (repeatable, comma lists allowed)")
 	fs.StringVar(&in.traces, "traces", "", "AgentCgroup trace directory")
-	fs.Var(&in.events, "events", "tenon replay event log, JSONL (repeatable)")
+	fs.Var(&in.events, "events", "tenon replay event log, JSONL (repeatable, comma lists allowed)")
 	fs.Float64Var(&in.val, "val", 0.2, "share of tasks held out for validation")
 	fs.Uint64Var(&in.seed, "seed", 1, "seed of the task split and of training")
 	return in
@@ -63,14 +54,14 @@ func addPredictInputs(fs *flag.FlagSet) *predictInputs {
 
 // splitExamples loads every input and splits the examples by task.
 func (in *predictInputs) splitExamples() (train, val []predict.Example, tasks int, err error) {
-	if len(in.workloads) == 0 && in.traces == "" && len(in.events) == 0 {
+	if len(in.workloads.items) == 0 && in.traces == "" && len(in.events.items) == 0 {
 		return nil, nil, 0, errors.New("no inputs: give --workload, --traces or --events")
 	}
 	if in.val < 0 || in.val >= 1 {
 		return nil, nil, 0, fmt.Errorf("--val %g: want a share in [0, 1)", in.val)
 	}
 	var all []predict.Example
-	for _, path := range in.workloads {
+	for _, path := range in.workloads.items {
 		wfs, err := trajectory.LoadFile(path)
 		if err != nil {
 			return nil, nil, 0, err
@@ -84,7 +75,7 @@ func (in *predictInputs) splitExamples() (train, val []predict.Example, tasks in
 		}
 		all = append(all, predict.ExamplesFromWorkflows(taskIDs(wfs))...)
 	}
-	for _, path := range in.events {
+	for _, path := range in.events.items {
 		recs, err := readEventLog(path)
 		if err != nil {
 			return nil, nil, 0, err

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/app"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -15,8 +15,8 @@ func init() {
 
 func policyHelp() string {
 	var s string
-	for _, e := range policy.Entries() {
-		s += fmt.Sprintf("\n  %-20s %s", e.Name, e.Help)
+	for _, p := range app.Policies() {
+		s += fmt.Sprintf("\n  %-20s %s", p.Name, p.Help)
 	}
 	return s
 }
@@ -31,10 +31,11 @@ times). Several policies (--policy a,b,c) replay one after the other on the
 same schedule and budget, each in a fresh workload domain, and are compared.
 Policies:`+policyHelp())
 	wl := fs.String("workload", "", "trajectory file (JSONL); required")
-	pols := fs.String("policy", "eager,tenon", "comma-separated policies to compare")
+	pols := newListFlag("eager", "tenon")
+	fs.Var(pols, "policy", "comma-separated `policies` to compare")
 	budget := units.Size(2 * units.GiB)
 	fs.Var(&budget, "budget", budgetHelp)
-	backend := fs.String("backend", "process", "sandbox backend: "+backendNames)
+	backend := fs.String("backend", "process", "sandbox backend: "+app.BackendNames)
 	domain := fs.String("domain", "tenon", "name of the workload domain cgroup")
 	stateDir := fs.String("state-dir", "/var/lib/tenon", "where sandboxes' writable layers and workspaces live during the run")
 	scale := fs.Float64("time-scale", 1, "multiply arrivals, model waits and tool times (0.5 replays twice as fast)")
@@ -66,10 +67,10 @@ Policies:`+policyHelp())
 	if r == 0 {
 		r = -1 // replay.Config: negative means none
 	}
-	c, err := compare(ctx, env, compareOpts{
-		workflows: wfs, policies: parsePolicies(*pols), params: params, budget: int64(budget),
-		backend: *backend, domain: *domain, stateDir: *stateDir, timeScale: *scale,
-		retries: r, actionTimeout: *timeout, eventLog: *events,
+	c, err := app.Replay(ctx, app.ReplayConfig{
+		Workflows: wfs, Policies: pols.items, Params: params, Budget: int64(budget),
+		Backend: *backend, Domain: *domain, StateDir: *stateDir, TimeScale: *scale,
+		Retries: r, ActionTimeout: *timeout, EventLog: *events, Progress: env.stderr, Log: env.log,
 	})
 	if c != nil {
 		if werr := writeComparison(env, c, *asJSON, *plot); werr != nil && err == nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tenon-dev/tenon/internal/app"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
 	"github.com/tenon-dev/tenon/workloads"
@@ -26,8 +27,9 @@ and OOM kills; the plot shows domain memory and running actions over time.
 Needs root. Takes a few minutes.`)
 	budget := units.Size(2 * units.GiB)
 	fs.Var(&budget, "budget", budgetHelp)
-	pols := fs.String("policy", "eager,tenon", "comma-separated policies to compare")
-	backend := fs.String("backend", "process", "sandbox backend: "+backendNames)
+	pols := newListFlag("eager", "tenon")
+	fs.Var(pols, "policy", "comma-separated `policies` to compare")
+	backend := fs.String("backend", "process", "sandbox backend: "+app.BackendNames)
 	stateDir := fs.String("state-dir", "/var/lib/tenon", "where sandboxes' writable layers and workspaces live during the run")
 	scale := fs.Float64("time-scale", 1, "multiply arrivals, model waits and tool times")
 	plot := fs.String("plot", "tenon-run.png", "write a PNG of memory and concurrency over time (\"\" for none)")
@@ -48,10 +50,11 @@ Needs root. Takes a few minutes.`)
 		return fmt.Errorf("bundled workload: %w", err)
 	}
 	fmt.Fprintf(env.stderr, "tenon run: %d workflows, budget %s, oversubscription %.2fx, policies %s\n",
-		len(wfs), units.FormatSize(int64(budget)), trajectory.Oversubscription(wfs, int64(budget)), *pols)
-	c, err := compare(ctx, env, compareOpts{
-		workflows: wfs, policies: parsePolicies(*pols), budget: int64(budget),
-		backend: *backend, domain: "tenon", stateDir: *stateDir, timeScale: *scale, eventLog: *events,
+		len(wfs), units.FormatSize(int64(budget)), trajectory.Oversubscription(wfs, int64(budget)), pols)
+	c, err := app.Replay(ctx, app.ReplayConfig{
+		Workflows: wfs, Policies: pols.items, Budget: int64(budget),
+		Backend: *backend, Domain: "tenon", StateDir: *stateDir, TimeScale: *scale, EventLog: *events,
+		Progress: env.stderr, Log: env.log,
 	})
 	if c != nil {
 		if werr := writeComparison(env, c, *asJSON, *plot); werr != nil && err == nil {

@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,30 +15,16 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/tenon-dev/tenon/internal/app"
+	"github.com/tenon-dev/tenon/internal/fsutil"
 	"github.com/tenon-dev/tenon/internal/gate"
-	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/sim"
-	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
-	"github.com/tenon-dev/tenon/internal/workload"
 )
 
 func init() {
 	register(&command{name: "sim", summary: "run policies on a simulated host (same decision code, simulated clock)", run: runSim})
-}
-
-// policyList is a repeatable, comma-separated --policy flag.
-type policyList []string
-
-func (p *policyList) String() string { return strings.Join(*p, ",") }
-func (p *policyList) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			*p = append(*p, s)
-		}
-	}
-	return nil
 }
 
 func runSim(ctx context.Context, env *cliEnv, args []string) error {
@@ -56,7 +43,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	kind := fs.String("kind", "swe", "generated workload kind: swe, science or rl")
 	n := fs.Int("n", 12, "generated workflows")
 	seed := fs.Int64("seed", 1, "seed for generation and the predictors' split")
-	var pols policyList
+	var pols listFlag
 	fs.Var(&pols, "policy", "policy to run (repeatable or comma list; default eager,static-4,tenon)")
 	budget := units.Size(2 << 30)
 	fs.Var(&budget, "budget", "workload domain memory budget, e.g. 2GiB")
@@ -84,123 +71,37 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 		fmt.Fprintf(env.stderr, "tenon sim: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
-	if len(pols) == 0 {
-		pols = policyList{"eager", "static-4", "tenon"}
+	if len(pols.items) == 0 {
+		pols.items = []string{"eager", "static-4", "tenon"}
 	}
-	var specs []sim.Spec
-	needPred := map[string]bool{}
-	for _, p := range pols {
-		sp, err := sim.ParsePolicy(p)
-		if err != nil {
-			return err
-		}
-		specs = append(specs, sp)
-		if sp.Admission {
-			needPred[sp.Predictor] = true
-		}
+	cfg := app.SimConfig{
+		WorkloadFile: *file, Kind: *kind, N: *n, Seed: *seed, MemScale: *memScale, Oversub: *oversub,
+		Policies: pols.items, Params: params, Budget: int64(budget), Retries: *retries,
+		Create: *create, Teardown: *teardown, Rematerialize: *remat, SandboxBase: int64(base),
+		ActionTimeout: *timeout, GatePeriod: *period, Horizon: *horizon, Train: *train,
+		Warn: env.stderr, Log: env.log,
 	}
-	var wfs []trajectory.Workflow
-	var err error
-	if *file != "" {
-		wfs, err = trajectory.LoadFile(*file)
-	} else {
-		wfs, err = generateSim(*kind, *n, *seed, *memScale, *oversub, int64(budget))
+	if *trace {
+		cfg.Trace = env.stderr
 	}
+	res, err := app.Simulate(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	var preds *sim.Predictors
-	if len(needPred) > 0 {
-		var kinds []string
-		for _, k := range []string{sim.PredCurrent, sim.PredStatic, sim.PredHistory} {
-			if needPred[k] {
-				kinds = append(kinds, k)
-			}
-		}
-		t0 := time.Now()
-		switch mode := *train; {
-		case mode == "live" || mode == "auto" && len(wfs) <= 1000:
-			preds, err = sim.LivePredictors(wfs, int64(budget), kinds)
-		case mode == "sampled" || mode == "auto":
-			preds, err = sim.NewPredictors(wfs, sim.PredictorOptions{Seed: uint64(*seed), Kinds: kinds})
-		default:
-			return fmt.Errorf("--train %q: want live, sampled or auto", mode)
-		}
-		if err != nil {
-			return err
-		}
-		env.log.Info("trained predictors", "kinds", kinds, "mode", *train, "wall", time.Since(t0))
-	}
-	var results []*replay.Result
-	var holds []simHold
-	for _, sp := range specs {
-		cfg := sim.Config{Workflows: wfs, Policy: sp, Budget: int64(budget), Retries: *retries,
-			Create: *create, Teardown: *teardown, Rematerialize: *remat, SandboxBase: int64(base),
-			ActionTimeout: *timeout, Horizon: *horizon, Predictors: preds}
-		cfg.Gate.Period = *period
-		if *trace {
-			name := sp.Name
-			cfg.Debug = func(line string) { fmt.Fprintf(env.stderr, "%s %s\n", name, line) }
-		}
-		if err := cfg.ApplyParams(params); err != nil {
-			return err
-		}
-		r, err := sim.Run(ctx, cfg)
-		if err != nil {
-			return fmt.Errorf("simulating %s: %w", sp.Name, err)
-		}
-		if r.Stalled > 0 {
-			fmt.Fprintf(env.stderr, "tenon sim: %s: %d workflows unfinished at the horizon %v (counted as failed)\n",
-				sp.Name, r.Stalled, r.Horizon)
-		}
-		env.log.Info("simulated", "policy", sp.Name, "events", r.Events, "gate_steps", r.GateSteps,
-			"gate_step_wall", r.GateStepWall, "wall", r.Wall, "teardowns", r.Teardowns, "remats", r.Rematerializations, "freezes", r.Freezes, "liveness_admits", r.LivenessAdmits)
-		results = append(results, simReplay(r))
-		holds = append(holds, simHold{Policy: sp.Name, Holds: r.Holds, Resolved: r.HoldsResolved,
-			Released: r.HoldsReleased, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits})
-	}
-	cmp := report.Compare(wfs, int64(budget), 1, results...)
 	if *plotOut != "" {
-		if err := writePlotFile(*plotOut, cmp); err != nil {
+		if err := fsutil.WriteFile(*plotOut, 0o644, func(w io.Writer) error { return report.WritePlot(w, res.Comparison) }); err != nil {
 			return err
 		}
 	}
 	if *jsonOut {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(simJSON{Comparison: cmp, Holds: holds})
+		return enc.Encode(simJSON{Comparison: res.Comparison, Holds: res.Holds})
 	}
-	if err := report.WriteTable(env.stdout, cmp); err != nil {
+	if err := report.WriteTable(env.stdout, res.Comparison); err != nil {
 		return err
 	}
-	return writeHolds(env.stdout, holds)
-}
-
-// generateSim generates a workload; with oversub > 0 its memory is scaled
-// so that the profiled peaks sum to oversub × budget.
-func generateSim(kind string, n int, seed int64, memScale, oversub float64, budget int64) ([]trajectory.Workflow, error) {
-	opts := workload.Options{MemScale: memScale}
-	wfs, err := workload.Generate(kind, n, seed, opts)
-	if err != nil || oversub <= 0 {
-		return wfs, err
-	}
-	if r := trajectory.Oversubscription(wfs, budget); r > 0 {
-		opts.MemScale = max(memScale, 1) * oversub / r
-		return workload.Generate(kind, n, seed, opts)
-	}
-	return wfs, nil
-}
-
-func writePlotFile(path string, cmp *report.Comparison) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("creating plot: %w", err)
-	}
-	if err := report.WritePlot(f, cmp); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeHolds(env.stdout, res.Holds)
 }
 
 func init() {
@@ -213,19 +114,20 @@ func runSimScale(_ context.Context, env *cliEnv, args []string) error {
 		`Each size runs --iters control periods of synthetic sandboxes (half growing),
 once with ample memory (green: everything permitted) and once under pressure
 (the selection walk of Algorithm 1 over every candidate).`)
-	sizes := fs.String("sizes", "100,200,500,1000,2000,5000,10000", "comma-separated sandbox counts")
+	sizes := newListFlag("100", "200", "500", "1000", "2000", "5000", "10000")
+	fs.Var(sizes, "sizes", "comma-separated sandbox `counts`")
 	iters := fs.Int("iters", 50, "control periods measured per size")
 	plotOut := fs.String("plot", "", "write a PNG of step time against sandboxes")
 	jsonOut := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
+	counts, err := sizes.ints("--sizes")
+	if err != nil {
+		return err
+	}
 	var pts []scalePoint
-	for _, f := range strings.Split(*sizes, ",") {
-		var n int
-		if _, err := fmt.Sscan(strings.TrimSpace(f), &n); err != nil || n < 1 {
-			return fmt.Errorf("--sizes: %q is not a positive count", f)
-		}
+	for _, n := range counts {
 		g, _ := sim.StepCost(n, *iters, gate.Green)
 		pr, pp := sim.StepCost(n, *iters, gate.Red)
 		pts = append(pts, scalePoint{Sandboxes: n, GreenMS: ms(g), PressureMS: ms(pr), Pressure: pp.String()})
@@ -272,8 +174,14 @@ func writeScalePlot(path string, pts []scalePoint) error {
 	if err := plotutil.AddLinePoints(p, "green (all permitted)", green, "under pressure (selection walk)", press); err != nil {
 		return fmt.Errorf("plotting: %w", err)
 	}
-	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+	// The image format follows the file's extension, as plot.Save does.
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	c, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, format)
+	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return nil
+	return fsutil.WriteFile(path, 0o644, func(w io.Writer) error {
+		_, err := c.WriteTo(w)
+		return err
+	})
 }

@@ -2,33 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"math"
 	"strings"
 	"testing"
-
-	"github.com/tenon-dev/tenon/internal/trajectory"
 )
-
-func TestGenerateSimOversub(t *testing.T) {
-	tests := []struct {
-		name    string
-		oversub float64
-	}{
-		{"light", 1.5},
-		{"like the live runs", 4.75},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			wfs, err := generateSim("swe", 40, 1, 0, tc.oversub, 8<<30)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := trajectory.Oversubscription(wfs, 8<<30); math.Abs(got-tc.oversub) > 0.05*tc.oversub {
-				t.Fatalf("oversubscription %.2f, want %.2f", got, tc.oversub)
-			}
-		})
-	}
-}
 
 func TestSimCommand(t *testing.T) {
 	tests := []struct {

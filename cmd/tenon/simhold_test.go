@@ -3,16 +3,18 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/tenon-dev/tenon/internal/app"
 )
 
 func TestWriteHolds(t *testing.T) {
 	tests := []struct {
 		name  string
-		holds []simHold
+		holds []app.SimHold
 		want  []string // substrings; nil: no output
 	}{
-		{"no hold armed", []simHold{{Policy: "eager"}}, nil},
-		{"a gate run that held", []simHold{{Policy: "eager"}, {Policy: "gate", Holds: 3, Resolved: 1, Released: 2, HeldS: 7.5, Waits: 5}},
+		{"no hold armed", []app.SimHold{{Policy: "eager"}}, nil},
+		{"a gate run that held", []app.SimHold{{Policy: "eager"}, {Policy: "gate", Holds: 3, Resolved: 1, Released: 2, HeldS: 7.5, Waits: 5}},
 			[]string{"OOM hold", "gate", "7.5 s"}},
 	}
 	for _, tc := range tests {

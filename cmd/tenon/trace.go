@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
@@ -34,15 +35,7 @@ previous call, and a mem profile that reproduces it. A summary goes to stderr.`)
 	if err != nil {
 		return err
 	}
-	w, commit, abort, err := createOutput(env, *out)
-	if err != nil {
-		return err
-	}
-	if err := trajectory.Write(w, wfs); err != nil {
-		abort()
-		return err
-	}
-	if err := commit(); err != nil {
+	if err := writeOutput(env, *out, func(w io.Writer) error { return trajectory.Write(w, wfs) }); err != nil {
 		return err
 	}
 	return rep.Print(env.stderr)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
@@ -50,13 +51,5 @@ Every action is a mem profile, so the workload replays on any backend.`)
 	if err != nil {
 		return err
 	}
-	w, commit, abort, err := createOutput(env, *out)
-	if err != nil {
-		return err
-	}
-	if err := trajectory.Write(w, wfs); err != nil {
-		abort()
-		return err
-	}
-	return commit()
+	return writeOutput(env, *out, func(w io.Writer) error { return trajectory.Write(w, wfs) })
 }

@@ -4,8 +4,11 @@
 // under its policies in real sandboxes), keeps going past a failed case,
 // stops cleanly on cancellation with what finished, picks the best Static-N,
 // computes the goals of seed 000 §5 from the headline case, and writes the
-// results: Markdown, JSON and PNG plots (seed 000 Figures 9, 11, 13, 14).
+// results files: Markdown, JSON and PNG plots (seed 000 Figures 9, 11, 13,
+// 14), each atomically (WriteResults); Replot redraws an earlier run's
+// plots from its JSON.
 //
 // It owns no kernel state and starts no sandbox: everything it knows about a
-// run comes back from the RunFunc as a report.Comparison.
+// run comes back from the RunFunc as a report.Comparison. The only files it
+// writes are the results files in the directory it is given.
 package bench

@@ -1,6 +1,3 @@
-// Package fsutil moves and copies directory trees keeping modes, owners
-// and symlinks: what restoring a sandbox's captured state needs when the
-// staging area and the sandbox are on different file systems.
 package fsutil
 
 import (

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"github.com/tenon-dev/tenon/internal/replay"

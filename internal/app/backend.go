@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -19,8 +19,14 @@ import (
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
-// backendNames lists the sandbox backends the commands accept.
-const backendNames = "process (embedded default), docker, or fake (simulated memory, for demos)"
+// BackendNames lists the sandbox backends the commands accept, for help
+// texts and errors.
+const BackendNames = "process (embedded default), docker, or fake (simulated memory, for demos)"
+
+// KnownBackend reports whether name is one of BackendNames.
+func KnownBackend(name string) bool {
+	return name == "process" || name == "docker" || name == "fake"
+}
 
 // openBackend opens the sandbox backend and, for the real backends, the
 // workload domain cgroup every sandbox lives under (swap off, limit =
@@ -34,8 +40,8 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget int6
 		be := fake.New(fake.Options{Budget: budget, SandboxBytes: 8 * units.MiB})
 		return be, be, func() { be.Close() }, nil
 	}
-	if name != "process" && name != "docker" {
-		return nil, nil, nil, fmt.Errorf("unknown backend %q: want %s", name, backendNames)
+	if !KnownBackend(name) {
+		return nil, nil, nil, fmt.Errorf("unknown backend %q: want %s", name, BackendNames)
 	}
 	if err := cgroup.RequireRoot(); err != nil {
 		return nil, nil, nil, err

@@ -1,0 +1,169 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/bench"
+	"github.com/tenon-dev/tenon/internal/report"
+)
+
+// BenchFallbackStatic replaces the best static when no static sweep ran.
+const BenchFallbackStatic = "static-4"
+
+// BenchConfig is a run of the benchmark matrix.
+type BenchConfig struct {
+	Cases    []bench.Case
+	Backend  string // one of BackendNames
+	Domain   string // name of the workload domain cgroup
+	StateDir string // where each replay's run directory is made
+	// OutDir receives the results files (bench.WriteResults); EventsDir,
+	// when set, each case's event log as <case>.jsonl.
+	OutDir, EventsDir string
+	// Meta describes the run in the results files; Commit, Dirty, Machine,
+	// Started and Wall are filled in by Run.
+	Meta bench.Meta
+
+	// Progress receives the estimate and a progress bar per replay; nil
+	// shows none.
+	Progress io.Writer
+	Log      *slog.Logger // nil discards
+}
+
+// BenchPlan is a benchmark run ready to start: every policy of every case
+// built once, so that a bad name or parameter fails before any replay.
+type BenchPlan struct {
+	cfg  BenchConfig
+	runs map[string]map[string]policyRun // case name -> policy -> its run
+}
+
+// PlanBench builds the policies of every case. The static sweep's best
+// (bench.BestStatic) is known only once the sweep ran; it is built when
+// its case starts.
+func PlanBench(cfg BenchConfig) (*BenchPlan, error) {
+	p := &BenchPlan{cfg: cfg, runs: map[string]map[string]policyRun{}}
+	for _, c := range cfg.Cases {
+		rc := p.replayConfig(c, "")
+		p.runs[c.Name] = map[string]policyRun{}
+		for _, name := range c.Policies {
+			if name == bench.BestStatic {
+				continue
+			}
+			r, err := rc.buildRun(name)
+			if err != nil {
+				return nil, fmt.Errorf("case %s: %w", c.Name, err)
+			}
+			p.runs[c.Name][name] = r
+		}
+	}
+	return p, nil
+}
+
+// replayConfig is the replay of case c; label prefixes its progress bars.
+func (p *BenchPlan) replayConfig(c bench.Case, label string) ReplayConfig {
+	return ReplayConfig{
+		Workflows: c.Workflows, Params: c.Params, Budget: c.Budget,
+		Backend: p.cfg.Backend, Domain: p.cfg.Domain, StateDir: p.cfg.StateDir, TimeScale: c.TimeScale,
+		Retries: 5, Label: label, EventLog: caseEventLog(p.cfg.EventsDir, c.Name),
+		Progress: p.cfg.Progress, Log: p.cfg.Log,
+	}
+}
+
+// BenchRun is what a benchmark run produced.
+type BenchRun struct {
+	Meta    bench.Meta
+	Results *bench.Results
+	Files   []string // the results files written, the Markdown and JSON first
+}
+
+// Run replays every case under its policies and writes the results files.
+// A failed case does not stop the run; a cancelled context stops it after
+// the replay in flight and the results so far are written, marked partial.
+// The run is returned also with an error when cases failed or the run was
+// interrupted; it is nil when the results could not be written.
+func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
+	cfg := p.cfg
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating --out-dir: %w", err)
+	}
+	if cfg.EventsDir != "" {
+		if err := os.MkdirAll(cfg.EventsDir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating --events-dir: %w", err)
+		}
+	}
+	meta := cfg.Meta
+	meta.Commit, meta.Dirty, meta.Started = GitCommit(), gitDirty(), time.Now()
+	progress := cfg.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	fmt.Fprintf(progress, "tenon bench: %d cases, estimated %s\n", len(cfg.Cases), bench.Estimate(cfg.Cases).Round(time.Minute))
+	var label string
+	res := bench.Run(ctx, cfg.Cases, bench.Config{
+		FallbackStatic: BenchFallbackStatic,
+		Progress: func(i, n int, c bench.Case) {
+			label = fmt.Sprintf("[%d/%d] %s", i+1, n, c.Name)
+		},
+		Run: func(ctx context.Context, c bench.Case) (*report.Comparison, error) {
+			return p.replayCase(ctx, c, label)
+		},
+	})
+	meta.Wall = time.Since(meta.Started)
+	meta.Machine = Machine()
+	files, err := bench.WriteResults(cfg.OutDir, meta, res)
+	if err != nil {
+		return nil, err
+	}
+	run := &BenchRun{Meta: meta, Results: res, Files: files}
+	if res.Interrupted {
+		return run, fmt.Errorf("interrupted: partial results (%d of %d cases) written: %w", len(res.Outcomes), res.Cases, context.Cause(ctx))
+	}
+	failed := 0
+	for _, o := range res.Outcomes {
+		if o.Err != nil {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return run, fmt.Errorf("%d of %d cases failed (their errors are in %s)", failed, len(res.Outcomes), files[0])
+	}
+	return run, nil
+}
+
+// replayCase replays case c (its policies resolved by bench.Run) with the
+// policies the plan built; the static sweep's best is built here.
+func (p *BenchPlan) replayCase(ctx context.Context, c bench.Case, label string) (*report.Comparison, error) {
+	rc := p.replayConfig(c, label)
+	runs := make([]policyRun, 0, len(c.Policies))
+	for _, name := range c.Policies {
+		r, ok := p.runs[c.Name][name]
+		if !ok {
+			var err error
+			if r, err = rc.buildRun(name); err != nil {
+				return nil, err
+			}
+		}
+		runs = append(runs, r)
+	}
+	delete(p.runs, c.Name) // each case runs once; let its policies go after it
+	if len(runs) == 0 {
+		return nil, errors.New("no policy to replay")
+	}
+	return rc.replayRuns(ctx, runs)
+}
+
+// caseEventLog is the event log path of a case under dir ("" when dir is):
+// the case name with its slashes turned into dashes.
+func caseEventLog(dir, name string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".jsonl")
+}

@@ -1,0 +1,97 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tenon-dev/tenon/internal/bench"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// TestBenchRun runs a static sweep and a headline case on the fake
+// backend: the plan builds every policy but the sweep's best, which is
+// resolved and built when its case starts; the results files are written.
+func TestBenchRun(t *testing.T) {
+	wfs := testWorkflows(t, 2)
+	mk := func(name, group string, pols ...string) bench.Case {
+		return bench.Case{Name: name, Group: group, Workload: "swe", Workflows: wfs, Budget: units.GiB,
+			TimeScale: testScale, Policies: pols, Headline: group == bench.GroupMain}
+	}
+	cases := []bench.Case{
+		mk("static/swe/1GiB/N=1", bench.GroupStatic, "static-1"),
+		mk("static/swe/1GiB/N=2", bench.GroupStatic, "static-2"),
+		mk("main/swe/1GiB", bench.GroupMain, "eager", bench.BestStatic),
+	}
+	out, state := filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "state")
+	plan, err := PlanBench(BenchConfig{Cases: cases, Backend: "fake", Domain: "unused", StateDir: state, OutDir: out,
+		Meta: bench.Meta{Name: "b", Command: "tenon bench", Backend: "fake"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(plan.runs["main/swe/1GiB"]); got != 1 {
+		t.Errorf("the plan built %d policies of the headline case, want 1 (eager; the best static comes later)", got)
+	}
+	run, err := plan.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run.Results
+	if len(res.Outcomes) != 3 || res.Partial() {
+		t.Fatalf("%d outcomes of %d cases (partial %v)", len(res.Outcomes), res.Cases, res.Partial())
+	}
+	if res.BestStatic != "static-1" && res.BestStatic != "static-2" {
+		t.Errorf("best static %q, want one the sweep ran", res.BestStatic)
+	}
+	head := res.Headline()
+	if head == nil || head.Err != nil || len(head.Comparison.Results) != 2 || head.Comparison.Results[1].Policy != res.BestStatic {
+		t.Fatalf("headline %+v, want eager and %s", head, res.BestStatic)
+	}
+	if len(plan.runs) != 0 {
+		t.Errorf("the plan still holds the policies of %d cases that ran", len(plan.runs))
+	}
+	for _, f := range []string{"b.md", "b.json", "b-workloads.png"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("results file %s: %v", f, err)
+		}
+	}
+	if len(run.Files) < 2 || run.Files[0] != filepath.Join(out, "b.md") {
+		t.Errorf("files %q, want the Markdown first", run.Files)
+	}
+	if run.Meta.Machine == "" || run.Meta.Started.IsZero() {
+		t.Errorf("meta %+v lacks the machine or the start", run.Meta)
+	}
+}
+
+// TestPlanBenchBadPolicy: a bad policy in any case fails the plan, naming
+// the case, before anything is created.
+func TestPlanBenchBadPolicy(t *testing.T) {
+	wfs := testWorkflows(t, 2)
+	out := filepath.Join(t.TempDir(), "out")
+	_, err := PlanBench(BenchConfig{Backend: "fake", OutDir: out, StateDir: filepath.Join(t.TempDir(), "state"), Cases: []bench.Case{
+		{Name: "main/swe/1GiB", Group: bench.GroupMain, Workflows: wfs, Budget: units.GiB, TimeScale: 1, Policies: []string{"eager", bench.BestStatic}},
+		{Name: "ablation/swe/1GiB", Group: bench.GroupAblation, Workflows: wfs, Budget: units.GiB, TimeScale: 1, Policies: []string{"tenon-no-gaet"}},
+	}})
+	if err == nil || !strings.Contains(err.Error(), "case ablation/swe/1GiB") || !strings.Contains(err.Error(), "tenon-no-gaet") {
+		t.Fatalf("err %v, want one naming the case and the policy", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("planning made the out dir (%v)", err)
+	}
+}
+
+func TestCaseEventLog(t *testing.T) {
+	tests := []struct{ name, dir, cas, want string }{
+		{"no directory", "", "main/swe/1GiB", ""},
+		{"slashes become dashes", "ev", "main/swe/1GiB", filepath.Join("ev", "main-swe-1GiB.jsonl")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := caseEventLog(tt.dir, tt.cas); got != tt.want {
+				t.Errorf("caseEventLog(%q, %q) = %q, want %q", tt.dir, tt.cas, got, tt.want)
+			}
+		})
+	}
+}

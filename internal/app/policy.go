@@ -1,0 +1,88 @@
+package app
+
+import (
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/live"
+	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/residency"
+	"github.com/tenon-dev/tenon/internal/residency/managed"
+)
+
+// buildPolicy builds the policy called name for a live host: its decision
+// core (policy.Build: the predictor is trained here) behind the live
+// adapter, with residency's state under stateDir ("" keeps sandboxes
+// resident). It is the only place in the tree outside tests that
+// constructs a policy: every caller builds each policy once per run and
+// passes it along.
+func buildPolicy(name string, opts policy.Options, stateDir string, log *slog.Logger) (controller.Policy, error) {
+	m, err := policy.Build(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	lo := live.Options{Logger: log}
+	if stateDir != "" {
+		lo.Residency = residencyIn(filepath.Join(stateDir, "residency"), opts.TimeScale, log)
+	}
+	return live.New(m, lo), nil
+}
+
+// residencyIn builds residency managers (internal/residency/managed) that
+// keep their state in dir: the backend-specific part of residency, injected
+// into the live adapter here.
+func residencyIn(dir string, timeScale float64, log *slog.Logger) live.ResidencyFactory {
+	return func(h controller.SandboxHost, pressure func() residency.Pressure, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error) {
+		cfg := managed.Config{StateDir: dir, TimeScale: timeScale}
+		cfg.Residency.Sink = sink
+		m, err := managed.NewManager(cfg, h, pressure, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, m, nil
+	}
+}
+
+// PolicyDoc is one registered policy name and its one-line help.
+type PolicyDoc struct {
+	Name string // an exact name ("eager") or a family ("static-N")
+	Help string
+}
+
+// Policies lists the registered policies sorted by name, for help texts.
+func Policies() []PolicyDoc {
+	var out []PolicyDoc
+	for _, e := range policy.Entries() {
+		out = append(out, PolicyDoc{Name: e.Name, Help: e.Help})
+	}
+	return out
+}
+
+// PolicyNames lists the registered policy names, e.g. ["eager", "static-N"].
+func PolicyNames() []string {
+	var out []string
+	for _, p := range Policies() {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// DefaultPolicy is the daemon's policy: "tenon" when it is registered,
+// else "gate".
+func DefaultPolicy() string {
+	if slices.Contains(PolicyNames(), "tenon") {
+		return "tenon"
+	}
+	return "gate"
+}
+
+// discardLog is the logger of a config that sets none.
+func discardLog(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}

@@ -1,0 +1,166 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/replay"
+	"github.com/tenon-dev/tenon/internal/report"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+)
+
+// ReplayConfig is one side-by-side replay of a workload under several
+// policies, on the same schedule and budget.
+type ReplayConfig struct {
+	Workflows     []trajectory.Workflow
+	Policies      []string
+	Params        map[string]string // policy parameters, key=value
+	Budget        int64
+	Backend       string // one of BackendNames
+	Domain        string // name of the workload domain cgroup
+	StateDir      string // where each policy's run directory is made
+	TimeScale     float64
+	Retries       int // replay.Config.MaxRetries: negative means none
+	ActionTimeout time.Duration
+	EventLog      string // JSONL path, "" for none
+	Label         string // progress prefix, e.g. the bench case
+
+	// Progress receives a progress bar per policy; nil shows none.
+	Progress io.Writer
+	Log      *slog.Logger // nil discards
+}
+
+// Replay replays the workload once per policy, each in a fresh workload
+// domain and backend, and returns the comparison. Every policy is built
+// first, once: a bad name or parameter fails before any work. A policy
+// that cannot run stops the whole comparison with its error; a cancelled
+// context returns what finished so far together with the error.
+func Replay(ctx context.Context, cfg ReplayConfig) (*report.Comparison, error) {
+	runs, err := cfg.buildRuns(cfg.Policies)
+	if err != nil {
+		return nil, err
+	}
+	return cfg.replayRuns(ctx, runs)
+}
+
+// policyRun is one policy's replay: the policy, built once, and the run
+// directory it keeps its state in, made when the replay starts and removed
+// when it ends.
+type policyRun struct {
+	name string // as asked for, for errors
+	pol  controller.Policy
+	dir  string
+}
+
+// buildRuns builds each policy once, with the run directory it will use.
+func (cfg ReplayConfig) buildRuns(names []string) ([]policyRun, error) {
+	if len(names) == 0 {
+		return nil, errors.New("no policy to replay")
+	}
+	runs := make([]policyRun, 0, len(names))
+	for _, name := range names {
+		r, err := cfg.buildRun(name)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+func (cfg ReplayConfig) buildRun(name string) (policyRun, error) {
+	// The directory is named now, as the policy keeps its path, and made
+	// only when the replay starts, so that a bad policy leaves nothing behind.
+	dir := filepath.Join(cfg.StateDir, "run-"+strconv.FormatUint(rand.Uint64(), 10))
+	pol, err := buildPolicy(name, policy.Options{Budget: cfg.Budget, Params: cfg.Params,
+		Workflows: cfg.Workflows, TimeScale: cfg.TimeScale}, dir, discardLog(cfg.Log))
+	if err != nil {
+		return policyRun{}, err
+	}
+	return policyRun{name: name, pol: pol, dir: dir}, nil
+}
+
+// replayRuns replays the built policies one after the other.
+func (cfg ReplayConfig) replayRuns(ctx context.Context, runs []policyRun) (*report.Comparison, error) {
+	var events io.Writer
+	if cfg.EventLog != "" {
+		f, err := os.Create(cfg.EventLog)
+		if err != nil {
+			return nil, fmt.Errorf("creating event log: %w", err)
+		}
+		defer f.Close()
+		events = f
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	var results []*replay.Result
+	var runErr error
+	for _, r := range runs {
+		res, err := cfg.replayOne(ctx, r, events)
+		if res != nil {
+			results = append(results, res)
+		}
+		if err != nil {
+			runErr = fmt.Errorf("replaying under %s: %w", r.name, err)
+			break
+		}
+	}
+	if len(results) == 0 {
+		return nil, runErr
+	}
+	return report.Compare(cfg.Workflows, cfg.Budget, cfg.TimeScale, results...), runErr
+}
+
+func (cfg ReplayConfig) replayOne(ctx context.Context, r policyRun, events io.Writer) (*replay.Result, error) {
+	if err := os.Mkdir(r.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating run directory: %w", err)
+	}
+	defer os.RemoveAll(r.dir)
+	log := discardLog(cfg.Log)
+	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, r.dir, cfg.Domain, cfg.Budget, log)
+	if err != nil {
+		return nil, err
+	}
+	defer closeBackend()
+	ws := filepath.Join(r.dir, "workspaces")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		return nil, err
+	}
+	desc := r.pol.Name()
+	if cfg.Label != "" {
+		desc = cfg.Label + " " + desc
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	bar := progressbar.NewOptions(len(cfg.Workflows),
+		progressbar.OptionSetWriter(progress),
+		progressbar.OptionSetDescription(fmt.Sprintf("%-24s", desc)),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(250*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }),
+	)
+	res, err := replay.Run(ctx, replay.Config{
+		Workflows: cfg.Workflows, Backend: be, Policy: r.pol, Budget: cfg.Budget, Domain: dom,
+		TimeScale: cfg.TimeScale, MaxRetries: cfg.Retries, ActionTimeout: cfg.ActionTimeout,
+		WorkspaceRoot: ws, EventLog: events, Logger: log,
+		Progress: func(done, _ int) { _ = bar.Set(done) },
+	})
+	_ = bar.Finish()
+	return res, err
+}

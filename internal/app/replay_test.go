@@ -1,0 +1,139 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
+	"github.com/tenon-dev/tenon/internal/workload"
+)
+
+// testWorkflows is a small generated workload; replayed at testScale on
+// the fake backend it takes well under a second per policy.
+func testWorkflows(t *testing.T, n int) []trajectory.Workflow {
+	t.Helper()
+	wfs, err := workload.Generate("swe", n, 1, workload.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wfs
+}
+
+const testScale = 0.001
+
+// TestReplay replays two policies on the fake backend: one result per
+// policy in order, the event log written, no run directory left.
+func TestReplay(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	c, err := Replay(context.Background(), ReplayConfig{
+		Workflows: testWorkflows(t, 3), Policies: []string{"eager", "static-2"}, Budget: units.GiB,
+		Backend: "fake", StateDir: state, TimeScale: testScale, EventLog: events,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Results) != 2 || c.Results[0].Policy != "eager" || c.Results[1].Policy != "static-2" {
+		t.Fatalf("results %+v, want eager then static-2", c.Results)
+	}
+	for _, m := range c.Results {
+		if m.Workflows != 3 || m.Completed+m.Failed != 3 {
+			t.Errorf("%s: %d completed + %d failed of %d workflows, want 3", m.Policy, m.Completed, m.Failed, m.Workflows)
+		}
+	}
+	entries, err := os.ReadDir(state)
+	if err != nil || len(entries) != 0 {
+		t.Errorf("state directory holds %d entries (%v), want its run directories removed", len(entries), err)
+	}
+	f, err := os.Open(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	policies := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		for _, p := range []string{"eager", "static-2"} {
+			if strings.Contains(sc.Text(), `"policy":"`+p+`"`) {
+				policies[p] = true
+			}
+		}
+	}
+	if len(policies) != 2 {
+		t.Errorf("event log has events of %v, want both policies", policies)
+	}
+}
+
+// TestReplayBadInput: a bad policy, parameter or backend fails before
+// anything is created.
+func TestReplayBadInput(t *testing.T) {
+	tests := []struct {
+		name     string
+		policies []string
+		params   map[string]string
+		backend  string
+		budget   int64
+		want     string
+	}{
+		{"no policy", nil, nil, "fake", units.GiB, "no policy"},
+		{"unknown policy", []string{"eager", "tenno"}, nil, "fake", units.GiB, `"tenno"`},
+		{"bad static N", []string{"static-x"}, nil, "fake", units.GiB, "static-x"},
+		{"unknown parameter", []string{"tenon"}, map[string]string{"speed": "11"}, "fake", units.GiB, "speed"},
+		{"unknown backend", []string{"eager"}, nil, "xen", units.GiB, `unknown backend "xen"`},
+		{"no budget", []string{"eager"}, nil, "fake", 0, "--budget must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			state, events := filepath.Join(dir, "state"), filepath.Join(dir, "events.jsonl")
+			c, err := Replay(context.Background(), ReplayConfig{
+				Workflows: testWorkflows(t, 2), Policies: tt.policies, Params: tt.params, Budget: tt.budget,
+				Backend: tt.backend, StateDir: state, TimeScale: testScale, EventLog: events,
+			})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %v, want one with %q", err, tt.want)
+			}
+			if c != nil {
+				t.Errorf("a comparison %+v from a replay that could not start", c)
+			}
+			if tt.backend == "fake" && tt.budget > 0 {
+				// Policy errors come before any file is made.
+				for _, p := range []string{state, events} {
+					if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("%s exists after a bad policy (%v)", p, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBuildRuns: each policy is built once, with its own run directory
+// under the state directory, which is not made before the replay.
+func TestBuildRuns(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	cfg := ReplayConfig{Workflows: testWorkflows(t, 4), Budget: units.GiB, StateDir: state, TimeScale: testScale}
+	runs, err := cfg.buildRuns([]string{"eager", "tenon", "static-3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]bool{}
+	for i, r := range runs {
+		if want := []string{"eager", "tenon", "static-3"}[i]; r.pol.Name() != want {
+			t.Errorf("run %d is %s, want %s", i, r.pol.Name(), want)
+		}
+		if filepath.Dir(r.dir) != state || dirs[r.dir] {
+			t.Errorf("run directory %s: want a fresh one under %s", r.dir, state)
+		}
+		dirs[r.dir] = true
+	}
+	if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("building the policies made the state directory (%v)", err)
+	}
+}

@@ -1,0 +1,98 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/api"
+	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// ServeConfig is the daemon: its listeners, backend, domain and policy.
+type ServeConfig struct {
+	Socket   string // unix socket path
+	Listen   string // also listen on TCP at this address, "" for none
+	Token    string // bearer token for TCP clients; required with Listen
+	StateDir string // agent registry and workspaces
+	Budget   int64
+	Domain   string // name of the workload domain cgroup
+	Policy   string
+	Backend  string // one of BackendNames
+	// Upstream is the OpenAI-compatible base URL the model proxy forwards
+	// to, with UpstreamKey as its API key.
+	Upstream, UpstreamKey string
+	Drain                 time.Duration // how long shutdown waits for running actions
+
+	// Status receives the line saying what is served; nil shows none.
+	Status io.Writer
+	Log    *slog.Logger // nil discards
+}
+
+// Serve runs the daemon until ctx is done or a listener fails, then stops
+// accepting requests, drains running actions for up to cfg.Drain and
+// releases every sandbox and the workload domain.
+func Serve(ctx context.Context, cfg ServeConfig) error {
+	if cfg.Listen != "" && cfg.Token == "" {
+		return api.ErrNoToken
+	}
+	log := discardLog(cfg.Log)
+	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, cfg.StateDir, cfg.Domain, cfg.Budget, log)
+	if err != nil {
+		return err
+	}
+	defer closeBackend()
+	p, err := buildPolicy(cfg.Policy, policy.Options{Budget: cfg.Budget}, "", log)
+	if err != nil {
+		return err
+	}
+	srv, err := api.New(ctx, api.Config{
+		StateDir: cfg.StateDir, Backend: be, Policy: p, Budget: cfg.Budget, Domain: dom, Logger: log,
+		Token: cfg.Token, Upstream: cfg.Upstream, UpstreamKey: cfg.UpstreamKey,
+	})
+	if err != nil {
+		return err
+	}
+	lns := []net.Listener{}
+	ln, err := api.ListenUnix(cfg.Socket)
+	if err != nil {
+		_ = srv.Shutdown(context.Background())
+		return err
+	}
+	defer os.Remove(cfg.Socket)
+	lns = append(lns, ln)
+	if cfg.Listen != "" {
+		tl, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			_ = srv.Shutdown(context.Background())
+			return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+		}
+		lns = append(lns, tl)
+	}
+	errc := make(chan error, len(lns))
+	for _, l := range lns {
+		go func() { errc <- srv.Serve(l) }()
+	}
+	if cfg.Status != nil {
+		fmt.Fprintf(cfg.Status, "tenon serve: policy %s, backend %s, budget %s, socket %s", p.Name(), be.Name(), units.FormatSize(cfg.Budget), cfg.Socket)
+		if cfg.Listen != "" {
+			fmt.Fprintf(cfg.Status, ", tcp %s", cfg.Listen)
+		}
+		fmt.Fprintln(cfg.Status)
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Drain)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	return errors.Join(serveErr, err)
+}

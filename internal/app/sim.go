@@ -1,0 +1,159 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/replay"
+	"github.com/tenon-dev/tenon/internal/report"
+	"github.com/tenon-dev/tenon/internal/sim"
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/workload"
+)
+
+// SimConfig is a run of several policies on the simulated host.
+type SimConfig struct {
+	// WorkloadFile is a trajectory file; "" generates Kind with N
+	// workflows from Seed, memory scaled by MemScale, or by Oversub
+	// (see GenerateWorkload).
+	WorkloadFile      string
+	Kind              string
+	N                 int
+	Seed              int64 // generation and the predictors' split
+	MemScale, Oversub float64
+
+	Policies []string // sim.ParsePolicy names
+	Params   map[string]string
+	Budget   int64
+	Retries  int
+	// Costs of the simulated sandbox lifecycle.
+	Create, Teardown, Rematerialize time.Duration
+	SandboxBase                     int64
+	ActionTimeout                   time.Duration
+	GatePeriod                      time.Duration
+	Horizon                         time.Duration
+	// Train is how the predictors are trained: live, sampled or auto.
+	Train string
+
+	// Trace, when set, receives a line per simulated lifecycle event and
+	// OOM kill, prefixed with the policy.
+	Trace io.Writer
+	// Warn receives a line per policy whose run left workflows unfinished
+	// at the horizon; nil shows none.
+	Warn io.Writer
+	Log  *slog.Logger // nil discards
+}
+
+// SimHold is what the domain's OOM hold did in one simulated run.
+type SimHold struct {
+	Policy   string  `json:"policy"`
+	Holds    int     `json:"holds"`    // waits under the hold that began
+	Resolved int     `json:"resolved"` // ended with memory freed, no kill
+	Released int     `json:"released"` // released to the OOM killer after the timeout
+	HeldS    float64 `json:"held_s"`   // total time under OOM, seconds
+	Waits    int     `json:"waits"`    // sandboxes that waited for memory
+}
+
+// SimResult is the comparison of the simulated runs and the OOM hold's
+// counters per policy.
+type SimResult struct {
+	Comparison *report.Comparison
+	Holds      []SimHold
+}
+
+// Simulate runs each policy on the simulated host, with the same
+// workload, budget and trained predictors.
+func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
+	log := discardLog(cfg.Log)
+	var specs []sim.Spec
+	needPred := map[string]bool{}
+	for _, p := range cfg.Policies {
+		sp, err := sim.ParsePolicy(p)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, sp)
+		if sp.Admission {
+			needPred[sp.Predictor] = true
+		}
+	}
+	var wfs []trajectory.Workflow
+	var err error
+	if cfg.WorkloadFile != "" {
+		wfs, err = trajectory.LoadFile(cfg.WorkloadFile)
+	} else {
+		wfs, err = GenerateWorkload(cfg.Kind, cfg.N, cfg.Seed, cfg.MemScale, cfg.Oversub, cfg.Budget)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var preds *sim.Predictors
+	if len(needPred) > 0 {
+		var kinds []string
+		for _, k := range []string{sim.PredCurrent, sim.PredStatic, sim.PredHistory} {
+			if needPred[k] {
+				kinds = append(kinds, k)
+			}
+		}
+		t0 := time.Now()
+		switch mode := cfg.Train; {
+		case mode == "live" || mode == "auto" && len(wfs) <= 1000:
+			preds, err = sim.LivePredictors(wfs, cfg.Budget, kinds)
+		case mode == "sampled" || mode == "auto":
+			preds, err = sim.NewPredictors(wfs, sim.PredictorOptions{Seed: uint64(cfg.Seed), Kinds: kinds})
+		default:
+			return nil, fmt.Errorf("--train %q: want live, sampled or auto", mode)
+		}
+		if err != nil {
+			return nil, err
+		}
+		log.Info("trained predictors", "kinds", kinds, "mode", cfg.Train, "wall", time.Since(t0))
+	}
+	var results []*replay.Result
+	var holds []SimHold
+	for _, sp := range specs {
+		sc := sim.Config{Workflows: wfs, Policy: sp, Budget: cfg.Budget, Retries: cfg.Retries,
+			Create: cfg.Create, Teardown: cfg.Teardown, Rematerialize: cfg.Rematerialize, SandboxBase: cfg.SandboxBase,
+			ActionTimeout: cfg.ActionTimeout, Horizon: cfg.Horizon, Predictors: preds}
+		sc.Gate.Period = cfg.GatePeriod
+		if cfg.Trace != nil {
+			name := sp.Name
+			sc.Debug = func(line string) { fmt.Fprintf(cfg.Trace, "%s %s\n", name, line) }
+		}
+		if err := sc.ApplyParams(cfg.Params); err != nil {
+			return nil, err
+		}
+		r, err := sim.Run(ctx, sc)
+		if err != nil {
+			return nil, fmt.Errorf("simulating %s: %w", sp.Name, err)
+		}
+		if r.Stalled > 0 && cfg.Warn != nil {
+			fmt.Fprintf(cfg.Warn, "tenon sim: %s: %d workflows unfinished at the horizon %v (counted as failed)\n",
+				sp.Name, r.Stalled, r.Horizon)
+		}
+		log.Info("simulated", "policy", sp.Name, "events", r.Events, "gate_steps", r.GateSteps,
+			"gate_step_wall", r.GateStepWall, "wall", r.Wall, "teardowns", r.Teardowns, "remats", r.Rematerializations, "freezes", r.Freezes, "liveness_admits", r.LivenessAdmits)
+		results = append(results, simReplay(r))
+		holds = append(holds, SimHold{Policy: sp.Name, Holds: r.Holds, Resolved: r.HoldsResolved,
+			Released: r.HoldsReleased, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits})
+	}
+	return &SimResult{Comparison: report.Compare(wfs, cfg.Budget, 1, results...), Holds: holds}, nil
+}
+
+// GenerateWorkload generates n workflows of kind; with oversub > 0 their
+// memory is scaled so that the profiled peaks sum to oversub × budget.
+func GenerateWorkload(kind string, n int, seed int64, memScale, oversub float64, budget int64) ([]trajectory.Workflow, error) {
+	opts := workload.Options{MemScale: memScale}
+	wfs, err := workload.Generate(kind, n, seed, opts)
+	if err != nil || oversub <= 0 {
+		return wfs, err
+	}
+	if r := trajectory.Oversubscription(wfs, budget); r > 0 {
+		opts.MemScale = max(memScale, 1) * oversub / r
+		return workload.Generate(kind, n, seed, opts)
+	}
+	return wfs, nil
+}
