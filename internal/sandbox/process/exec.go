@@ -5,12 +5,11 @@ package process
 import (
 	"context"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
 	"path"
 	"time"
 
-	"github.com/tenon-dev/tenon/internal/anchor/scope"
 	"github.com/tenon-dev/tenon/internal/sandbox"
+	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
 )
 
 // cancelGrace bounds the wait for the executor's result after a cancel.
@@ -32,7 +31,7 @@ func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 		limit = sandbox.DefaultOutputLimit
 	}
 	var sc *toolScope
-	if req.Scoped && !scope.Trivial(scopedArgv(req.Argv, req.Shell), nil) {
+	if req.Scoped && !trivial(scopedArgv(req.Argv, req.Shell), nil) {
 		sc = &toolScope{layout: b.cfg.Layout}
 	}
 	return bx.exec(ctx, request{
