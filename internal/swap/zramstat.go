@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/tenon-dev/tenon/internal/procfs"
 )
 
 // MMStat is the memory accounting of a zram device (/sys/block/zramN/mm_stat).
@@ -85,7 +87,7 @@ func mountedDevice(r io.Reader, devPath string) (bool, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) > 0 && unescape(f[0]) == devPath {
+		if len(f) > 0 && procfs.Unescape(f[0]) == devPath {
 			return true, nil
 		}
 	}
