@@ -15,8 +15,6 @@ const (
 	PMPresent    = 63 // page present in RAM
 	PMSwapped    = 62 // page in swap
 	PMFileShared = 61 // file page or shared anonymous page
-	PMExclusive  = 56 // page exclusively mapped
-	PMSoftDirty  = 55 // soft-dirty pte
 	pmPFNMask    = 1<<55 - 1
 )
 
@@ -30,12 +28,6 @@ func (e PagemapEntry) Swapped() bool { return e.bit(PMSwapped) }
 
 // FileShared reports bit 61: a file page or a shared anonymous page.
 func (e PagemapEntry) FileShared() bool { return e.bit(PMFileShared) }
-
-// Exclusive reports bit 56: the page is mapped exactly once.
-func (e PagemapEntry) Exclusive() bool { return e.bit(PMExclusive) }
-
-// SoftDirty reports bit 55.
-func (e PagemapEntry) SoftDirty() bool { return e.bit(PMSoftDirty) }
 
 // PFN is the page frame number (bits 0–54) of a present page; zero when
 // the reader lacks CAP_SYS_ADMIN or the page is not present.
