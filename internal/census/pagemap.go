@@ -39,7 +39,7 @@ func (e PagemapEntry) PFN() uint64 {
 }
 
 // readUint64s reads n native-endian 64-bit words at word index idx of r
-// (the layout of pagemap, kpageflags and kpagecount) into dst[:n].
+// (the layout of pagemap and kpageflags) into dst[:n].
 func readUint64s(r io.ReaderAt, idx uint64, dst []uint64, buf []byte) ([]byte, error) {
 	need := len(dst) * 8
 	if cap(buf) < need {
