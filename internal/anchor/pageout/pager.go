@@ -106,9 +106,3 @@ func (p *Pager) ranges(pid int) ([]procfs.Mapping, error) {
 	}
 	return AnonRanges(ms), nil
 }
-
-// PageOut pages pid out with a default Pager.
-func PageOut(pid int) (Stats, error) { return (&Pager{}).PageOut(pid) }
-
-// PageIn pages pid in with a default Pager.
-func PageIn(pid int) (Stats, error) { return (&Pager{}).PageIn(pid) }
