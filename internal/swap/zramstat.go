@@ -24,14 +24,6 @@ type MMStat struct {
 	HugePagesSince int64 // incompressible pages since init (newer kernels; 0 if absent)
 }
 
-// Ratio is the compression ratio OrigDataSize / ComprDataSize, 0 when empty.
-func (m MMStat) Ratio() float64 {
-	if m.ComprDataSize == 0 {
-		return 0
-	}
-	return float64(m.OrigDataSize) / float64(m.ComprDataSize)
-}
-
 // ParseMMStat parses mm_stat: one line of at least seven numbers.
 func ParseMMStat(r io.Reader) (MMStat, error) {
 	b, err := io.ReadAll(r)
