@@ -3,11 +3,10 @@
 // every phase boundary of the agent loop and turns each into a memory
 // operation. Its parts are subpackages, so each can be wired into the
 // process sandbox's in-sandbox executor or run on the host against any
-// cgroup:
+// cgroup. The destroy intent (the seed's arena T, one child cgroup per tool
+// invocation) is not here: the process backend carries it out
+// (sandbox.ExecRequest.Scoped, internal/sandbox/process/scoped.go).
 //
-//   - scope runs one tool invocation in its own child cgroup (the seed's
-//     arena T), buffers its output outside it and discards what the scope
-//     still holds when the process tree exits (destroy intent);
 //   - pageout pages a process's private memory out (process_madvise
 //     MADV_PAGEOUT) and back in (pageout intent, pagein);
 //   - broker decides, from model and tool call begin/end events of every

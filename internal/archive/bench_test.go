@@ -28,48 +28,6 @@ func build200MB(b *testing.B) string {
 	return root
 }
 
-func BenchmarkCapture200MB(b *testing.B) {
-	src := build200MB(b)
-	ctx := context.Background()
-	b.SetBytes(200 << 20)
-	c0 := cpuTime()
-	defer func() { b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op") }()
-	for b.Loop() {
-		blobs := b.TempDir()
-		if _, err := Capture(ctx, src, blobs); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		os.RemoveAll(blobs)
-		b.StartTimer()
-	}
-}
-
-func BenchmarkExtract200MB(b *testing.B) {
-	src := build200MB(b)
-	ctx := context.Background()
-	blobs := b.TempDir()
-	ref, err := Capture(ctx, src, blobs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(ref.Size)/(1<<20), "blobMiB")
-	b.SetBytes(200 << 20)
-	c0 := cpuTime()
-	defer func() { b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op") }()
-	n := 0
-	for b.Loop() {
-		dst := filepath.Join(b.TempDir(), fmt.Sprint(n))
-		n++
-		if err := ExtractRef(ctx, blobs, ref, dst); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		os.RemoveAll(dst)
-		b.StartTimer()
-	}
-}
-
 // cpuTime is the process's user+system CPU time; on a loaded shared
 // machine it is a steadier measure than wall time.
 func cpuTime() time.Duration {

@@ -1,20 +1,11 @@
 package archive
 
 import (
-	"archive/tar"
-	"bufio"
-	"compress/gzip"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,84 +16,19 @@ const (
 	paxXattrPrefix = "SCHILY.xattr."
 )
 
-// recordedXattrPrefixes are the extended-attribute name prefixes Capture
+// recordedXattrPrefixes are the extended-attribute name prefixes a capture
 // keeps: the overlayfs markers (opaque directories, redirects).
 var recordedXattrPrefixes = []string{"trusted.overlay.", "user.overlay."}
 
-// CaptureOptions tune Capture.
+// CaptureOptions are the capture settings a caller keeps in its
+// configuration (internal/residency) and hands to CaptureTree.
 type CaptureOptions struct {
-	// Level is the gzip level; 0 means gzip.BestSpeed.
-	Level int
-	// WrapFile, when set, wraps the writer of the temporary blob file. It
+	// WrapFile, when set, wraps the writer of every blob file written. It
 	// exists for fault injection (a writer failing with ENOSPC).
 	WrapFile func(io.Writer) io.Writer
 }
 
-// Capture archives srcDir into blobDir with default options.
-func Capture(ctx context.Context, srcDir, blobDir string) (Ref, error) {
-	return CaptureWith(ctx, srcDir, blobDir, CaptureOptions{})
-}
-
-// CaptureWith archives srcDir into a content-addressed blob in blobDir.
-// On error no blob and no temporary file are left behind.
-func CaptureWith(ctx context.Context, srcDir, blobDir string, opt CaptureOptions) (ref Ref, err error) {
-	if opt.Level == 0 {
-		opt.Level = gzip.BestSpeed
-	}
-	if err := os.MkdirAll(blobDir, 0o700); err != nil {
-		return Ref{}, fmt.Errorf("creating blob dir: %w", err)
-	}
-	tmp, err := os.CreateTemp(blobDir, ".capture-*")
-	if err != nil {
-		return Ref{}, fmt.Errorf("creating temporary blob: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	var fw io.Writer = &writebackWriter{f: tmp}
-	if opt.WrapFile != nil {
-		fw = opt.WrapFile(fw)
-	}
-	h := sha256.New()
-	cw := &countWriter{w: io.MultiWriter(fw, h)}
-	bw := bufio.NewWriterSize(cw, 1<<20)
-	zw := newParallelGzip(bw, opt.Level)
-	tw := tar.NewWriter(zw)
-	ref, err = writeTree(ctx, tw, srcDir)
-	if cerr := tw.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("closing tar stream: %w", cerr)
-	}
-	if cerr := zw.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("compressing: %w", cerr)
-	}
-	if err != nil {
-		return Ref{}, err
-	}
-	if err := bw.Flush(); err != nil {
-		return Ref{}, fmt.Errorf("writing blob: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return Ref{}, fmt.Errorf("syncing blob: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return Ref{}, fmt.Errorf("closing blob: %w", err)
-	}
-	ref.Digest = DigestPrefix + hex.EncodeToString(h.Sum(nil))
-	ref.Size = cw.n
-	ref.Written = cw.n
-	final, _ := BlobPath(blobDir, ref.Digest)
-	if err := os.Rename(tmp.Name(), final); err != nil {
-		return Ref{}, fmt.Errorf("publishing blob: %w", err)
-	}
-	if err := syncDir(blobDir); err != nil {
-		return Ref{}, err
-	}
-	return ref, nil
-}
-
+// syncDir fsyncs a directory so a rename into it survives a crash.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -115,6 +41,7 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// countWriter counts the bytes written through it.
 type countWriter struct {
 	w io.Writer
 	n int64
@@ -126,130 +53,8 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// inode identifies a file across hard links.
 type inode struct{ dev, ino uint64 }
-
-// writeTree walks srcDir in lexical order and writes one entry per node.
-func writeTree(ctx context.Context, tw *tar.Writer, srcDir string) (Ref, error) {
-	var ref Ref
-	links := map[inode]string{}
-	buf := make([]byte, 1<<20)
-	err := filepath.WalkDir(srcDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("walking %s: %w", path, err)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(srcDir, path)
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(path)
-		if err != nil {
-			return fmt.Errorf("stat %s: %w", path, err)
-		}
-		st, _ := fi.Sys().(*syscall.Stat_t)
-		hdr := &tar.Header{
-			Name:    filepath.ToSlash(rel),
-			Mode:    tarMode(fi.Mode()),
-			ModTime: fi.ModTime(),
-			Format:  tar.FormatPAX,
-		}
-		if st != nil {
-			hdr.Uid, hdr.Gid = int(st.Uid), int(st.Gid)
-		}
-		mode := fi.Mode()
-		switch {
-		case mode.IsDir():
-			hdr.Typeflag = tar.TypeDir
-			if rel == "." {
-				hdr.Name = "./"
-			} else {
-				hdr.Name += "/"
-			}
-		case mode.IsRegular():
-			if st != nil && st.Nlink > 1 {
-				key := inode{uint64(st.Dev), st.Ino}
-				if first, ok := links[key]; ok {
-					hdr.Typeflag, hdr.Linkname = tar.TypeLink, first
-					break
-				}
-				links[key] = hdr.Name
-			}
-			hdr.Typeflag, hdr.Size = tar.TypeReg, fi.Size()
-		case mode&fs.ModeSymlink != 0:
-			target, err := os.Readlink(path)
-			if err != nil {
-				return fmt.Errorf("reading link %s: %w", path, err)
-			}
-			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, target
-		case mode&fs.ModeNamedPipe != 0:
-			hdr.Typeflag = tar.TypeFifo
-		case mode&fs.ModeSocket != 0:
-			return nil
-		case mode&fs.ModeCharDevice != 0 && st != nil && st.Rdev == 0:
-			hdr.Typeflag = tar.TypeReg
-			hdr.Mode = 0
-			hdr.PAXRecords = map[string]string{paxWhiteout: "1"}
-		default:
-			return fmt.Errorf("%w: %s (%s)", ErrUnsupported, path, mode.Type())
-		}
-		if err := addXattrs(path, hdr); err != nil {
-			return err
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return fmt.Errorf("writing header %s: %w", hdr.Name, err)
-		}
-		ref.Files++
-		if hdr.Typeflag == tar.TypeReg && hdr.Size > 0 {
-			f, err := os.Open(path)
-			if err != nil {
-				return fmt.Errorf("opening %s: %w", path, err)
-			}
-			n, err := io.CopyBuffer(tw, io.LimitReader(f, hdr.Size), buf)
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("archiving %s: %w", path, err)
-			}
-			if n != hdr.Size {
-				return fmt.Errorf("archiving %s: file shrank from %d to %d bytes while capturing", path, hdr.Size, n)
-			}
-			ref.Bytes += n
-		}
-		return nil
-	})
-	return ref, err
-}
-
-// tarMode converts a FileMode's permission and special bits to tar's c_ISUID etc.
-func tarMode(m fs.FileMode) int64 {
-	v := int64(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		v |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		v |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		v |= 0o1000
-	}
-	return v
-}
-
-// addXattrs records the overlayfs extended attributes of path.
-func addXattrs(path string, hdr *tar.Header) error {
-	x, err := xattrsOf(path)
-	if err != nil || len(x) == 0 {
-		return err
-	}
-	if hdr.PAXRecords == nil {
-		hdr.PAXRecords = map[string]string{}
-	}
-	for name, val := range x {
-		hdr.PAXRecords[paxXattrPrefix+name] = val
-	}
-	return nil
-}
 
 // xattrsOf returns the overlayfs extended attributes of path (nil if none).
 func xattrsOf(path string) (map[string]string, error) {

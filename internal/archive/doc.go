@@ -15,26 +15,24 @@
 //     over files Park hard-linked aside before the source was deleted,
 //     after re-hashing them. Files are stored uncompressed: on these hosts
 //     compression cost more time than the disk it saved.
-//   - tar.gz (Format ""): Capture / Extract, one gzip'd tar per tree.
+//   - tar.gz (Format ""): one gzip'd tar per tree, named by the sha256 of
+//     its compressed bytes. Nothing writes this format any more; ExtractRef
+//     still reads it so records stored before the tree format restore.
 //
 // Both extract through the same checked extractor, described below.
 //
-// A tar.gz blob is named by the sha256 of its compressed bytes and is written
-// atomically (temporary file, fsync, rename, fsync of the blob directory),
-// so a crash or a full disk never leaves a partial blob under its final name.
+// A capture records regular files, directories, symlinks, hard links,
+// FIFOs, modes, owners and nanosecond mtimes. It also records the two
+// overlayfs upper-directory markers explicitly so a sandbox's writable
+// layer survives a round trip: a whiteout (a 0/0 character device, which
+// hides a lower file) becomes an empty regular entry marked as a whiteout
+// (the PAX record "TENON.whiteout=1" in a tar), and "trusted.overlay.*" /
+// "user.overlay.*" extended attributes (notably "trusted.overlay.opaque")
+// are kept (as "SCHILY.xattr." PAX records in a tar). Any other device
+// node makes a capture fail; sockets are skipped (they are live state that
+// cannot survive a restart anyway).
 //
-// Capture records regular files, directories, symlinks, hard links, FIFOs,
-// modes, owners and nanosecond mtimes. It also records the two overlayfs
-// upper-directory markers explicitly so a sandbox's writable layer survives
-// a round trip: a whiteout (a 0/0 character device, which hides a lower
-// file) becomes an empty regular entry with the PAX record
-// "TENON.whiteout=1", and "trusted.overlay.*" / "user.overlay.*" extended
-// attributes (notably "trusted.overlay.opaque") become standard
-// "SCHILY.xattr." PAX records. Any other device node, and sockets, make
-// Capture fail (sockets are skipped: they are live state that cannot
-// survive a restart anyway).
-//
-// Extract verifies the blob's digest before writing anything, requires an
+// Extraction verifies the blob's digest before writing anything, requires an
 // empty (or missing) destination, and refuses entries whose names are
 // absolute or contain "..", hard links whose target is not a regular file
 // already extracted from the same archive, symlinks whose relative target
@@ -44,8 +42,8 @@
 // O_NOFOLLOW / AT_SYMLINK_NOFOLLOW, under an os.Root. Absolute symlink
 // targets are kept verbatim: in a writable layer they are resolved inside
 // the sandbox's root (e.g. /usr/bin/python3 -> /etc/alternatives/python3),
-// and Extract itself never resolves them.
+// and extraction itself never resolves them.
 //
 // The package owns only the blob directory it is given and the destination
-// directory of an Extract; it touches nothing else.
+// directory of an extraction; it touches nothing else.
 package archive

@@ -10,10 +10,10 @@ var (
 	// destination, through a symlink, or create a device node; nothing is
 	// written for that entry.
 	ErrUnsafeEntry = errors.New("archive: unsafe entry")
-	// ErrUnsupported means Capture met a file type it cannot record
+	// ErrUnsupported means CaptureTree met a file type it cannot record
 	// faithfully (a device node other than an overlay whiteout).
 	ErrUnsupported = errors.New("archive: unsupported file type")
-	// ErrNotEmpty means the Extract destination exists and is not empty.
+	// ErrNotEmpty means the extraction destination exists and is not empty.
 	ErrNotEmpty = errors.New("archive: destination not empty")
 	// ErrBadDigest means a digest string is not "sha256:" followed by 64
 	// lowercase hex digits.

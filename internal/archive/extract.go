@@ -17,14 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Extract verifies that the blob at blobPath has the given digest and
-// unpacks it into dstDir, which must be missing or empty. On error dstDir
-// may hold a partial tree: the caller deletes it before retrying.
-func Extract(ctx context.Context, blobPath, digest, dstDir string) error {
-	_, err := extract(ctx, blobPath, digest, dstDir)
-	return err
-}
-
 // ExtractRef extracts the blob named by ref from blobDir into dstDir and
 // also checks its size and entry count against ref.
 func ExtractRef(ctx context.Context, blobDir string, ref Ref, dstDir string) error {

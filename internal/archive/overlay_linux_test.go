@@ -66,7 +66,7 @@ func TestLiveOverlayUpperRoundTrip(t *testing.T) {
 
 	ctx := context.Background()
 	blobs := filepath.Join(base, "blobs")
-	ref, err := Capture(ctx, upper, blobs)
+	ref, _, err := CaptureTree(ctx, upper, blobs, TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

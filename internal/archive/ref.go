@@ -3,7 +3,6 @@ package archive
 import (
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"strings"
 )
 
@@ -38,13 +37,4 @@ func ParseDigest(d string) (string, error) {
 		return "", fmt.Errorf("%w: %q", ErrBadDigest, d)
 	}
 	return h, nil
-}
-
-// BlobPath returns where the blob with the given digest lives in blobDir.
-func BlobPath(blobDir, digest string) (string, error) {
-	h, err := ParseDigest(digest)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(blobDir, h+blobSuffix), nil
 }

@@ -19,7 +19,7 @@ import (
 // contents new to a capture are concatenated into pack blobs (also in
 // data/, named by their own sha256; an entry names pack and offset), which
 // saves creating and fsyncing a file per small file. The empty Format is
-// the older single tar.gz blob (Capture / Extract).
+// the older single tar.gz blob, which ExtractRef still reads.
 const FormatTree = "tree"
 
 // manifestSuffix is the file-name suffix of a tree manifest blob.

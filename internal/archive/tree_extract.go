@@ -37,7 +37,7 @@ type ExtractStats struct {
 
 // ExtractTree verifies the manifest named by ref (a FormatTree artifact in
 // blobDir) and recreates the tree in dstDir, which must be missing or
-// empty, under the same rules as Extract. Every file's content is checked
+// empty, under the same rules as ExtractRef. Every file's content is checked
 // against its digest as it is copied from its blob; files are filled on
 // several goroutines. It returns the StatCache of the files it wrote;
 // Seal it with the time before anything may modify dstDir. On error dstDir

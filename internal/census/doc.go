@@ -16,9 +16,10 @@
 // oracle (distinct contents), the duplicate (real − oracle) and its four
 // classes, and the bytes every sibling holds.
 //
-// The package owns the readers (maps, pagemap, kpageflags, kpagecount,
-// mincore), the sampler, the analysis and its renderings (JSON, table, PNG).
+// The package owns the readers (pagemap, kpageflags, mincore; maps are
+// parsed by internal/procfs), the sampler, the analysis and its renderings
+// (JSON, table, PNG).
 // It does not start sandboxes or create cgroups: the caller passes pids,
 // cgroup directories and a Freezer. Every /proc and /sys path is injectable
-// through Options. Subpackage ksm compares against kernel same-page merging.
+// through Options.
 package census

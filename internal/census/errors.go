@@ -13,6 +13,4 @@ var (
 	ErrFreeze = errors.New("census: freezing siblings")
 	// ErrNoSiblings means Options named no sibling.
 	ErrNoSiblings = errors.New("census: no siblings to sample")
-	// ErrMapsFormat means a /proc/PID/maps line could not be parsed.
-	ErrMapsFormat = errors.New("census: malformed maps line")
 )

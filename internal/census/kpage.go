@@ -54,33 +54,6 @@ func (f KPageFlags) THP() bool { return f.Has(KPFTHP) }
 // Zero reports the zero page or the huge zero page.
 func (f KPageFlags) Zero() bool { return f.Has(KPFZeroPage) }
 
-// Huge reports a hugetlbfs page.
-func (f KPageFlags) Huge() bool { return f.Has(KPFHuge) }
-
-// ReadKPageFlags reads the flags of n consecutive frames starting at pfn
-// from /proc/kpageflags.
-func ReadKPageFlags(r io.ReaderAt, pfn uint64, n int) ([]KPageFlags, error) {
-	words := make([]uint64, n)
-	if _, err := readUint64s(r, pfn, words, nil); err != nil {
-		return nil, fmt.Errorf("kpageflags at pfn %d: %w", pfn, err)
-	}
-	out := make([]KPageFlags, n)
-	for i, w := range words {
-		out[i] = KPageFlags(w)
-	}
-	return out, nil
-}
-
-// ReadKPageCount reads the map counts of n consecutive frames starting at
-// pfn from /proc/kpagecount.
-func ReadKPageCount(r io.ReaderAt, pfn uint64, n int) ([]uint64, error) {
-	words := make([]uint64, n)
-	if _, err := readUint64s(r, pfn, words, nil); err != nil {
-		return nil, fmt.Errorf("kpagecount at pfn %d: %w", pfn, err)
-	}
-	return words, nil
-}
-
 // flagsReader reads kpageflags for many frames, one pread per run of
 // consecutive frame numbers.
 type flagsReader struct {

@@ -15,8 +15,6 @@ const (
 	PMPresent    = 63 // page present in RAM
 	PMSwapped    = 62 // page in swap
 	PMFileShared = 61 // file page or shared anonymous page
-	PMExclusive  = 56 // page exclusively mapped
-	PMSoftDirty  = 55 // soft-dirty pte
 	pmPFNMask    = 1<<55 - 1
 )
 
@@ -31,12 +29,6 @@ func (e PagemapEntry) Swapped() bool { return e.bit(PMSwapped) }
 // FileShared reports bit 61: a file page or a shared anonymous page.
 func (e PagemapEntry) FileShared() bool { return e.bit(PMFileShared) }
 
-// Exclusive reports bit 56: the page is mapped exactly once.
-func (e PagemapEntry) Exclusive() bool { return e.bit(PMExclusive) }
-
-// SoftDirty reports bit 55.
-func (e PagemapEntry) SoftDirty() bool { return e.bit(PMSoftDirty) }
-
 // PFN is the page frame number (bits 0–54) of a present page; zero when
 // the reader lacks CAP_SYS_ADMIN or the page is not present.
 func (e PagemapEntry) PFN() uint64 {
@@ -47,7 +39,7 @@ func (e PagemapEntry) PFN() uint64 {
 }
 
 // readUint64s reads n native-endian 64-bit words at word index idx of r
-// (the layout of pagemap, kpageflags and kpagecount) into dst[:n].
+// (the layout of pagemap and kpageflags) into dst[:n].
 func readUint64s(r io.ReaderAt, idx uint64, dst []uint64, buf []byte) ([]byte, error) {
 	need := len(dst) * 8
 	if cap(buf) < need {

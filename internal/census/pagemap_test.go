@@ -23,14 +23,14 @@ func at(idx uint64, ws ...uint64) []byte {
 
 func TestPagemapEntryBits(t *testing.T) {
 	tests := []struct {
-		name                                    string
-		e                                       uint64
-		present, swapped, file, excl, softDirty bool
-		pfn                                     uint64
+		name                   string
+		e                      uint64
+		present, swapped, file bool
+		pfn                    uint64
 	}{
 		{name: "empty", e: 0},
-		{name: "present anon exclusive", e: 1<<63 | 1<<56 | 0x1234, present: true, excl: true, pfn: 0x1234},
-		{name: "present file soft-dirty", e: 1<<63 | 1<<61 | 1<<55 | 42, present: true, file: true, softDirty: true, pfn: 42},
+		{name: "present anon exclusive", e: 1<<63 | 1<<56 | 0x1234, present: true, pfn: 0x1234},
+		{name: "present file soft-dirty", e: 1<<63 | 1<<61 | 1<<55 | 42, present: true, file: true, pfn: 42},
 		{name: "swapped has no pfn", e: 1<<62 | 0x77, swapped: true},
 		{name: "max pfn", e: 1<<63 | (1<<55 - 1), present: true, pfn: 1<<55 - 1},
 		{name: "hidden pfn", e: 1<<63 | 1<<61, present: true, file: true},
@@ -38,10 +38,9 @@ func TestPagemapEntryBits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := PagemapEntry(tt.e)
-			if e.Present() != tt.present || e.Swapped() != tt.swapped || e.FileShared() != tt.file ||
-				e.Exclusive() != tt.excl || e.SoftDirty() != tt.softDirty || e.PFN() != tt.pfn {
-				t.Errorf("decoded present=%v swapped=%v file=%v excl=%v sd=%v pfn=%#x",
-					e.Present(), e.Swapped(), e.FileShared(), e.Exclusive(), e.SoftDirty(), e.PFN())
+			if e.Present() != tt.present || e.Swapped() != tt.swapped || e.FileShared() != tt.file || e.PFN() != tt.pfn {
+				t.Errorf("decoded present=%v swapped=%v file=%v pfn=%#x",
+					e.Present(), e.Swapped(), e.FileShared(), e.PFN())
 			}
 		})
 	}
@@ -63,22 +62,22 @@ func TestReadPagemap(t *testing.T) {
 
 func TestKPageFlags(t *testing.T) {
 	tests := []struct {
-		name                       string
-		f                          uint64
-		anon, ksm, thp, zero, huge bool
+		name                 string
+		f                    uint64
+		anon, ksm, thp, zero bool
 	}{
 		{name: "lru file page", f: 1<<KPFLRU | 1<<KPFMmap},
 		{name: "anon thp", f: 1<<KPFAnon | 1<<KPFTHP | 1<<KPFCompoundHead, anon: true, thp: true},
 		{name: "ksm", f: 1<<KPFAnon | 1<<KPFKSM, anon: true, ksm: true},
 		{name: "zero page", f: 1 << KPFZeroPage, zero: true},
 		{name: "huge zero page", f: 1<<KPFZeroPage | 1<<KPFTHP, zero: true, thp: true},
-		{name: "hugetlb", f: 1<<KPFHuge | 1<<KPFCompoundTail, huge: true},
+		{name: "hugetlb", f: 1<<KPFHuge | 1<<KPFCompoundTail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := KPageFlags(tt.f)
-			if f.Anon() != tt.anon || f.KSM() != tt.ksm || f.THP() != tt.thp || f.Zero() != tt.zero || f.Huge() != tt.huge {
-				t.Errorf("decoded anon=%v ksm=%v thp=%v zero=%v huge=%v", f.Anon(), f.KSM(), f.THP(), f.Zero(), f.Huge())
+			if f.Anon() != tt.anon || f.KSM() != tt.ksm || f.THP() != tt.thp || f.Zero() != tt.zero {
+				t.Errorf("decoded anon=%v ksm=%v thp=%v zero=%v", f.Anon(), f.KSM(), f.THP(), f.Zero())
 			}
 		})
 	}
@@ -121,15 +120,5 @@ func TestFlagsReaderBatchesRuns(t *testing.T) {
 	}
 	if err := fr.lookup([]uint64{99}, out[:1]); err == nil {
 		t.Error("frame past the end: want error")
-	}
-}
-
-func TestReadKPageCount(t *testing.T) {
-	got, err := ReadKPageCount(bytes.NewReader(at(3, 1, 5)), 3, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got[0] != 1 || got[1] != 5 {
-		t.Errorf("counts = %v, want [1 5]", got)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/tenon-dev/tenon/internal/procfs"
 )
 
 // Sample takes one census snapshot of the swarm described by opts.
@@ -147,7 +149,7 @@ func (s *sampler) process(pid int, holder int32) error {
 	if err != nil {
 		return fmt.Errorf("opening maps: %w", err)
 	}
-	maps, err := ParseMaps(mf)
+	maps, err := procfs.ParseMaps(mf)
 	mf.Close()
 	if err != nil {
 		return err
@@ -181,7 +183,7 @@ func (s *sampler) process(pid int, holder int32) error {
 }
 
 // intersect clips the filter ranges to one mapping.
-func intersect(m Mapping, rs []AddrRange) []AddrRange {
+func intersect(m procfs.Mapping, rs []AddrRange) []AddrRange {
 	var out []AddrRange
 	for _, r := range rs {
 		lo, hi := max(r.Start, m.Start), min(r.End, m.End)
@@ -195,7 +197,7 @@ func intersect(m Mapping, rs []AddrRange) []AddrRange {
 const pagemapChunk = 8192 // pages per pagemap read
 
 // span reads the present pages of one address range of one mapping.
-func (s *sampler) span(dir string, pm, mem io.ReaderAt, m Mapping, sp AddrRange, holder int32) error {
+func (s *sampler) span(dir string, pm, mem io.ReaderAt, m procfs.Mapping, sp AddrRange, holder int32) error {
 	ps := uint64(s.opts.PageSize)
 	sp.Start -= sp.Start % ps
 	flags := make([]KPageFlags, pagemapChunk)
@@ -229,7 +231,7 @@ func (s *sampler) span(dir string, pm, mem io.ReaderAt, m Mapping, sp AddrRange,
 
 // pages classifies one chunk of pagemap entries and hashes the new
 // anonymous pages, one pread per run of consecutive new pages.
-func (s *sampler) pages(dir string, mem io.ReaderAt, m Mapping, addr uint64, ents []PagemapEntry, pfns []uint64, flags []KPageFlags, holder int32) error {
+func (s *sampler) pages(dir string, mem io.ReaderAt, m procfs.Mapping, addr uint64, ents []PagemapEntry, pfns []uint64, flags []KPageFlags, holder int32) error {
 	ps := uint64(s.opts.PageSize)
 	known := s.flags != nil
 	if known {
@@ -339,7 +341,7 @@ func (s *sampler) hashAnon(mem io.ReaderAt, va uint64, idx []int) {
 
 // filePage attributes one present page-cache page of a mapping to holder,
 // scanning the mapped file first if it is new.
-func (s *sampler) filePage(dir string, mem io.ReaderAt, m Mapping, va, pfn uint64, fl KPageFlags, holder int32) error {
+func (s *sampler) filePage(dir string, mem io.ReaderAt, m procfs.Mapping, va, pfn uint64, fl KPageFlags, holder int32) error {
 	if m.Inode == 0 {
 		s.snap.Stats.SpecialPages++
 		return nil
@@ -374,7 +376,7 @@ func (s *sampler) filePage(dir string, mem io.ReaderAt, m Mapping, va, pfn uint6
 // /proc/PID/map_files (which works across mount namespaces and for deleted
 // files), falling back to /proc/PID/root/<path>. A file that cannot be
 // opened keeps the maps identity; its pages are then hashed one by one.
-func (s *sampler) openMapped(dir string, m Mapping) (fileID, error) {
+func (s *sampler) openMapped(dir string, m procfs.Mapping) (fileID, error) {
 	paths := []string{
 		filepath.Join(dir, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End)),
 		filepath.Join(dir, "root", m.Path),

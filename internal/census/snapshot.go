@@ -15,16 +15,6 @@ const (
 	Anon
 )
 
-func (k Kind) String() string {
-	switch k {
-	case File:
-		return "file"
-	case Anon:
-		return "anon"
-	}
-	return "unknown"
-}
-
 // FileKey names one page of one file.
 type FileKey struct {
 	Dev, Ino uint64

@@ -11,7 +11,9 @@
 // peak, swap, limit, OOM kills, memory.stat), freeze and thaw that return
 // only once the kernel reports the state (a failed freeze is thawed back),
 // CPU quota and usage, task listing over descendants, KillAll, per-group
-// memory pressure on v2 and host pressure otherwise, and Delete.
+// memory pressure on v2 and host pressure otherwise, and Delete. Drop
+// empties a group's memory (v1 memory.force_empty, v2 memory.reclaim)
+// before deleting it, so its page cache is not left charged to the parent.
 //
 // Domain is the workload domain: the parent group all sandboxes live under,
 // whose memory limit is the host budget. OpenDomain adopts a group left by a

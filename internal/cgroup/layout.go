@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/tenon-dev/tenon/internal/procfs"
 )
 
 // CPUAcct is the v1 controller that accounts CPU time; on v2 the cpu.stat
@@ -95,8 +96,8 @@ func ParseMountinfo(r io.Reader) ([]MountInfo, error) {
 			opts = strings.Split(sf[2], ",")
 		}
 		out = append(out, MountInfo{
-			Root:       unescapeMount(pf[3]),
-			MountPoint: unescapeMount(pf[4]),
+			Root:       procfs.Unescape(pf[3]),
+			MountPoint: procfs.Unescape(pf[4]),
 			FSType:     fstype,
 			Options:    opts,
 		})
@@ -105,25 +106,6 @@ func ParseMountinfo(r io.Reader) ([]MountInfo, error) {
 		return nil, fmt.Errorf("reading mountinfo: %w", err)
 	}
 	return out, nil
-}
-
-// unescapeMount undoes the octal escapes (\040 for space) of mountinfo.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // Detect reads <procRoot>/self/mountinfo and the cgroup2 root's

@@ -40,16 +40,12 @@ type Result struct {
 	Removed     string // the id of the image name referred to before, removed; "" if none
 }
 
-// Build assembles the base image from the host's packages (DefaultPackages)
-// and imports it into the engine as name, unless an image of that name was
-// built from the same plan (see Plan.Fingerprint). An existing image of that
-// name is replaced (its tag moves to the new image) and removed unless a
+// BuildWith assembles the base image from the host's packages
+// (cfg.Packages, DefaultPackages when empty) and imports it into the engine
+// as name, unless an image of that name was built from the same plan (see
+// Plan.Fingerprint) and cfg.Force is unset. An existing image of that name
+// is replaced (its tag moves to the new image) and removed unless a
 // container still uses it.
-func Build(ctx context.Context, cli Client, name string, log *slog.Logger) (Result, error) {
-	return BuildWith(ctx, cli, name, Config{}, log)
-}
-
-// BuildWith is Build with an explicit Config.
 func BuildWith(ctx context.Context, cli Client, name string, cfg Config, log *slog.Logger) (Result, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -142,30 +138,4 @@ func readImportResult(r io.Reader) (string, error) {
 		return "", errors.New("the engine reported no image id")
 	}
 	return id, nil
-}
-
-// Exists reports whether the engine has an image called name.
-func Exists(ctx context.Context, cli Client, name string) (bool, error) {
-	_, err := cli.ImageInspect(ctx, name)
-	switch {
-	case err == nil:
-		return true, nil
-	case client.IsErrNotFound(err):
-		return false, nil
-	default:
-		return false, fmt.Errorf("inspecting image %s: %w", name, err)
-	}
-}
-
-// Require returns a *NotFoundError (naming 'tenon image build') when the
-// engine has no image called name.
-func Require(ctx context.Context, cli Client, name string) error {
-	ok, err := Exists(ctx, cli, name)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return &NotFoundError{Name: name}
-	}
-	return nil
 }

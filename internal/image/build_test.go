@@ -129,30 +129,10 @@ func TestBuildIdempotent(t *testing.T) {
 	}
 }
 
-func TestRequire(t *testing.T) {
-	tests := []struct {
-		name    string
-		cli     *fakeClient
-		wantErr error
-		text    string
-	}{
-		{"present", &fakeClient{images: map[string]bool{DefaultName: true}, labels: map[string]string{}}, nil, ""},
-		{"missing", &fakeClient{}, ErrNotFound, "image tenon-base:latest not found: run 'tenon image build'"},
-		{"engine error", &fakeClient{err: errors.New("boom")}, nil, "inspecting image tenon-base:latest: boom"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := Require(context.Background(), tt.cli, DefaultName)
-			if tt.text == "" {
-				if err != nil {
-					t.Fatalf("Require: %v", err)
-				}
-				return
-			}
-			if err == nil || err.Error() != tt.text || (tt.wantErr != nil && !errors.Is(err, tt.wantErr)) {
-				t.Fatalf("Require = %v, want %q", err, tt.text)
-			}
-		})
+func TestNotFoundError(t *testing.T) {
+	var err error = &NotFoundError{Name: DefaultName}
+	if want := "image tenon-base:latest not found: run 'tenon image build'"; err.Error() != want || !errors.Is(err, ErrNotFound) {
+		t.Fatalf("NotFoundError = %q (is ErrNotFound: %v), want %q wrapping ErrNotFound", err, errors.Is(err, ErrNotFound), want)
 	}
 }
 
@@ -180,16 +160,16 @@ func TestBuildLive(t *testing.T) {
 			t.Errorf("removing %s: %v", name, err)
 		}
 	})
-	if ok, err := Exists(ctx, cli, name); ok || err != nil {
-		t.Fatalf("Exists before Build = %v, %v", ok, err)
+	if _, err := cli.ImageInspect(ctx, name); !client.IsErrNotFound(err) {
+		t.Fatalf("inspecting %s before the build: %v, want not found", name, err)
 	}
 	start := time.Now()
-	first, err := Build(ctx, cli, name, nil)
+	first, err := BuildWith(ctx, cli, name, Config{}, nil)
 	if err != nil || first.UpToDate {
 		t.Fatalf("Build: %+v %v, want a new image", first, err)
 	}
 	// Idempotent: a second build of the same host imports nothing.
-	again, err := Build(ctx, cli, name, nil)
+	again, err := BuildWith(ctx, cli, name, Config{}, nil)
 	if err != nil || !again.UpToDate || again.ID != first.ID {
 		t.Fatalf("second Build: %+v %v, want up to date with id %s", again, err, first.ID)
 	}
@@ -200,9 +180,6 @@ func TestBuildLive(t *testing.T) {
 	t.Logf("built %s in %v: %d MB", name, time.Since(start).Round(time.Millisecond), in.Size>>20)
 	if in.Config == nil || in.Config.Labels["tenon.image"] != "1" || in.Config.WorkingDir != sandboxWorkspace {
 		t.Errorf("image config %+v: want label tenon.image=1 and workdir %s", in.Config, sandboxWorkspace)
-	}
-	if ok, err := Exists(ctx, cli, name); !ok || err != nil {
-		t.Fatalf("Exists after Build = %v, %v", ok, err)
 	}
 	// Run python3 and coreutils in it, under a cgroup parent of the test's own.
 	parent := fmt.Sprintf("tenon-test-image-%d", os.Getpid())

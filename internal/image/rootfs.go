@@ -31,12 +31,6 @@ type Plan struct {
 // Len is the number of paths.
 func (p *Plan) Len() int { return len(p.entries) }
 
-// Has reports whether the image holds name ("usr/bin/python3").
-func (p *Plan) Has(name string) bool {
-	_, ok := slices.BinarySearchFunc(p.entries, name, func(e entry, n string) int { return strings.Compare(e.name, n) })
-	return ok
-}
-
 // skeleton is what every image holds besides package files: the usrmerge
 // links (mirrored from the host), the directories a container needs, mount
 // points for the files the engine and tenon bind-mount, and a minimal

@@ -123,17 +123,7 @@ func ExamplesFromRecords(recs []ActionRecord) []Example {
 // seed, go to validation, so correlated actions never straddle the split.
 // The order of examples within each side is preserved.
 func SplitByTask(examples []Example, valFraction float64, seed uint64) (train, val []Example) {
-	seen := map[string]bool{}
-	var ids []string
-	for _, e := range examples {
-		if !seen[e.Ctx.WorkflowID] {
-			seen[e.Ctx.WorkflowID] = true
-			ids = append(ids, e.Ctx.WorkflowID)
-		}
-	}
-	slices.Sort(ids)
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	ids := shuffledWorkflows(examples, seed, 0x5eed)
 	nVal := int(math.Round(min(max(valFraction, 0), 1) * float64(len(ids))))
 	inVal := map[string]bool{}
 	for _, id := range ids[:nVal] {
@@ -149,9 +139,10 @@ func SplitByTask(examples []Example, valFraction float64, seed uint64) (train, v
 	return train, val
 }
 
-// Folds splits examples by workflow into k folds for cross-validation on a
-// training set; fold i is validation in the i-th returned pair.
-func Folds(examples []Example, k int, seed uint64) [][2][]Example {
+// shuffledWorkflows returns the distinct workflow ids of examples, sorted
+// and then shuffled by a generator seeded with (seed, stream), so a split
+// depends only on the set of workflows and the seed.
+func shuffledWorkflows(examples []Example, seed, stream uint64) []string {
 	seen := map[string]bool{}
 	var ids []string
 	for _, e := range examples {
@@ -161,22 +152,7 @@ func Folds(examples []Example, k int, seed uint64) [][2][]Example {
 		}
 	}
 	slices.Sort(ids)
-	rng := rand.New(rand.NewPCG(seed, 0xf01d))
+	rng := rand.New(rand.NewPCG(seed, stream))
 	rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-	fold := map[string]int{}
-	for i, id := range ids {
-		fold[id] = i % k
-	}
-	out := make([][2][]Example, k)
-	for _, e := range examples {
-		f := fold[e.Ctx.WorkflowID]
-		for i := range k {
-			if i == f {
-				out[i][1] = append(out[i][1], e)
-			} else {
-				out[i][0] = append(out[i][0], e)
-			}
-		}
-	}
-	return out
+	return ids
 }

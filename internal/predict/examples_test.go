@@ -109,7 +109,7 @@ func TestSplitByTask(t *testing.T) {
 			t.Errorf("task %s is on both sides of the split", id)
 		}
 	}
-	for k, f := range Folds(tr, 5, 1) {
+	for k, f := range folds(tr, 5, 1) {
 		if len(f[0])+len(f[1]) != len(tr) || len(f[1]) == 0 {
 			t.Errorf("fold %d: %d + %d examples of %d", k, len(f[0]), len(f[1]), len(tr))
 		}

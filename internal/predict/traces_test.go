@@ -36,14 +36,14 @@ var tuneGrid = func() []TrainConfig {
 // also returns the best CV MAE in log and in linear target space.
 func tune(t *testing.T, train []Example, set string) (TrainConfig, float64, [2]float64) {
 	t.Helper()
-	folds := Folds(train, 5, 3)
+	cv := folds(train, 5, 3)
 	best, bestMAE := TrainConfig{}, -1.0
 	space := [2]float64{-1, -1}
 	for _, cfg := range tuneGrid {
 		cfg.FeatureSet = set
 		var sum float64
 		var n int
-		for _, f := range folds {
+		for _, f := range cv {
 			m, err := Train(f[0], cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -134,7 +134,7 @@ func TestTable2OnTraces(t *testing.T) {
 	oof := foldPredictors{}
 	hist := foldPredictors{}
 	static := foldPredictors{}
-	for _, f := range Folds(all, 5, 2) {
+	for _, f := range folds(all, 5, 2) {
 		cur, err := Train(f[0], TrainConfig{Seed: 1})
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,6 @@
 // policies side by side, as JSON for machines, and as a PNG plot of domain
 // memory and running concurrency over time per policy (Figure 11).
 //
-// It reads only replay Results (or an event log) and trajectories; it runs
+// It reads only replay Results and trajectories; it runs
 // nothing.
 package report

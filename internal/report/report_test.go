@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image/png"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -159,12 +158,9 @@ func TestTable(t *testing.T) {
 }
 
 // replayBoth runs eager and static-1 on the fake backend and returns their
-// results and the concatenated event log.
-func replayBoth(t *testing.T) ([]*replay.Result, *bytes.Buffer) {
-	var (
-		out []*replay.Result
-		log bytes.Buffer
-	)
+// results.
+func replayBoth(t *testing.T) []*replay.Result {
+	var out []*replay.Result
 	for _, name := range []string{"eager", "static-1"} {
 		synctest.Test(t, func(t *testing.T) {
 			be := fake.New(fake.Options{Budget: units.GiB})
@@ -174,7 +170,7 @@ func replayBoth(t *testing.T) ([]*replay.Result, *bytes.Buffer) {
 				t.Fatal(err)
 			}
 			res, err := replay.Run(context.Background(), replay.Config{
-				Workflows: workload(), Backend: be, Policy: p, Budget: units.GiB, Domain: be, TimeScale: 0.5, EventLog: &log,
+				Workflows: workload(), Backend: be, Policy: p, Budget: units.GiB, Domain: be, TimeScale: 0.5,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -182,11 +178,11 @@ func replayBoth(t *testing.T) ([]*replay.Result, *bytes.Buffer) {
 			out = append(out, res)
 		})
 	}
-	return out, &log
+	return out
 }
 
 func TestPlot(t *testing.T) {
-	results, _ := replayBoth(t)
+	results := replayBoth(t)
 	c := Compare(workload(), units.GiB, 0.5, results...)
 	var buf bytes.Buffer
 	if err := WritePlot(&buf, c); err != nil {
@@ -201,62 +197,19 @@ func TestPlot(t *testing.T) {
 	}
 }
 
-func TestFromEventsMatchesResult(t *testing.T) {
-	results, log := replayBoth(t)
-	got, err := FromEvents(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(results) {
-		t.Fatalf("%d results from the log, want %d", len(got), len(results))
-	}
-	for i, want := range results {
-		g := got[i]
-		if g.Policy != want.Policy || g.Budget != want.Budget || g.TimeScale != want.TimeScale {
-			t.Errorf("run %d: policy %q budget %d scale %g, want %q %d %g", i, g.Policy, g.Budget, g.TimeScale, want.Policy, want.Budget, want.TimeScale)
-		}
-		type counts struct{ A, F, O, T, L, C, X, N int }
-		gc := counts{g.Attempts, g.FailedAttempts, g.OOMEvents, g.Timeouts, g.Lost, g.Completed, g.Failed, g.Actions}
-		wc := counts{want.Attempts, want.FailedAttempts, want.OOMEvents, want.Timeouts, want.Lost, want.Completed, want.Failed, want.Actions}
-		if gc != wc {
-			t.Errorf("%s: counts from log %+v, from result %+v", want.Policy, gc, wc)
-		}
-		if d := g.Makespan - want.Makespan; d < -time.Millisecond || d > time.Millisecond {
-			t.Errorf("%s: makespan from log %v, from result %v", want.Policy, g.Makespan, want.Makespan)
-		}
-		if g.PeakBytes != want.PeakBytes {
-			t.Errorf("%s: peak from log %d, from result %d", want.Policy, g.PeakBytes, want.PeakBytes)
-		}
-		if len(g.Samples) != len(want.Samples) {
-			t.Errorf("%s: %d samples from log, %d in result", want.Policy, len(g.Samples), len(want.Samples))
-		}
-		gm, wm := Summarize(g), Summarize(want)
-		if math.Abs(gm.P50S-wm.P50S) > 1e-3 || math.Abs(gm.P95S-wm.P95S) > 1e-3 {
-			t.Errorf("%s: P50/P95 from log %g/%g, from result %g/%g", want.Policy, gm.P50S, gm.P95S, wm.P50S, wm.P95S)
-		}
-	}
-	if !slices.ContainsFunc(results, func(r *replay.Result) bool { return r.OOMEvents > 0 }) {
-		t.Error("no run had OOM events: the workload does not exercise the failure path")
-	}
-}
-
-// TestResidencyReport: lifecycle events in a log become the residency
-// summary of that policy, in the JSON and as a table of its own; a policy
+// TestResidencyReport: a policy whose run has lifecycle counters gets the
+// residency summary, in the JSON and as a table of its own; a policy
 // without them gets neither.
 func TestResidencyReport(t *testing.T) {
-	log := strings.Join([]string{
-		`{"t_s":0,"kind":"run_start","policy":"tenon","budget_bytes":1073741824}`,
-		`{"t_s":1,"kind":"boundary","policy":"tenon","workflow":"w","restartable":true}`,
-		`{"t_s":2,"kind":"boundary","policy":"tenon","workflow":"w","reason":"resident_only: background"}`,
-		`{"t_s":3,"kind":"teardown","policy":"tenon","workflow":"w","bytes_captured":1048576,"state_bytes":4194304,"working_set_bytes":8388608,"duration_s":0.5}`,
-		`{"t_s":4,"kind":"rematerialize","policy":"tenon","workflow":"w","duration_s":0.25}`,
-		`{"t_s":5,"kind":"workflow_done","policy":"tenon","workflow":"w"}`,
-		`{"t_s":0,"kind":"run_start","policy":"eager","budget_bytes":1073741824}`,
-		`{"t_s":5,"kind":"workflow_done","policy":"eager","workflow":"w"}`,
-	}, "\n")
-	results, err := FromEvents(strings.NewReader(log))
-	if err != nil {
-		t.Fatal(err)
+	want := replay.ResidencyStats{Boundaries: 2, Restartable: 1, Teardowns: 1, Rematerializations: 1,
+		BytesCaptured: units.MiB, StateBytes: 4 * units.MiB, MemoryReclaimed: 8 * units.MiB, OverheadS: 0.75}
+	done := []replay.WorkflowResult{{ID: "w", Completed: true, End: 5 * time.Second, Latency: 5 * time.Second}}
+	results := []*replay.Result{
+		{Policy: "tenon", Budget: units.GiB, Makespan: 5 * time.Second, Residency: want, Workflows: done},
+		{Policy: "eager", Budget: units.GiB, Makespan: 5 * time.Second, Workflows: done},
+	}
+	for _, r := range results {
+		r.Tally()
 	}
 	c := Compare(nil, units.GiB, 1, results...)
 	tenon, eager := c.Results[0], c.Results[1]
@@ -267,8 +220,6 @@ func TestResidencyReport(t *testing.T) {
 	if r == nil {
 		t.Fatal("tenon has no residency summary")
 	}
-	want := replay.ResidencyStats{Boundaries: 2, Restartable: 1, Teardowns: 1, Rematerializations: 1,
-		BytesCaptured: units.MiB, StateBytes: 4 * units.MiB, MemoryReclaimed: 8 * units.MiB, OverheadS: 0.75}
 	if r.ResidencyStats != want || r.RestartableShare != 0.5 {
 		t.Errorf("residency = %+v, want %+v and share 0.5", *r, want)
 	}

@@ -3,7 +3,9 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"path"
 	"regexp"
+	"strings"
 )
 
 // Sentinel errors. Backends wrap them with context; callers test them with errors.Is.
@@ -29,6 +31,29 @@ var (
 	// ErrClosed means the backend was closed.
 	ErrClosed = errors.New("sandbox: backend closed")
 )
+
+// ValidateExec checks the form of an action: exactly one of Argv and
+// Shell, an absolute Cwd when set, KEY=VALUE environment entries (non-empty
+// KEY, no NUL) and no negative timeout or output limit. The error wraps
+// ErrInvalidSpec.
+func ValidateExec(req ExecRequest) error {
+	switch {
+	case len(req.Argv) == 0 && req.Shell == "":
+		return fmt.Errorf("no command (set Argv or Shell): %w", ErrInvalidSpec)
+	case len(req.Argv) > 0 && req.Shell != "":
+		return fmt.Errorf("both Argv and Shell set: %w", ErrInvalidSpec)
+	case req.Cwd != "" && !path.IsAbs(req.Cwd):
+		return fmt.Errorf("cwd %q is not absolute: %w", req.Cwd, ErrInvalidSpec)
+	case req.OutputLimit < 0 || req.Timeout < 0:
+		return fmt.Errorf("negative output limit or timeout: %w", ErrInvalidSpec)
+	}
+	for _, kv := range req.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsRune(kv, 0) {
+			return fmt.Errorf("environment entry %q must be KEY=VALUE: %w", kv, ErrInvalidSpec)
+		}
+	}
+	return nil
+}
 
 var idPattern = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
 

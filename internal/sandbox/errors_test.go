@@ -35,3 +35,30 @@ func TestValidateID(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateExec(t *testing.T) {
+	tests := []struct {
+		name string
+		req  ExecRequest
+		ok   bool
+	}{
+		{"argv", ExecRequest{Argv: []string{"true"}}, true},
+		{"shell with cwd and env", ExecRequest{Shell: "pwd", Cwd: "/tmp", Env: []string{"A=1", "B="}}, true},
+		{"empty", ExecRequest{}, false},
+		{"both", ExecRequest{Argv: []string{"true"}, Shell: "true"}, false},
+		{"relative cwd", ExecRequest{Shell: "pwd", Cwd: "relative"}, false},
+		{"env without =", ExecRequest{Shell: "true", Env: []string{"NOEQUALS"}}, false},
+		{"env without key", ExecRequest{Shell: "true", Env: []string{"=x"}}, false},
+		{"env with NUL", ExecRequest{Shell: "true", Env: []string{"A=x\x00y"}}, false},
+		{"negative timeout", ExecRequest{Shell: "true", Timeout: -1}, false},
+		{"negative output limit", ExecRequest{Shell: "true", OutputLimit: -1}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ValidateExec(tt.req)
+			if tt.ok != (err == nil) || !tt.ok && !errors.Is(err, ErrInvalidSpec) {
+				t.Fatalf("ValidateExec(%+v) = %v, want ok %v (else ErrInvalidSpec)", tt.req, err, tt.ok)
+			}
+		})
+	}
+}

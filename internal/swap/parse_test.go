@@ -52,15 +52,13 @@ func TestParseMMStat(t *testing.T) {
 		name    string
 		in      string
 		want    MMStat
-		ratio   float64
 		wantErr bool
 	}{
 		{name: "kernel 6", in: " 8192000  2048000  2310144        0  2310144     1200        0        3        5\n",
-			want:  MMStat{8192000, 2048000, 2310144, 0, 2310144, 1200, 0, 3, 5},
-			ratio: 4},
+			want: MMStat{8192000, 2048000, 2310144, 0, 2310144, 1200, 0, 3, 5}},
 		{name: "old kernel seven fields", in: "4096 1024 8192 0 8192 0 0\n",
-			want: MMStat{OrigDataSize: 4096, ComprDataSize: 1024, MemUsedTotal: 8192, MemUsedMax: 8192}, ratio: 4},
-		{name: "idle", in: "0 0 0 0 0 0 0 0 0\n", want: MMStat{}, ratio: 0},
+			want: MMStat{OrigDataSize: 4096, ComprDataSize: 1024, MemUsedTotal: 8192, MemUsedMax: 8192}},
+		{name: "idle", in: "0 0 0 0 0 0 0 0 0\n", want: MMStat{}},
 		{name: "too short", in: "1 2 3\n", wantErr: true},
 		{name: "not a number", in: "1 2 3 4 5 x 7\n", wantErr: true},
 	}
@@ -70,8 +68,8 @@ func TestParseMMStat(t *testing.T) {
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("ParseMMStat error = %v, want error %v", err, tt.wantErr)
 			}
-			if got != tt.want || got.Ratio() != tt.ratio {
-				t.Fatalf("ParseMMStat = %+v ratio %g, want %+v ratio %g", got, got.Ratio(), tt.want, tt.ratio)
+			if got != tt.want {
+				t.Fatalf("ParseMMStat = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

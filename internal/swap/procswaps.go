@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tenon-dev/tenon/internal/procfs"
 )
 
 // SwapEntry is one line of /proc/swaps.
@@ -38,31 +40,12 @@ func ParseSwaps(r io.Reader) ([]SwapEntry, error) {
 		if err1 != nil || err2 != nil || err3 != nil {
 			return nil, fmt.Errorf("parsing /proc/swaps line %d %q: bad number", line, sc.Text())
 		}
-		out = append(out, SwapEntry{Filename: unescape(f[0]), Type: f[1], Size: size << 10, Used: used << 10, Priority: prio})
+		out = append(out, SwapEntry{Filename: procfs.Unescape(f[0]), Type: f[1], Size: size << 10, Used: used << 10, Priority: prio})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading /proc/swaps: %w", err)
 	}
 	return out, nil
-}
-
-// unescape decodes the kernel's octal escapes (\040 for space, \011, \012, \134).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // findSwap returns the entry for device dev (e.g. "zram0"), matched by

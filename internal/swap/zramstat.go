@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/tenon-dev/tenon/internal/procfs"
 )
 
 // MMStat is the memory accounting of a zram device (/sys/block/zramN/mm_stat).
@@ -20,14 +22,6 @@ type MMStat struct {
 	PagesCompacted int64 // pages freed by compaction
 	HugePages      int64 // incompressible pages (newer kernels; 0 if absent)
 	HugePagesSince int64 // incompressible pages since init (newer kernels; 0 if absent)
-}
-
-// Ratio is the compression ratio OrigDataSize / ComprDataSize, 0 when empty.
-func (m MMStat) Ratio() float64 {
-	if m.ComprDataSize == 0 {
-		return 0
-	}
-	return float64(m.OrigDataSize) / float64(m.ComprDataSize)
 }
 
 // ParseMMStat parses mm_stat: one line of at least seven numbers.
@@ -85,7 +79,7 @@ func mountedDevice(r io.Reader, devPath string) (bool, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) > 0 && unescape(f[0]) == devPath {
+		if len(f) > 0 && procfs.Unescape(f[0]) == devPath {
 			return true, nil
 		}
 	}

@@ -74,10 +74,6 @@ const (
 	Tick
 )
 
-func (k Kind) String() string {
-	return [...]string{"agent-start", "agent-exit", "model-begin", "reasoning-end", "model-end", "tool-begin", "tool-end", "tick"}[k]
-}
-
 // Event is one input of the broker, as seen by an Observer.
 type Event struct {
 	Kind  Kind
@@ -135,9 +131,6 @@ func New(o Options) *Broker {
 	return &Broker{grace: o.Grace, clock: o.Clock, observer: o.Observer, agents: make(map[string]*agent)}
 }
 
-// Grace is the idle time before a suspension.
-func (b *Broker) Grace() time.Duration { return b.grace }
-
 // AgentStart registers an agent of the harness (with no call in flight it
 // keeps the harness busy until its first model call).
 func (b *Broker) AgentStart(id string) Decision { return b.apply(AgentStart, id) }
@@ -188,16 +181,6 @@ func (b *Broker) Suspended() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.state != running
-}
-
-// InFlight returns the model and tool calls in flight over all agents.
-func (b *Broker) InFlight() (model, tools int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, a := range b.agents {
-		model += a.model
-	}
-	return model, b.tools
 }
 
 func (b *Broker) apply(k Kind, id string) Decision {

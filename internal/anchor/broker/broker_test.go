@@ -222,7 +222,7 @@ func TestConfirmAndDeadline(t *testing.T) {
 	if b.Confirm(d.Epoch) || b.Suspended() {
 		t.Error("suspension still confirmed after a tool began")
 	}
-	if m, tl := b.InFlight(); m != 1 || tl != 1 {
+	if m, tl := b.inFlight(); m != 1 || tl != 1 {
 		t.Errorf("in flight %d model %d tools, want 1 and 1", m, tl)
 	}
 }

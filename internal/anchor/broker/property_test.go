@@ -170,7 +170,7 @@ func TestBrokerConcurrentAgents(t *testing.T) {
 	if m.suspends == 0 {
 		t.Error("no suspension happened: the test exercised nothing")
 	}
-	if mc, tc := b.InFlight(); mc != 0 || tc != 0 {
+	if mc, tc := b.inFlight(); mc != 0 || tc != 0 {
 		t.Errorf("%d model and %d tool calls still in flight after every agent exited", mc, tc)
 	}
 }

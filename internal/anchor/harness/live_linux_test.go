@@ -12,13 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/tenon-dev/tenon/internal/anchor/anchortest"
 	"github.com/tenon-dev/tenon/internal/anchor/heap"
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/memtool"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
-	"github.com/tenon-dev/tenon/internal/swap"
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
@@ -63,14 +61,6 @@ func serveHeap(args []string) int {
 // makes a workload domain and a process backend, all removed at the end.
 func liveSetup(t *testing.T) Options {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("live harness test needs root (namespaces, cgroups, swapon, process_madvise)")
-	}
-	if fd, err := unix.PidfdOpen(os.Getpid(), 0); err != nil {
-		t.Skipf("live harness test needs pidfd_open/process_madvise: %v", err)
-	} else {
-		unix.Close(fd)
-	}
 	l, err := cgroup.Detect("/proc")
 	if err != nil {
 		t.Skipf("live harness test needs the cgroup memory controller: %v", err)
@@ -81,32 +71,10 @@ func liveSetup(t *testing.T) Options {
 	if _, ok := l.Controller(cgroup.Freezer); !ok {
 		t.Skip("live harness test needs the cgroup freezer")
 	}
-	unlock, err := swap.Lock() // zram0 is shared with other packages' live tests
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(unlock)
-	st, err := swap.GetStatus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !st.Present {
-		t.Skip("live harness test needs the zram module (/sys/block/zram0)")
-	}
-	if st.Active || st.DiskSize != 0 {
-		t.Skipf("zram0 is already in use (active=%v disksize=%d): not touching it", st.Active, st.DiskSize)
-	}
+	anchortest.Swap(t, 512<<20, "live harness test")
 	log := slog.New(slog.DiscardHandler)
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	t.Cleanup(func() {
-		if err := swap.Disable(context.Background()); err != nil {
-			t.Errorf("cleanup: turning zram swap off: %v", err)
-		}
-	})
-	if err := swap.Enable(context.Background(), 512<<20, log); err != nil {
-		t.Fatalf("enabling zram swap: %v", err)
 	}
 	ctx := context.Background()
 	dom, err := cgroup.OpenDomain(ctx, l, fmt.Sprintf("tenon-test-harness-%d", os.Getpid()), 2<<30, log)

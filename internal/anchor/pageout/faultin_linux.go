@@ -7,6 +7,8 @@ import (
 
 	"io"
 	"os"
+
+	"github.com/tenon-dev/tenon/internal/procfs"
 )
 
 // pagemap entry bits (Documentation/admin-guide/mm/pagemap.rst).
@@ -19,7 +21,7 @@ const (
 // faults each back into pid's page tables (get_user_pages), and returns the
 // bytes read. /proc/PID/pagemap picks the swapped pages, so memory the
 // process never touched is not populated.
-func (p *Pager) faultIn(pid int, ranges []Mapping) (int64, error) {
+func (p *Pager) faultIn(pid int, ranges []procfs.Mapping) (int64, error) {
 	pm, err := os.Open(p.proc(pid, "pagemap"))
 	if err != nil {
 		return 0, err

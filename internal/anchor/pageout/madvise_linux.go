@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tenon-dev/tenon/internal/procfs"
 )
 
 // iovMax is the most ranges one process_madvise call takes (UIO_MAXIOV).
@@ -23,7 +25,7 @@ type iovec struct {
 // per call. A range the kernel refuses (unmapped since maps was read,
 // locked) is skipped; the process being gone or the call being unsupported
 // or forbidden is an error. It returns the bytes the kernel accepted.
-func madvise(pid int, ranges []Mapping, advice int) (int64, error) {
+func madvise(pid int, ranges []procfs.Mapping, advice int) (int64, error) {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if errors.Is(err, unix.ENOSYS) {
 		return 0, ErrNoProcessMadvise

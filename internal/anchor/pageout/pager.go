@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/procfs"
 )
 
 // Prefetch says how PageIn brings memory back.
@@ -92,21 +94,15 @@ func (p *Pager) Status(pid int) (Residency, error) {
 }
 
 // ranges returns the anonymous mappings of pid.
-func (p *Pager) ranges(pid int) ([]Mapping, error) {
+func (p *Pager) ranges(pid int) ([]procfs.Mapping, error) {
 	f, err := os.Open(p.proc(pid, "maps"))
 	if err != nil {
 		return nil, fmt.Errorf("reading maps of %d: %w", pid, err)
 	}
 	defer f.Close()
-	ms, err := ParseMaps(f)
+	ms, err := procfs.ParseMaps(f)
 	if err != nil {
 		return nil, fmt.Errorf("maps of %d: %w", pid, err)
 	}
 	return AnonRanges(ms), nil
 }
-
-// PageOut pages pid out with a default Pager.
-func PageOut(pid int) (Stats, error) { return (&Pager{}).PageOut(pid) }
-
-// PageIn pages pid in with a default Pager.
-func PageIn(pid int) (Stats, error) { return (&Pager{}).PageIn(pid) }

@@ -3,23 +3,16 @@
 package suspend
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/anchor/anchortest"
 	"github.com/tenon-dev/tenon/internal/anchor/broker"
 	"github.com/tenon-dev/tenon/internal/anchor/pageout"
-	"github.com/tenon-dev/tenon/internal/cgroup"
-	"github.com/tenon-dev/tenon/internal/swap"
-	"golang.org/x/sys/unix"
 )
 
 // TestLiveBrokerEndToEnd: a 128 MiB heap harness in a cgroup, a broker
@@ -28,108 +21,15 @@ import (
 // response thaws it and the heap verifies and continues. A model call of
 // one agent while another runs a tool never pages out.
 func TestLiveBrokerEndToEnd(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("live suspension test needs root (swapon, cgroups, process_madvise)")
-	}
-	if fd, err := unix.PidfdOpen(os.Getpid(), 0); err != nil {
-		t.Skipf("live suspension test needs pidfd_open/process_madvise: %v", err)
-	} else {
-		unix.Close(fd)
-	}
-	unlock, err := swap.Lock() // zram0 is shared with other packages' live tests
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(unlock)
-	st, err := swap.GetStatus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !st.Present {
-		t.Skip("live suspension test needs the zram module (/sys/block/zram0)")
-	}
-	if st.Active || st.DiskSize != 0 {
-		t.Skipf("zram0 is already in use (active=%v disksize=%d): not touching it", st.Active, st.DiskSize)
-	}
-	l, err := cgroup.Detect("/proc")
-	if errors.Is(err, cgroup.ErrNoMemoryController) {
-		t.Skip("live suspension test needs the memory controller (cgroup v1 or v2)")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := l.Controllers[cgroup.Freezer]; !ok {
-		t.Skip("live suspension test needs the freezer")
-	}
-	t.Cleanup(func() {
-		if err := swap.Disable(context.Background()); err != nil {
-			t.Errorf("cleanup: turning zram swap off: %v", err)
-		}
-	})
-	if err := swap.Enable(context.Background(), 512<<20, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatalf("enabling zram swap: %v", err)
-	}
-	g, err := cgroup.Create(l, fmt.Sprintf("tenon-test-suspend-%d", os.Getpid()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := g.KillAll(ctx); err != nil {
-			t.Errorf("cleanup KillAll: %v", err)
-		}
-		if err := g.Delete(); err != nil {
-			t.Errorf("cleanup Delete: %v", err)
-		}
-	})
+	anchortest.Swap(t, 512<<20, "live suspension test")
+	_, g := anchortest.Group(t, fmt.Sprintf("tenon-test-suspend-%d", os.Getpid()), "live suspension test")
 
 	// The harness: a heap child placed in g before it allocates.
-	self, _ := os.Executable()
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), heapEnv+"=128")
-	in, _ := cmd.StdinPipe()
-	outPipe, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(outPipe)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	next := func() string {
-		select {
-		case l := <-lines:
-			return l
-		case <-time.After(60 * time.Second):
-			t.Fatal("no line from the heap")
-		}
-		return ""
-	}
-	if err := g.AddProc(cmd.Process.Pid); err != nil {
-		t.Fatal(err)
-	}
-	io.WriteString(in, "go\n")
-	if l := next(); !strings.HasPrefix(l, "heap ready") {
-		t.Fatalf("heap: %q", l)
-	}
-	verify := func() string {
-		io.WriteString(in, "verify\n")
-		l := next()
-		if !strings.HasPrefix(l, "heap verify ok") {
-			t.Fatalf("heap verification: %q", l)
-		}
-		return l
-	}
+	heap := anchortest.StartHeap(t, g, heapEnv, 128)
+	verify := heap.Verify
 	pager := &pageout.Pager{}
 	rss := func() int64 {
-		r, err := pager.Status(cmd.Process.Pid)
+		r, err := pager.Status(heap.Pid())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,8 +82,8 @@ func TestLiveBrokerEndToEnd(t *testing.T) {
 	}
 	v1 := verify()
 	time.Sleep(150 * time.Millisecond)
-	if v2 := verify(); v2 == v1 {
-		t.Errorf("heap did not continue after resume: %q then %q", v1, v2)
+	if v2 := verify(); v2 <= v1 {
+		t.Errorf("heap did not continue after resume: step %d then %d", v1, v2)
 	}
 
 	// A tool in flight: never suspended, however long the other agent waits.

@@ -36,7 +36,7 @@ func dockerBackend(tb testing.TB, e *liveEnv) Docker {
 		tb.Skipf("dockerd not reachable: %v", err)
 	}
 	name := fmt.Sprintf("tenon-test-managed-%d-%d:latest", os.Getpid(), domainSeq.Add(1))
-	if _, err := image.Build(ctx, cli, name, nil); errors.Is(err, image.ErrNoPackage) {
+	if _, err := image.BuildWith(ctx, cli, name, image.Config{}, nil); errors.Is(err, image.ErrNoPackage) {
 		tb.Skipf("cannot build the base image on this host: %v", err)
 	} else if err != nil {
 		tb.Fatalf("building %s: %v", name, err)

@@ -60,7 +60,7 @@ func live(t testing.TB) *client.Client {
 		liveCli = cli
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		_, buildErr = image.Build(ctx, cli, testImage, nil)
+		_, buildErr = image.BuildWith(ctx, cli, testImage, image.Config{}, nil)
 		builtImage = buildErr == nil
 	})
 	if errors.Is(buildErr, image.ErrNoPackage) {

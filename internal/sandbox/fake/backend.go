@@ -3,6 +3,8 @@ package fake
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -64,10 +66,14 @@ var _ sandbox.Backend = (*Backend)(nil)
 // Name returns "fake".
 func (b *Backend) Name() string { return "fake" }
 
-// Create starts a simulated sandbox charging SandboxBytes.
+// Create starts a simulated sandbox charging SandboxBytes. It creates
+// spec.Workspace when missing, as sandbox.Spec asks of every backend.
 func (b *Backend) Create(_ context.Context, spec sandbox.Spec) (sandbox.Info, error) {
 	if err := sandbox.ValidateID(spec.ID); err != nil {
 		return sandbox.Info{}, err
+	}
+	if spec.Workspace != "" && !filepath.IsAbs(spec.Workspace) {
+		return sandbox.Info{}, fmt.Errorf("sandbox %s: workspace %q is not an absolute path: %w", spec.ID, spec.Workspace, sandbox.ErrInvalidSpec)
 	}
 	if b.opts.CreateErr != nil {
 		if err := b.opts.CreateErr(spec); err != nil {
@@ -81,6 +87,11 @@ func (b *Backend) Create(_ context.Context, spec sandbox.Spec) (sandbox.Info, er
 	}
 	if _, ok := b.boxes[spec.ID]; ok {
 		return sandbox.Info{}, fmt.Errorf("creating sandbox %s: %w", spec.ID, sandbox.ErrExists)
+	}
+	if spec.Workspace != "" {
+		if err := os.MkdirAll(spec.Workspace, 0o755); err != nil {
+			return sandbox.Info{}, fmt.Errorf("creating sandbox %s: workspace: %w", spec.ID, err)
+		}
 	}
 	labels := make(map[string]string, len(spec.Labels))
 	for k, v := range spec.Labels {
@@ -98,13 +109,14 @@ func (b *Backend) Create(_ context.Context, spec sandbox.Spec) (sandbox.Info, er
 	return bx.info, nil
 }
 
-// Destroy removes a sandbox and returns everything it held.
+// Destroy removes a sandbox and returns everything it held. Destroying a
+// sandbox that does not exist (any more) succeeds, as on every backend.
 func (b *Backend) Destroy(_ context.Context, id string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	bx, ok := b.boxes[id]
 	if !ok {
-		return fmt.Errorf("destroying sandbox %s: %w", id, sandbox.ErrNotFound)
+		return nil
 	}
 	b.usage -= bx.resident + bx.current
 	bx.resident, bx.current, bx.dead = 0, 0, true

@@ -22,5 +22,8 @@
 // clock of a sandbox's running action until Resume; timeouts count wall time.
 // Stats.CPU grows by one CPU second per second while an action runs unpaused.
 //
-// The package touches no kernel state and starts no processes.
+// The package touches no kernel state and starts no processes; the only
+// file-system effect is creating Spec.Workspace when it is missing, as
+// sandbox.Spec asks. It passes the contract suite (sandboxtest) with
+// Capabilities.NoPrograms: the cases about real programs skip.
 package fake

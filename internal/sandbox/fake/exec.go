@@ -35,8 +35,8 @@ type run struct {
 
 // Exec simulates one action.
 func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	if len(req.Argv) == 0 && req.Shell == "" {
-		return sandbox.ExecResult{ExitCode: -1}, fmt.Errorf("exec in sandbox %s: empty command: %w", id, sandbox.ErrInvalidSpec)
+	if err := sandbox.ValidateExec(req); err != nil {
+		return sandbox.ExecResult{ExitCode: -1}, fmt.Errorf("exec in sandbox %s: %w", id, err)
 	}
 	b.mu.Lock()
 	bx, err := b.lookupLocked(id)

@@ -54,9 +54,9 @@
 // moves the pid in and opens the gate (op "open"; "abort" on failure, the
 // action then exits 125 unstarted and Exec returns the error). When the
 // result is in, the host kills what is left in the scope, empties its
-// memory (internal/anchor/scope.Drop: v1 force_empty, v2 memory.reclaim)
-// and removes it. Trivial commands (scope.Trivial) skip the scope; the
-// default path has no gate and no extra round trip. See scoped.go.
+// memory (cgroup.Drop: v1 force_empty, v2 memory.reclaim) and removes
+// it. Trivial commands (classify.go) skip the scope; the default path has
+// no gate and no extra round trip. See scoped.go.
 //
 // Binaries that link this package must call MaybeInit first thing in main
 // (and test binaries in TestMain): it serves both libcontainer's "init"

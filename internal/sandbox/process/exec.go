@@ -5,12 +5,10 @@ package process
 import (
 	"context"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
-	"path"
 	"time"
 
-	"github.com/tenon-dev/tenon/internal/anchor/scope"
 	"github.com/tenon-dev/tenon/internal/sandbox"
+	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
 )
 
 // cancelGrace bounds the wait for the executor's result after a cancel.
@@ -24,7 +22,7 @@ func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
-	if err := validateExec(req); err != nil {
+	if err := sandbox.ValidateExec(req); err != nil {
 		return sandbox.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", id, err)
 	}
 	limit := req.OutputLimit
@@ -32,29 +30,13 @@ func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 		limit = sandbox.DefaultOutputLimit
 	}
 	var sc *toolScope
-	if req.Scoped && !scope.Trivial(scopedArgv(req.Argv, req.Shell), nil) {
+	if req.Scoped && !trivial(scopedArgv(req.Argv, req.Shell), nil) {
 		sc = &toolScope{layout: b.cfg.Layout}
 	}
 	return bx.exec(ctx, request{
 		Op: opExec, Argv: req.Argv, Shell: req.Shell, Cwd: req.Cwd, Env: req.Env,
 		Timeout: int64(req.Timeout), Limit: limit, Gate: sc != nil,
 	}, sc)
-}
-
-func validateExec(req sandbox.ExecRequest) error {
-	switch {
-	case len(req.Argv) == 0 && req.Shell == "":
-		return fmt.Errorf("no command (set Argv or Shell): %w", sandbox.ErrInvalidSpec)
-	case len(req.Argv) > 0 && req.Shell != "":
-		return fmt.Errorf("both Argv and Shell set: %w", sandbox.ErrInvalidSpec)
-	case req.Cwd != "" && !path.IsAbs(req.Cwd):
-		return fmt.Errorf("cwd %q is not absolute: %w", req.Cwd, sandbox.ErrInvalidSpec)
-	case !validEnv(req.Env):
-		return fmt.Errorf("environment entries must be KEY=VALUE: %w", sandbox.ErrInvalidSpec)
-	case req.OutputLimit < 0 || req.Timeout < 0:
-		return fmt.Errorf("negative output limit or timeout: %w", sandbox.ErrInvalidSpec)
-	}
-	return nil
 }
 
 // exec runs req; sc, when non-nil, is the action's scope (req.Gate set).

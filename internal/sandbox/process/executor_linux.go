@@ -50,8 +50,7 @@ type executor struct {
 
 // gateScript blocks on fd 3 until the host has placed the shell in the
 // action's scope, then execs the action with fd 3 closed; EOF without a
-// line (the host aborted) exits 125 without running it. The same
-// trampoline as internal/anchor/scope's.
+// line (the host aborted) exits 125 without running it.
 const gateScript = `read -r _ <&3 || exit 125; exec "$@" 3<&-`
 
 func (e *executor) send(r response) error {

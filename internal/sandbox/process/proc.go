@@ -1,7 +1,7 @@
 package process
 
-// Proc is a live process of a sandbox, as the host sees it (Backend.Procs).
-type Proc struct {
-	PID  int    // host pid
-	Comm string // /proc/<pid>/comm; "" when unreadable
-}
+import "github.com/tenon-dev/tenon/internal/sandbox"
+
+// Proc is sandbox.Proc under the name internal/residency/managed still
+// uses; new code names sandbox.Proc.
+type Proc = sandbox.Proc

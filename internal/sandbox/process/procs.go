@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
 // Procs lists the processes of the sandbox's cgroup (and its descendants,
 // the tool scopes), except the sandbox init, which is also its executor:
 // what an action left running. The list is sorted by pid.
-func (b *Backend) Procs(ctx context.Context, id string) ([]Proc, error) {
+func (b *Backend) Procs(ctx context.Context, id string) ([]sandbox.Proc, error) {
 	bx, err := b.get(id)
 	if err != nil {
 		return nil, err
@@ -30,7 +32,7 @@ func (b *Backend) Procs(ctx context.Context, id string) ([]Proc, error) {
 	if root == "" {
 		root = "/proc"
 	}
-	var out []Proc
+	var out []sandbox.Proc
 	for _, pid := range slices.Compact(pids) {
 		if pid == bx.initPid {
 			continue
@@ -39,7 +41,7 @@ func (b *Backend) Procs(ctx context.Context, id string) ([]Proc, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			continue // exited meanwhile
 		}
-		out = append(out, Proc{PID: pid, Comm: string(bytes.TrimSpace(comm))})
+		out = append(out, sandbox.Proc{PID: pid, Comm: string(bytes.TrimSpace(comm))})
 	}
 	return out, nil
 }

@@ -11,8 +11,6 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
-
-	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
 // fakeHost builds a host root with a real /usr and /etc, merged-/usr
@@ -203,28 +201,3 @@ func TestMissingParents(t *testing.T) {
 		})
 	}
 }
-
-func TestValidateExec(t *testing.T) {
-	tests := []struct {
-		name string
-		req  execReq
-		ok   bool
-	}{
-		{"argv", execReq{Argv: []string{"true"}}, true},
-		{"shell", execReq{Shell: "true", Cwd: "/tmp", Env: []string{"A=1"}}, true},
-		{"nothing", execReq{}, false},
-		{"both", execReq{Argv: []string{"true"}, Shell: "true"}, false},
-		{"relative cwd", execReq{Shell: "true", Cwd: "tmp"}, false},
-		{"bad env", execReq{Shell: "true", Env: []string{"A"}}, false},
-		{"negative limit", execReq{Shell: "true", OutputLimit: -1}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := validateExec(tt.req); (err == nil) != tt.ok {
-				t.Fatalf("validateExec(%+v) = %v, want ok=%v", tt.req, err, tt.ok)
-			}
-		})
-	}
-}
-
-type execReq = sandbox.ExecRequest

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tenon-dev/tenon/internal/anchor/scope"
 	"github.com/tenon-dev/tenon/internal/cgroup"
 )
 
@@ -25,7 +24,7 @@ import (
 // gate, so the action's first instruction runs charged to the scope. The
 // executor, which buffers the output, stays outside. When the result
 // arrives the host kills what the action left in the scope, empties the
-// scope's memory (scope.Drop: v1 force_empty, v2 memory.reclaim) and
+// scope's memory (cgroup.Drop: v1 force_empty, v2 memory.reclaim) and
 // removes it.
 
 // scopeKillTimeout bounds killing what an action left in its scope.
@@ -77,7 +76,7 @@ func (s *toolScope) drop() (held, left int64, err error) {
 	if st, err := s.group.Memory(); err == nil {
 		held = st.Usage
 	}
-	left, err = scope.Drop(s.layout, s.group)
+	left, err = cgroup.Drop(s.layout, s.group)
 	if err != nil {
 		return held, left, fmt.Errorf("dropping scope %s: %w", s.path, err)
 	}
@@ -133,7 +132,7 @@ func parseNSpid(r io.Reader) ([]int, error) {
 	return nil, errors.New("no NSpid line (kernel older than 4.1?)")
 }
 
-// scopedArgv is the command Trivial classifies for req.
+// scopedArgv is the command trivial classifies for req.
 func scopedArgv(argv []string, shell string) []string {
 	if shell != "" {
 		return []string{"/bin/sh", "-c", shell}

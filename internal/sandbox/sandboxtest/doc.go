@@ -15,4 +15,10 @@
 //	}
 //
 // newBackend must arrange (t.Cleanup) for the backend to be closed.
+//
+// A backend that lacks something the contract checks declares it with
+// RunWith and Capabilities (the fake: NoPrograms, it runs no real
+// programs); every case or step that needs what it lacks is skipped with a
+// reason naming it, and the rest still runs: the fake is held to the
+// lifecycle, validation, exit-code, timeout and pause semantics.
 package sandboxtest

@@ -9,6 +9,7 @@ import (
 )
 
 func testEcho(e *env) {
+	e.needPrograms("the output of echo")
 	id := e.create(sandbox.Spec{}).ID
 	r := e.exec(id, sandbox.ExecRequest{Argv: []string{"echo", "hello", "world"}})
 	if r.ExitCode != 0 || string(r.Stdout) != "hello world\n" || len(r.Stderr) != 0 {
@@ -22,23 +23,27 @@ func testEcho(e *env) {
 func testExitCode(e *env) {
 	id := e.create(sandbox.Spec{}).ID
 	tests := []struct {
-		name string
-		req  sandbox.ExecRequest
-		want int
+		name     string
+		req      sandbox.ExecRequest
+		want     int
+		programs bool // needs real programs
 	}{
-		{"exit 3", sandbox.ExecRequest{Shell: "exit 3"}, 3},
-		{"false", sandbox.ExecRequest{Argv: []string{"false"}}, 1},
-		{"killed by signal", sandbox.ExecRequest{Shell: "kill -9 $$"}, -1},
-		{"missing program", sandbox.ExecRequest{Argv: []string{"tenon-no-such-program"}}, 127},
+		{"exit 3", sandbox.ExecRequest{Shell: "exit 3"}, 3, false},
+		{"false", sandbox.ExecRequest{Argv: []string{"false"}}, 1, false},
+		{"killed by signal", sandbox.ExecRequest{Shell: "kill -9 $$"}, -1, true},
+		{"missing program", sandbox.ExecRequest{Argv: []string{"tenon-no-such-program"}}, 127, true},
 	}
 	for _, tt := range tests {
-		if r := e.exec(id, tt.req); r.ExitCode != tt.want {
-			e.t.Errorf("%s: exit code %d, want %d (stderr %q)", tt.name, r.ExitCode, tt.want, r.Stderr)
-		}
+		e.step(tt.name, tt.programs, func(e *env) {
+			if r := e.exec(id, tt.req); r.ExitCode != tt.want {
+				e.t.Errorf("exit code %d, want %d (stderr %q)", r.ExitCode, tt.want, r.Stderr)
+			}
+		})
 	}
 }
 
 func testStderr(e *env) {
+	e.needPrograms("stdout and stderr kept apart")
 	id := e.create(sandbox.Spec{}).ID
 	r := e.exec(id, sandbox.ExecRequest{Shell: "echo out; echo oops >&2; exit 2"})
 	if string(r.Stdout) != "out\n" || string(r.Stderr) != "oops\n" || r.ExitCode != 2 {
@@ -47,6 +52,7 @@ func testStderr(e *env) {
 }
 
 func testOutputCap(e *env) {
+	e.needPrograms("output capped per stream")
 	id := e.create(sandbox.Spec{}).ID
 	tests := []struct {
 		name               string
@@ -73,6 +79,7 @@ func testOutputCap(e *env) {
 }
 
 func testCwdAndEnv(e *env) {
+	e.needPrograms("the working directory and environment programs see")
 	id := e.create(sandbox.Spec{Env: []string{"SPEC_VAR=a", "OVER=spec"}}).ID
 	tests := []struct {
 		name string
@@ -100,25 +107,29 @@ func testCwdAndEnv(e *env) {
 
 func testTimeout(e *env) {
 	id := e.create(sandbox.Spec{}).ID
-	start := time.Now()
-	// The background sleep leaves the process group and the session: only
-	// a kill of the whole tree reaches it.
-	r := e.exec(id, sandbox.ExecRequest{
-		Shell:   "setsid sleep 60 & echo $! > /workspace/bg; sleep 60",
-		Timeout: 300 * time.Millisecond,
+	timeout := func(e *env, shell string) {
+		e.t.Helper()
+		start := time.Now()
+		r := e.exec(id, sandbox.ExecRequest{Shell: shell, Timeout: 300 * time.Millisecond})
+		if !r.TimedOut || r.ExitCode != -1 {
+			e.t.Fatalf("timed out %v exit %d, want true -1", r.TimedOut, r.ExitCode)
+		}
+		if el := time.Since(start); el > 10*time.Second || r.Duration < 300*time.Millisecond {
+			e.t.Fatalf("took %v (Duration %v), want about 300ms", el, r.Duration)
+		}
+		// The sandbox still works.
+		if r := e.exec(id, sandbox.ExecRequest{Shell: "true"}); r.ExitCode != 0 {
+			e.t.Fatalf("after timeout: exit %d", r.ExitCode)
+		}
+	}
+	e.step("action killed", false, func(e *env) { timeout(e, "sleep 60") })
+	e.step("whole tree killed", true, func(e *env) {
+		// The background sleep leaves the process group and the session:
+		// only a kill of the whole tree reaches it.
+		timeout(e, "setsid sleep 60 & echo $! > /workspace/bg; sleep 60")
+		out := e.sh(id, `pid=$(cat /workspace/bg); if kill -0 "$pid" 2>/dev/null; then echo alive; else echo gone; fi`)
+		if strings.TrimSpace(out) != "gone" {
+			e.t.Fatalf("background process of a timed-out action: %s, want gone", out)
+		}
 	})
-	if !r.TimedOut || r.ExitCode != -1 {
-		e.t.Fatalf("timed out %v exit %d, want true -1", r.TimedOut, r.ExitCode)
-	}
-	if el := time.Since(start); el > 10*time.Second || r.Duration < 300*time.Millisecond {
-		e.t.Fatalf("took %v (Duration %v), want about 300ms", el, r.Duration)
-	}
-	out := e.sh(id, `pid=$(cat /workspace/bg); if kill -0 "$pid" 2>/dev/null; then echo alive; else echo gone; fi`)
-	if strings.TrimSpace(out) != "gone" {
-		e.t.Fatalf("background process of a timed-out action: %s, want gone", out)
-	}
-	// The sandbox still works.
-	if out := e.sh(id, "echo still"); out != "still\n" {
-		e.t.Fatalf("after timeout: %q", out)
-	}
 }

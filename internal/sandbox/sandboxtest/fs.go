@@ -10,6 +10,7 @@ import (
 )
 
 func testWorkspace(e *env) {
+	e.needPrograms("files written through /workspace")
 	ws := filepath.Join(e.t.TempDir(), "agent-ws")
 	id := e.create(sandbox.Spec{Workspace: ws}).ID
 	e.sh(id, "echo data > /workspace/f.txt && mkdir -p /workspace/sub && echo deep > /workspace/sub/g")
@@ -28,6 +29,7 @@ func testWorkspace(e *env) {
 }
 
 func testWritableLayer(e *env) {
+	e.needPrograms("files written outside the workspace")
 	id := e.create(sandbox.Spec{}).ID
 	marker := fmt.Sprintf("/root/tenon-sandboxtest-%d-%s", os.Getpid(), id)
 	e.sh(id, "echo layer > "+marker+" && echo t > /tmp/t && mkdir -p /opt/tool && echo o > /opt/tool/o")
@@ -47,6 +49,7 @@ func testWritableLayer(e *env) {
 }
 
 func testReadOnlyUsr(e *env) {
+	e.needPrograms("a read-only /usr and /etc")
 	id := e.create(sandbox.Spec{}).ID
 	for _, dir := range []string{"/usr", "/usr/bin", "/etc"} {
 		name := fmt.Sprintf("%s/tenon-sandboxtest-%d", dir, os.Getpid())

@@ -18,15 +18,36 @@ const opTimeout = 30 * time.Second
 
 var seq atomic.Int64
 
+// Capabilities say what a backend under test lacks; a case, or a step of
+// one, that needs what it lacks is skipped with a reason naming it, never
+// passed. The zero value lacks nothing (the process and docker backends).
+type Capabilities struct {
+	// NoPrograms: actions do not run real programs (a POSIX shell,
+	// coreutils), so their output, their effects on files, their memory and
+	// the isolation they would observe are not real. Only the semantics
+	// every backend shares are checked, with the commands each understands
+	// ("true", "false", "exit N", "sleep S"): the lifecycle and its errors,
+	// request validation, exit codes, timeouts and pause. The fake backend
+	// sets it.
+	NoPrograms bool
+}
+
 // env is what each contract test gets: the backend and helpers.
 type env struct {
-	t *testing.T
-	b sandbox.Backend
+	t    *testing.T
+	b    sandbox.Backend
+	caps Capabilities
 }
 
 // Run runs the contract against backends made by newBackend (one backend
-// for the whole suite).
+// for the whole suite) that lack nothing.
 func Run(t *testing.T, newBackend func(t *testing.T) sandbox.Backend) {
+	RunWith(t, Capabilities{}, newBackend)
+}
+
+// RunWith runs the contract against a backend with the given
+// capabilities.
+func RunWith(t *testing.T, caps Capabilities, newBackend func(t *testing.T) sandbox.Backend) {
 	b := newBackend(t)
 	tests := []struct {
 		name string
@@ -51,8 +72,29 @@ func Run(t *testing.T, newBackend func(t *testing.T) sandbox.Backend) {
 		{"InvalidSpec", testInvalidSpec},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { tt.fn(&env{t: t, b: b}) })
+		t.Run(tt.name, func(t *testing.T) { tt.fn(&env{t: t, b: b, caps: caps}) })
 	}
+}
+
+// needPrograms skips the test when the backend runs no real programs;
+// what says what the test checks.
+func (e *env) needPrograms(what string) {
+	e.t.Helper()
+	if e.caps.NoPrograms {
+		e.t.Skipf("backend %s runs no real programs (sandboxtest.Capabilities.NoPrograms), which this needs: %s", e.b.Name(), what)
+	}
+}
+
+// step runs fn as a subtest; with needsPrograms it skips on backends that
+// run no real programs.
+func (e *env) step(name string, needsPrograms bool, fn func(e *env)) {
+	e.t.Run(name, func(t *testing.T) {
+		sub := &env{t: t, b: e.b, caps: e.caps}
+		if needsPrograms {
+			sub.needPrograms(name)
+		}
+		fn(sub)
+	})
 }
 
 func ctx(t *testing.T) context.Context {

@@ -1,4 +1,4 @@
-package scope
+package cgroup
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
-
-	"github.com/tenon-dev/tenon/internal/cgroup"
 )
 
 // fakeMemcg simulates a memory group: force_empty and reclaim lower usage.
@@ -21,8 +19,8 @@ type fakeMemcg struct {
 	noCurrent bool // memory.current does not exist
 }
 
-func (f *fakeMemcg) ops() fileOps {
-	return fileOps{
+func (f *fakeMemcg) files() dropFiles {
+	return dropFiles{
 		write: func(path, value string) error {
 			f.writes = append(f.writes, filepath.Base(path)+"="+value)
 			if f.failWrite != nil {
@@ -65,26 +63,26 @@ func (f *fakeMemcg) ops() fileOps {
 func TestDropMemory(t *testing.T) {
 	tests := []struct {
 		name      string
-		version   cgroup.Version
+		version   Version
 		memcg     fakeMemcg
 		wantLeft  int64
 		wantFirst string
 		wantErr   bool
 	}{
-		{"v1 force_empty", cgroup.V1, fakeMemcg{usage: 200 << 20}, 0, "memory.force_empty=0", false},
-		{"v1 leaves tmpfs", cgroup.V1, fakeMemcg{usage: 200 << 20, floor: 10 << 20}, 10 << 20, "memory.force_empty=0", false},
-		{"v1 write fails", cgroup.V1, fakeMemcg{usage: 1, failWrite: syscall.EBUSY}, 0, "memory.force_empty=0", true},
-		{"v2 reclaim all", cgroup.V2, fakeMemcg{usage: 200 << 20}, 0, "memory.reclaim=209715200", false},
-		{"v2 partial rounds", cgroup.V2, fakeMemcg{usage: 200 << 20, perRound: 64 << 20}, 0, "memory.reclaim=209715200", false},
-		{"v2 floor", cgroup.V2, fakeMemcg{usage: 200 << 20, floor: 1 << 20}, 1 << 20, "memory.reclaim=209715200", false},
-		{"v2 empty", cgroup.V2, fakeMemcg{usage: 0}, 0, "", false},
-		{"v2 without memory controller", cgroup.V2, fakeMemcg{usage: 5, noCurrent: true}, 0, "", false},
-		{"v2 write fails", cgroup.V2, fakeMemcg{usage: 5, failWrite: syscall.EINVAL}, 5, "memory.reclaim=5", true},
+		{"v1 force_empty", V1, fakeMemcg{usage: 200 << 20}, 0, "memory.force_empty=0", false},
+		{"v1 leaves tmpfs", V1, fakeMemcg{usage: 200 << 20, floor: 10 << 20}, 10 << 20, "memory.force_empty=0", false},
+		{"v1 write fails", V1, fakeMemcg{usage: 1, failWrite: syscall.EBUSY}, 0, "memory.force_empty=0", true},
+		{"v2 reclaim all", V2, fakeMemcg{usage: 200 << 20}, 0, "memory.reclaim=209715200", false},
+		{"v2 partial rounds", V2, fakeMemcg{usage: 200 << 20, perRound: 64 << 20}, 0, "memory.reclaim=209715200", false},
+		{"v2 floor", V2, fakeMemcg{usage: 200 << 20, floor: 1 << 20}, 1 << 20, "memory.reclaim=209715200", false},
+		{"v2 empty", V2, fakeMemcg{usage: 0}, 0, "", false},
+		{"v2 without memory controller", V2, fakeMemcg{usage: 5, noCurrent: true}, 0, "", false},
+		{"v2 write fails", V2, fakeMemcg{usage: 5, failWrite: syscall.EINVAL}, 5, "memory.reclaim=5", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := tt.memcg
-			left, err := dropMemory("/fake/scope", tt.version, m.ops())
+			left, err := dropMemory("/fake/scope", tt.version, m.files())
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
 			}

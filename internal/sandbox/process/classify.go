@@ -1,4 +1,4 @@
-package scope
+package process
 
 import (
 	"path"
@@ -6,29 +6,30 @@ import (
 	"strings"
 )
 
-// SmallFile is the largest file `cat FILE` may read and still be trivial.
-const SmallFile = 64 << 10
+// smallFile is the largest file `cat FILE` may read and still be trivial.
+const smallFile = 64 << 10
 
 // trivialCommands are the commands that run without a scope: they allocate
 // little, live briefly and leave nothing behind (cat only of a small file).
 var trivialCommands = []string{"ls", "cd", "pwd", "echo", "true", "cat"}
 
-// shells are the interpreters whose `-c TEXT` form Trivial looks into.
+// shells are the interpreters whose `-c TEXT` form trivial looks into.
 var shells = []string{"sh", "bash", "dash", "ash"}
 
-// SizeFunc returns the size of the file a command names (relative paths are
-// the caller's to resolve); it is Trivial's only view of the file system.
-type SizeFunc func(name string) (int64, error)
+// sizeFunc returns the size of the file a command names (relative paths are
+// the caller's to resolve); it is trivial's only view of the file system.
+type sizeFunc func(name string) (int64, error)
 
-// Trivial says whether a tool invocation may skip the memory scope (the
-// seed's heuristic split). argv is either a command ([ls -l]) or a shell
-// running text ([/bin/sh -c "cd src && ls"]). The text is trivial when it is
-// one or more simple commands joined by && or ;, each one of ls (without -R),
-// cd, pwd, echo, true or cat of exactly one file no larger than SmallFile,
-// with no pipes, redirections, substitutions, globs, variables or
-// environment assignments. size may be nil, which makes every cat
-// non-trivial. Anything Trivial cannot parse is not trivial.
-func Trivial(argv []string, size SizeFunc) bool {
+// trivial says whether an action may skip its per-tool memory scope
+// (sandbox.ExecRequest.Scoped). argv is either a command ([ls -l]) or a
+// shell running text ([/bin/sh -c "cd src && ls"]). The text is trivial
+// when it is one or more simple commands joined by && or ;, each one of ls
+// (without -R), cd, pwd, echo, true or cat of exactly one file no larger
+// than smallFile, with no pipes, redirections, substitutions, globs,
+// variables or environment assignments. size may be nil, which makes every
+// cat non-trivial (Exec passes nil: the host does not resolve paths inside
+// the sandbox). Anything trivial cannot parse is not trivial.
+func trivial(argv []string, size sizeFunc) bool {
 	if len(argv) == 0 {
 		return false
 	}
@@ -43,7 +44,7 @@ func Trivial(argv []string, size SizeFunc) bool {
 }
 
 // trivialList checks commands separated by the operators "&&" and ";".
-func trivialList(words []token, size SizeFunc) bool {
+func trivialList(words []token, size sizeFunc) bool {
 	var cmd []string
 	n := 0
 	for i, w := range words {
@@ -70,7 +71,7 @@ func trivialList(words []token, size SizeFunc) bool {
 }
 
 // trivialSimple checks one simple command (its words, name first).
-func trivialSimple(cmd []string, size SizeFunc) bool {
+func trivialSimple(cmd []string, size sizeFunc) bool {
 	if !slices.Contains(trivialCommands, cmd[0]) {
 		return false
 	}
@@ -87,7 +88,7 @@ func trivialSimple(cmd []string, size SizeFunc) bool {
 			return false
 		}
 		n, err := size(args[0])
-		if err != nil || n < 0 || n > SmallFile {
+		if err != nil || n < 0 || n > smallFile {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package census
+package procfs
 
 import (
 	"bufio"
@@ -21,8 +21,8 @@ type Mapping struct {
 // Dev is the device number in the kernel's user-space encoding (st_dev).
 func (m Mapping) Dev() uint64 { return mkdev(m.Major, m.Minor) }
 
-// Shared reports a MAP_SHARED mapping.
-func (m Mapping) Shared() bool { return len(m.Perms) == 4 && m.Perms[3] == 's' }
+// Private reports a MAP_PRIVATE (copy-on-write) mapping.
+func (m Mapping) Private() bool { return len(m.Perms) == 4 && m.Perms[3] == 'p' }
 
 // Readable reports whether the mapping has read permission.
 func (m Mapping) Readable() bool { return len(m.Perms) > 0 && m.Perms[0] == 'r' }
@@ -37,8 +37,8 @@ func (m Mapping) Special() bool {
 	return false
 }
 
-// Pages is the number of pages of size pageSize the mapping spans.
-func (m Mapping) Pages(pageSize uint64) uint64 { return (m.End - m.Start) / pageSize }
+// Size is the mapping's length in bytes.
+func (m Mapping) Size() uint64 { return m.End - m.Start }
 
 // mkdev encodes a device number as glibc's makedev does.
 func mkdev(major, minor uint32) uint64 {
@@ -46,7 +46,8 @@ func mkdev(major, minor uint32) uint64 {
 	return (ma&0xfffff000)<<32 | (ma&0x00000fff)<<8 | (mi&0xffffff00)<<12 | mi&0x000000ff
 }
 
-// ParseMaps parses the text of /proc/PID/maps.
+// ParseMaps parses the text of /proc/PID/maps. The path is everything after
+// the fifth field, spaces included.
 func ParseMaps(r io.Reader) ([]Mapping, error) {
 	var out []Mapping
 	sc := bufio.NewScanner(r)

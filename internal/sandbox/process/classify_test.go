@@ -1,4 +1,4 @@
-package scope
+package process
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestTrivial(t *testing.T) {
-	sizes := map[string]int64{"small.txt": 100, "big.log": SmallFile + 1, "edge": SmallFile}
+	sizes := map[string]int64{"small.txt": 100, "big.log": smallFile + 1, "edge": smallFile}
 	size := func(name string) (int64, error) {
 		n, ok := sizes[name]
 		if !ok {
@@ -18,7 +18,7 @@ func TestTrivial(t *testing.T) {
 	tests := []struct {
 		name string
 		argv []string
-		size SizeFunc
+		size sizeFunc
 		want bool
 	}{
 		{"empty", nil, size, false},
@@ -60,8 +60,8 @@ func TestTrivial(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Trivial(tt.argv, tt.size); got != tt.want {
-				t.Errorf("Trivial(%q) = %v, want %v", tt.argv, got, tt.want)
+			if got := trivial(tt.argv, tt.size); got != tt.want {
+				t.Errorf("trivial(%q) = %v, want %v", tt.argv, got, tt.want)
 			}
 		})
 	}

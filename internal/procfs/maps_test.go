@@ -1,4 +1,4 @@
-package census
+package procfs
 
 import (
 	"errors"
@@ -32,11 +32,17 @@ func TestParseMaps(t *testing.T) {
 			in:   "\nffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n",
 			want: []Mapping{{Start: 0xffffffffff600000, End: 0xffffffffff601000, Perms: "--xp", Path: "[vsyscall]"}},
 		},
+		{
+			name: "file name with spaces",
+			in:   "7f0040000000-7f0040002000 rw-p 00000000 fd:00 77                         /tmp/name with spaces\n",
+			want: []Mapping{{Start: 0x7f0040000000, End: 0x7f0040002000, Perms: "rw-p", Major: 0xfd, Inode: 77, Path: "/tmp/name with spaces"}},
+		},
 		{name: "bad address", in: "zz-10 r--p 0 00:00 0\n", wantErr: ErrMapsFormat},
 		{name: "end before start", in: "20-10 r--p 0 00:00 0\n", wantErr: ErrMapsFormat},
 		{name: "missing fields", in: "10-20 r--p 0\n", wantErr: ErrMapsFormat},
 		{name: "bad device", in: "10-20 r--p 0 0801 0\n", wantErr: ErrMapsFormat},
 		{name: "bad perms", in: "10-20 r-p 0 08:01 0\n", wantErr: ErrMapsFormat},
+		{name: "no dash", in: "1000 rw-p 0 00:00 0\n", wantErr: ErrMapsFormat},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,11 +70,14 @@ func TestParseMaps(t *testing.T) {
 
 func TestMappingHelpers(t *testing.T) {
 	m := Mapping{Start: 0x1000, End: 0x5000, Perms: "r--s", Major: 0x103, Minor: 0x1ff, Path: "[vdso]"}
-	if !m.Shared() || !m.Readable() || !m.Special() {
-		t.Errorf("shared/readable/special = %v/%v/%v, want all true", m.Shared(), m.Readable(), m.Special())
+	if m.Private() || !m.Readable() || !m.Special() {
+		t.Errorf("private/readable/special = %v/%v/%v, want false/true/true", m.Private(), m.Readable(), m.Special())
 	}
-	if got := m.Pages(4096); got != 4 {
-		t.Errorf("Pages = %d, want 4", got)
+	if p := (Mapping{Perms: "rw-p"}); !p.Private() {
+		t.Errorf("%q not private", p.Perms)
+	}
+	if got := m.Size(); got != 0x4000 {
+		t.Errorf("Size = %#x, want 0x4000", got)
 	}
 	// glibc makedev(0x103, 0x1ff) = 0x103<<8 | 0xff | 0x100<<12
 	if got, want := m.Dev(), uint64(0x103<<8|0xff|0x100<<12); got != want {
