@@ -51,7 +51,7 @@ func startDaemon(t *testing.T, o daemonOpts) *daemon {
 		t.Cleanup(func() { be.Close() })
 		o.backend = be
 	}
-	p, err := live.Lookup(o.policy, policy.Options{Budget: 1 << 30})
+	p, err := live.Build(o.policy, policy.Options{Budget: 1 << 30}, live.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,15 +20,11 @@ import (
 // constructs a policy: every caller builds each policy once per run and
 // passes it along.
 func buildPolicy(name string, opts policy.Options, stateDir string, log *slog.Logger) (controller.Policy, error) {
-	m, err := policy.Build(name, opts)
-	if err != nil {
-		return nil, err
-	}
 	lo := live.Options{Logger: log}
 	if stateDir != "" {
 		lo.Residency = residencyIn(filepath.Join(stateDir, "residency"), opts.TimeScale, log)
 	}
-	return live.New(m, lo), nil
+	return live.Build(name, opts, lo)
 }
 
 // residencyIn builds residency managers (internal/residency/managed) that

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/controller/controllertest"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/fake"
 	"github.com/tenon-dev/tenon/internal/trajectory"
@@ -20,7 +21,7 @@ import (
 // stepPolicy grants every action, once hold is closed when hold is set,
 // and checks that each grant is handed back exactly once.
 type stepPolicy struct {
-	controller.Nop
+	controllertest.Nop
 	log  func(string)
 	hold chan struct{}
 

@@ -382,8 +382,3 @@ func (p *Policy) poke() {
 	default:
 	}
 }
-
-// Lookup is Build with the adapter's defaults (no residency, no logger).
-func Lookup(name string, popts policy.Options) (*Policy, error) {
-	return Build(name, popts, Options{})
-}

@@ -18,7 +18,7 @@ import (
 
 func lookup(t *testing.T, name string, opts policy.Options) *Policy {
 	t.Helper()
-	p, err := Lookup(name, opts)
+	p, err := Build(name, opts, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

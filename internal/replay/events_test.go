@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/controller/controllertest"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
@@ -13,7 +14,7 @@ import (
 // recording is a policy that checks the driver's call contract and emits a
 // pause and a resume around every action, as a gate would.
 type recording struct {
-	controller.Nop
+	controllertest.Nop
 	t   *testing.T
 	env controller.Env
 

@@ -21,7 +21,7 @@ func eager(t *testing.T) controller.Policy { return mustPolicy(t, "eager") }
 // mustPolicy builds a registered policy on the live adapter.
 func mustPolicy(t *testing.T, name string) controller.Policy {
 	t.Helper()
-	p, err := live.Lookup(name, policy.Options{Budget: 1 << 30})
+	p, err := live.Build(name, policy.Options{Budget: 1 << 30}, live.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

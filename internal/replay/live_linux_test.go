@@ -123,7 +123,7 @@ func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName strin
 			t.Errorf("closing backend: %v", err)
 		}
 	})
-	p, err := live.Lookup(policyName, policy.Options{Budget: budget})
+	p, err := live.Build(policyName, policy.Options{Budget: budget}, live.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestEveryRegisteredPolicyAccountsForEveryWorkflow(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			opts := policy.Options{Budget: units.GiB, Workflows: recorded(burst())}
 			res, evs, be := replay(t, func(t *testing.T) controller.Policy {
-				p, err := live.Lookup(name, opts)
+				p, err := live.Build(name, opts, live.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}

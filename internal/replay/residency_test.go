@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/controller/controllertest"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
 // teardown is a policy whose manager destroys the sandbox at every action
 // boundary and rematerializes it in Ensure: the residency hook's extreme.
 type teardown struct {
-	controller.Nop
+	controllertest.Nop
 	boundaries int
 }
 

@@ -165,7 +165,7 @@ func replayBoth(t *testing.T) []*replay.Result {
 		synctest.Test(t, func(t *testing.T) {
 			be := fake.New(fake.Options{Budget: units.GiB})
 			defer be.Close()
-			p, err := live.Lookup(name, policy.Options{})
+			p, err := live.Build(name, policy.Options{}, live.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -77,7 +77,7 @@ func newSim(cfg Config) (*sim, error) {
 		cfg.Predictors = p
 		s.cfg.Predictors = p
 	}
-	pc, err := machineConfig(cfg)
+	pc, err := MachineConfig(cfg)
 	if err != nil {
 		return nil, err
 	}

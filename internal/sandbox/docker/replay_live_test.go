@@ -114,7 +114,7 @@ func flatten(rows [][]string) []string {
 // eagerPolicy is the eager policy on the live adapter.
 func eagerPolicy(t *testing.T) controller.Policy {
 	t.Helper()
-	p, err := live.Lookup("eager", policy.Options{})
+	p, err := live.Build("eager", policy.Options{}, live.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

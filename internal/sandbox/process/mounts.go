@@ -8,10 +8,11 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tenon-dev/tenon/internal/procfs"
 )
 
 // mountPointsUnder returns the mount points of a mountinfo file that are dir
@@ -25,7 +26,7 @@ func mountPointsUnder(r io.Reader, dir string) ([]string, error) {
 		if len(f) < 5 {
 			continue
 		}
-		mp := unescapeOctal(f[4])
+		mp := procfs.Unescape(f[4])
 		if mp == dir || strings.HasPrefix(mp, dir+"/") {
 			out = append(out, mp)
 		}
@@ -35,22 +36,6 @@ func mountPointsUnder(r io.Reader, dir string) ([]string, error) {
 	}
 	slices.SortFunc(out, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 	return out, nil
-}
-
-// unescapeOctal undoes mountinfo's \ooo escapes.
-func unescapeOctal(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s)+1 && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // unmountUnder detaches every mount at or below dir in the host's mount
