@@ -4,20 +4,12 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/clock"
 )
 
 // DefaultGrace is how long the harness must be idle before it is suspended.
 const DefaultGrace = 500 * time.Millisecond
-
-// Clock is the broker's time source.
-type Clock interface{ Now() time.Time }
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-// SystemClock is the wall clock.
-var SystemClock Clock = systemClock{}
 
 // Action is what the caller must do.
 type Action int
@@ -102,7 +94,7 @@ type agent struct{ model, reasoned, tools int }
 // Broker decides suspension of one harness.
 type Broker struct {
 	grace    time.Duration
-	clock    Clock
+	clock    clock.Clock
 	observer Observer
 
 	mu        sync.Mutex
@@ -116,7 +108,7 @@ type Broker struct {
 // Options configure a Broker.
 type Options struct {
 	Grace    time.Duration // DefaultGrace when 0
-	Clock    Clock         // SystemClock when nil
+	Clock    clock.Clock   // clock.Real when nil
 	Observer Observer      // nil for none
 }
 
@@ -126,7 +118,7 @@ func New(o Options) *Broker {
 		o.Grace = DefaultGrace
 	}
 	if o.Clock == nil {
-		o.Clock = SystemClock
+		o.Clock = clock.Real{}
 	}
 	return &Broker{grace: o.Grace, clock: o.Clock, observer: o.Observer, agents: make(map[string]*agent)}
 }

@@ -1,30 +1,14 @@
 package broker
 
 import (
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 )
 
-// fakeClock is a clock the test steps.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newFakeClock is a clock the test steps.
+func newFakeClock() *clocktest.Manual { return clocktest.NewManual(time.Unix(1_000_000, 0)) }
 
 // step is one tick-by-tick step: advance the clock, apply an event, expect
 // a decision.

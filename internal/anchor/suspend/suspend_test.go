@@ -10,6 +10,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/anchor/broker"
 	"github.com/tenon-dev/tenon/internal/anchor/pageout"
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 )
 
 // fakeGroup records freezer calls; other Group methods are not used.
@@ -34,33 +35,29 @@ func (p fakePager) PageOut(pid int) (pageout.Stats, error) {
 }
 func (p fakePager) PageIn(pid int) (pageout.Stats, error) { p.g.add("in"); return pageout.Stats{}, nil }
 
-type clock struct{ now time.Time }
-
-func (c *clock) Now() time.Time { return c.now }
-
 func TestApply(t *testing.T) {
 	tests := []struct {
 		name string
 		// run drives the broker and the actuator.
-		run  func(t *testing.T, ctx context.Context, b *broker.Broker, h *Harness, c *clock)
+		run  func(t *testing.T, ctx context.Context, b *broker.Broker, h *Harness, c *clocktest.Manual)
 		want string
 	}{
-		{"suspend then resume pages in before thaw", func(t *testing.T, ctx context.Context, b *broker.Broker, h *Harness, c *clock) {
+		{"suspend then resume pages in before thaw", func(t *testing.T, ctx context.Context, b *broker.Broker, h *Harness, c *clocktest.Manual) {
 			b.ModelBegin("a")
-			c.now = c.now.Add(time.Second)
+			c.Advance(time.Second)
 			mustApply(t, ctx, b, h, b.Tick())
 			mustApply(t, ctx, b, h, b.ModelEnd("a"))
 		}, "freeze out out in in thaw"},
-		{"prefetch is not repeated on resume", func(t *testing.T, ctx context.Context, b *broker.Broker, h *Harness, c *clock) {
+		{"prefetch is not repeated on resume", func(t *testing.T, ctx context.Context, b *broker.Broker, h *Harness, c *clocktest.Manual) {
 			b.ModelBegin("a")
-			c.now = c.now.Add(time.Second)
+			c.Advance(time.Second)
 			mustApply(t, ctx, b, h, b.Tick())
 			mustApply(t, ctx, b, h, b.ReasoningEnd("a"))
 			mustApply(t, ctx, b, h, b.ModelEnd("a"))
 		}, "freeze out out in in thaw"},
-		{"a call racing the freeze cancels the page-out", func(t *testing.T, ctx context.Context, b *broker.Broker, h *Harness, c *clock) {
+		{"a call racing the freeze cancels the page-out", func(t *testing.T, ctx context.Context, b *broker.Broker, h *Harness, c *clocktest.Manual) {
 			b.ModelBegin("a")
-			c.now = c.now.Add(time.Second)
+			c.Advance(time.Second)
 			d := b.Tick()
 			r := b.ToolBegin("a") // arrives before the actuator froze
 			rec := mustApply(t, ctx, b, h, d)
@@ -73,7 +70,7 @@ func TestApply(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := &fakeGroup{pids: []int{10, 11}}
-			c := &clock{now: time.Unix(100, 0)}
+			c := clocktest.NewManual(time.Unix(100, 0))
 			b := broker.New(broker.Options{Clock: c})
 			h := New(g, fakePager{g}, nil)
 			tt.run(t, context.Background(), b, h, c)
