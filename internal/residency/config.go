@@ -1,10 +1,11 @@
 package residency
 
 import (
-	"github.com/tenon-dev/tenon/internal/policy"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/archive"
+	"github.com/tenon-dev/tenon/internal/clock"
+	"github.com/tenon-dev/tenon/internal/policy"
 )
 
 // Config tunes a Manager. Zero values take the documented defaults.
@@ -35,8 +36,10 @@ type Config struct {
 	// weight of a new measurement; default 0.3.
 	TeardownCostPrior, RematCostPrior time.Duration
 	CostAlpha                         float64
-	// Now is the clock; default time.Now.
-	Now func() time.Time
+	// Clock times lifecycle operations, stamps events and records, and
+	// paces rematerialization retries and pressure polls; default
+	// clock.Real.
+	Clock clock.Clock
 	// Sink receives events; may be nil.
 	Sink Sink
 	// NoParking turns off keeping a torn-down sandbox's files (as hard
@@ -77,7 +80,7 @@ func (c *Config) defaults() {
 	if c.CostAlpha <= 0 || c.CostAlpha > 1 {
 		c.CostAlpha = 0.3
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"github.com/tenon-dev/tenon/internal/policy"
-	"time"
 
 	"github.com/tenon-dev/tenon/internal/store"
 )
@@ -65,15 +65,12 @@ func (m *Manager) waitRematAllowed(ctx context.Context, a *agent, predictive boo
 			m.metrics.update(func(x *Metrics) { x.RematDeferred++ })
 			m.emit(Event{Kind: EventRematDeferred, Agent: a.info.ID, Reason: m.cfg.Pressure().String() + " pressure"})
 		}
-		t := time.NewTimer(m.cfg.PressurePoll)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return ctx.Err()
 		case <-m.bg.Done():
-			t.Stop()
 			return ErrClosed
-		case <-t.C:
+		case <-m.cfg.Clock.After(m.cfg.PressurePoll):
 		}
 	}
 	return nil
@@ -85,7 +82,7 @@ func (m *Manager) create(ctx context.Context, a *agent) error {
 		return err
 	}
 	defer m.release()
-	start := m.cfg.Now()
+	start := m.cfg.Clock.Now()
 	spec := m.spec(a, store.Record{})
 	id, err := m.host.Create(ctx, spec)
 	if err != nil {
@@ -102,7 +99,7 @@ func (m *Manager) create(ctx context.Context, a *agent) error {
 		return fmt.Errorf("registering agent %s: %w", a.info.ID, err)
 	}
 	m.metrics.update(func(x *Metrics) { x.Creates++ })
-	m.emit(Event{Kind: EventCreate, Agent: a.info.ID, Sandbox: id, Duration: m.cfg.Now().Sub(start)})
+	m.emit(Event{Kind: EventCreate, Agent: a.info.ID, Sandbox: id, Duration: m.cfg.Clock.Now().Sub(start)})
 	return nil
 }
 
@@ -151,7 +148,7 @@ func (m *Manager) Boundary(ctx context.Context, agentID string, b BoundaryInfo) 
 	}
 	a.busy = false
 	a.haveVerdict, a.verdict = true, v
-	a.idleSince, a.wait, a.workingSet = m.cfg.Now(), b.PredictedWait, ws
+	a.idleSince, a.wait, a.workingSet = m.cfg.Clock.Now(), b.PredictedWait, ws
 	a.info.NextAction = b.NextAction
 	sandbox := a.sandbox
 	a.mu.Unlock()

@@ -138,7 +138,7 @@ func (m *Manager) Close() error {
 
 func (m *Manager) emit(e Event) {
 	if e.Time.IsZero() {
-		e.Time = m.cfg.Now()
+		e.Time = m.cfg.Clock.Now()
 	}
 	if e.Err != nil {
 		e.Error = e.Err.Error()
@@ -198,7 +198,7 @@ func (m *Manager) putAgent(a *agent) error {
 	e := store.Agent{
 		ID: a.info.ID, WorkflowID: a.info.WorkflowID, SandboxID: a.sandbox,
 		NextAction: a.info.NextAction, Attempt: a.info.Attempt, Generation: a.generation,
-		UpdatedAt: m.cfg.Now(),
+		UpdatedAt: m.cfg.Clock.Now(),
 	}
 	switch a.state {
 	case stateResident:

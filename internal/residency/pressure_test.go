@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 )
 
 // idleAgents creates agents with the given working sets and leaves each
@@ -53,14 +55,13 @@ func TestReclaimOrderUnderPressure(t *testing.T) {
 
 func TestGreenRetainsUnlessWaitAmortizes(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var elapsed atomic.Int64 // fake clock: advanced by the test and by slow destroys
-	clock := func() time.Time { return t0.Add(time.Duration(elapsed.Load())) }
+	clk := clocktest.NewManual(t0) // advanced by the test and by slow destroys
 	e := newEnv(t, func(c *Config) {
-		c.Now = clock
+		c.Clock = clk
 		c.TeardownCostPrior = time.Second
 		c.RematCostPrior = 2 * time.Second
 	})
-	e.host.destroyErr = func(string) error { elapsed.Add(int64(1500 * time.Millisecond)); return nil }
+	e.host.destroyErr = func(string) error { clk.Advance(1500 * time.Millisecond); return nil }
 	ctx := context.Background()
 	for _, a := range []string{"short", "long"} {
 		if _, err := e.m.Ensure(ctx, info(a)); err != nil {
@@ -81,7 +82,7 @@ func TestGreenRetainsUnlessWaitAmortizes(t *testing.T) {
 		{5 * time.Second, nil},
 	}
 	for i, s := range steps {
-		elapsed.Add(int64(s.advance))
+		clk.Advance(s.advance)
 		var got []string
 		for _, d := range e.m.Tick() {
 			got = append(got, d.ID)

@@ -16,7 +16,7 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		return nil
 	}
 	m.reapZombies()
-	now := m.cfg.Now()
+	now := m.cfg.Clock.Now()
 	tdc, rmc := m.Costs()
 	var idle []policy.IdleSandbox
 	for _, a := range m.sortedAgents() {

@@ -33,9 +33,9 @@ func (m *Manager) rematerialize(ctx context.Context, a *agent) error {
 			}
 			backoff = min(2*backoff, m.cfg.RematBackoffMax)
 		}
-		start := m.cfg.Now()
+		start := m.cfg.Clock.Now()
 		id, caches, err := m.rematOnce(ctx, a, rec, try)
-		d := m.cfg.Now().Sub(start)
+		d := m.cfg.Clock.Now().Sub(start)
 		m.metrics.update(func(x *Metrics) { x.LifecycleOverhead += d })
 		if err == nil {
 			m.unpark(a)
@@ -60,14 +60,12 @@ func (m *Manager) rematerialize(ctx context.Context, a *agent) error {
 }
 
 func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-m.bg.Done():
 		return ErrClosed
-	case <-t.C:
+	case <-m.cfg.Clock.After(d):
 		return nil
 	}
 }
@@ -112,7 +110,7 @@ func (m *Manager) rematOnce(ctx context.Context, a *agent, rec store.Record, try
 		}
 	}
 	// Nothing modifies the trees before the sandbox starts. Real time, not
-	// Config.Now: the caches compare it with file ctimes.
+	// Config.Clock: the caches compare it with file ctimes.
 	now := time.Now()
 	for _, c := range caches {
 		c.Seal(now)

@@ -39,11 +39,11 @@ func (m *Manager) teardownLocked(ctx context.Context, a *agent) (err error) {
 	case !a.verdict.Restartable:
 		return fmt.Errorf("%w: %s: %s", ErrResidentOnly, a.info.ID, a.verdict.Reason)
 	}
-	start := m.cfg.Now()
+	start := m.cfg.Clock.Now()
 	id := a.sandbox
 	defer func() {
 		if err != nil {
-			d := m.cfg.Now().Sub(start)
+			d := m.cfg.Clock.Now().Sub(start)
 			m.metrics.update(func(x *Metrics) { x.TeardownFailures++; x.LifecycleOverhead += d })
 			m.emit(Event{Kind: EventTeardownFailed, Agent: a.info.ID, Sandbox: id, Duration: d, Err: err})
 			m.log.Info("teardown aborted; sandbox stays resident", "agent", a.info.ID, "sandbox", id, "err", err)
@@ -98,7 +98,7 @@ func (m *Manager) teardownLocked(ctx context.Context, a *agent) (err error) {
 	if gone, err := m.st.PruneRecords(a.info.ID, rec.Generation); err == nil {
 		m.collect(gone)
 	}
-	d := m.cfg.Now().Sub(start)
+	d := m.cfg.Clock.Now().Sub(start)
 	m.tdCost.observe(d)
 	ws0 := a.workingSet
 	m.metrics.update(func(x *Metrics) {
@@ -153,7 +153,7 @@ func (m *Manager) captureAndCommit(ctx context.Context, a *agent, upper, ws stri
 		Artifacts:  arts,
 		BaseImage:  a.info.BaseImage,
 		Runtime:    a.info.Runtime,
-		CreatedAt:  m.cfg.Now(),
+		CreatedAt:  m.cfg.Clock.Now(),
 	}
 	// The sandbox is unchanged since the capture; should the commit fail
 	// and it stay resident, the next capture reads only what changes.
