@@ -13,6 +13,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/image"
 )
 
@@ -79,8 +80,8 @@ type Config struct {
 	// SampleInterval is how often memory is read during an action; 20 ms when 0.
 	SampleInterval time.Duration
 	Log            *slog.Logger
-	// Now is the clock for durations and memory averages; time.Now when nil.
-	Now func() time.Time
+	// Clock times actions and their memory samples; clock.Real when nil.
+	Clock clock.Clock
 }
 
 func (c Config) withDefaults() Config {
@@ -108,8 +109,8 @@ func (c Config) withDefaults() Config {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
 	}
 	return c
 }

@@ -131,7 +131,7 @@ func (b *Backend) create(ctx context.Context, spec sandbox.Spec) (*box, error) {
 	if !init {
 		entrypoint = []string{InitPath, "--"}
 	}
-	start := b.cfg.Now()
+	start := b.cfg.Clock.Now()
 	resp, err := b.cli.ContainerCreate(ctx,
 		&container.Config{
 			Image:      img,
@@ -163,7 +163,7 @@ func (b *Backend) create(ctx context.Context, spec sandbox.Spec) (*box, error) {
 		_ = b.remove(context.WithoutCancel(ctx), bx)
 		return nil, err
 	}
-	b.cfg.Log.Debug("sandbox created", "id", spec.ID, "container", resp.ID[:12], "duration", b.cfg.Now().Sub(start))
+	b.cfg.Log.Debug("sandbox created", "id", spec.ID, "container", resp.ID[:12], "duration", b.cfg.Clock.Now().Sub(start))
 	return bx, nil
 }
 

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
 	"path"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
@@ -73,7 +74,6 @@ func (b *Backend) exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 	if !b.initAlive(bx) {
 		return sandbox.ExecResult{}, fmt.Errorf("sandbox %s: init (pid %d) has exited: %w", id, bx.initPid, sandbox.ErrSandboxDead)
 	}
-	now := b.cfg.Now
 	var (
 		cr     container.ExecCreateResponse
 		start  time.Time
@@ -97,7 +97,7 @@ func (b *Backend) exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 			AttachStdout: true, AttachStderr: true, Env: req.Env, WorkingDir: cwd, Cmd: cmd,
 		})
 		if err == nil {
-			start = now()
+			start = b.cfg.Clock.Now()
 			what = "starting exec"
 			if hj, err = b.cli.ContainerExecAttach(ctx, cr.ID, container.ExecAttachOptions{}); err == nil {
 				break
@@ -111,7 +111,7 @@ func (b *Backend) exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 	smp := memsample.Start(func() (int64, error) {
 		m, err := bx.cg.Memory()
 		return m.Usage, err
-	}, now, b.cfg.SampleInterval)
+	}, b.cfg.Clock, b.cfg.SampleInterval)
 	stdout, stderr := &capped{limit: limit}, &capped{limit: limit}
 	copied := make(chan error, 1)
 	go func() {
@@ -152,7 +152,7 @@ wait:
 			}
 		}
 	}
-	end := now()
+	end := b.cfg.Clock.Now()
 	peak, avg := smp.Finish()
 	ei, err := b.execDone(ctx, cr.ID)
 	if err != nil {

@@ -6,6 +6,8 @@ package memsample
 import (
 	"sync"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/clock"
 )
 
 // DefaultInterval is how often memory is read during an action.
@@ -55,8 +57,8 @@ func (s *Series) Avg(end time.Time) int64 {
 
 // Sampler reads a value every interval on its own goroutine.
 type Sampler struct {
-	read func() (int64, error)
-	now  func() time.Time
+	read  func() (int64, error)
+	clock clock.Clock
 
 	mu     sync.Mutex
 	series Series
@@ -67,23 +69,23 @@ type Sampler struct {
 	avg    int64
 }
 
-// Start takes a first sample and keeps sampling every interval until
+// Start takes a first sample and keeps sampling every interval of c until
 // Finish. Failed reads are skipped.
-func Start(read func() (int64, error), now func() time.Time, interval time.Duration) *Sampler {
+func Start(read func() (int64, error), c clock.Clock, interval time.Duration) *Sampler {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	s := &Sampler{read: read, now: now, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Sampler{read: read, clock: c, stop: make(chan struct{}), done: make(chan struct{})}
 	s.sample()
 	go func() {
 		defer close(s.done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
+		tick, stopTicker := c.NewTicker(interval)
+		defer stopTicker()
 		for {
 			select {
 			case <-s.stop:
 				return
-			case <-t.C:
+			case <-tick:
 				s.sample()
 			}
 		}
@@ -94,7 +96,7 @@ func Start(read func() (int64, error), now func() time.Time, interval time.Durat
 func (s *Sampler) sample() {
 	if v, err := s.read(); err == nil {
 		s.mu.Lock()
-		s.series.Add(s.now(), v)
+		s.series.Add(s.clock.Now(), v)
 		s.mu.Unlock()
 	}
 }
@@ -105,7 +107,7 @@ func (s *Sampler) Finish() (peak, avg int64) {
 	s.once.Do(func() {
 		close(s.stop)
 		<-s.done
-		end := s.now()
+		end := s.clock.Now()
 		if v, err := s.read(); err == nil {
 			s.series.Add(end, v)
 		}

@@ -2,7 +2,11 @@ package memsample
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/clock"
+	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 )
 
 func TestSeries(t *testing.T) {
@@ -48,9 +52,9 @@ func TestSeries(t *testing.T) {
 func TestSamplerFinish(t *testing.T) {
 	var n int64
 	read := func() (int64, error) { n++; return n * 10, nil }
-	now := time.Unix(0, 0)
-	clock := func() time.Time { now = now.Add(time.Millisecond); return now }
-	s := Start(read, clock, time.Hour) // only the first and the final sample
+	clk := clocktest.NewManual(time.Unix(0, 0))
+	s := Start(read, clk, time.Hour) // only the first and the final sample
+	clk.Advance(time.Millisecond)
 	peak, avg := s.Finish()
 	if peak != 20 {
 		t.Fatalf("peak = %d, want 20 (the final sample)", peak)
@@ -61,4 +65,20 @@ func TestSamplerFinish(t *testing.T) {
 	if p, a := s.Finish(); p != peak || a != avg {
 		t.Fatalf("second Finish = %d, %d; want the same values", p, a)
 	}
+}
+
+// TestSamplerTicks runs the sampler on the real clock in a synctest bubble:
+// samples at 0, 10, 20 and 30 ms and the final one at 35 ms.
+func TestSamplerTicks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n int64
+		read := func() (int64, error) { n++; return n * 10, nil }
+		s := Start(read, clock.Real{}, 10*time.Millisecond)
+		time.Sleep(35 * time.Millisecond)
+		peak, avg := s.Finish()
+		// 10, 20, 30 for 10 ms each and 40 for 5 ms: 800/35.
+		if peak != 50 || avg != 22 {
+			t.Fatalf("peak %d avg %d, want 50 and 22", peak, avg)
+		}
+	})
 }

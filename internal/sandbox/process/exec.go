@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
 )
@@ -69,7 +70,7 @@ func (bx *box) exec(ctx context.Context, req request, sc *toolScope) (res sandbo
 		}()
 	}
 	start := time.Now()
-	smp := memsample.Start(usage, time.Now, memsample.DefaultInterval)
+	smp := memsample.Start(usage, clock.Real{}, memsample.DefaultInterval)
 	r, waitErr := bx.roundTrip(ctx, req, sc)
 	dur := time.Since(start)
 	peak, avg := smp.Finish()
