@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/units"
@@ -37,12 +36,6 @@ func (f fakeRun) run(_ context.Context, c Case) (*report.Comparison, error) {
 		cmp.Results = append(cmp.Results, m)
 	}
 	return cmp, nil
-}
-
-// stepClock advances one second per call.
-func stepClock() func() time.Time {
-	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	return func() time.Time { t = t.Add(time.Second); return t }
 }
 
 func mustCases(t *testing.T, m Matrix) []Case {

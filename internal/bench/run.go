@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/report"
 )
 
@@ -51,8 +52,8 @@ type Config struct {
 	// FallbackStatic replaces BestStatic when no static sweep ran or no
 	// Static-N reached 100% success (e.g. "static-4").
 	FallbackStatic string
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
+	// Clock times each case (clock.Real when nil).
+	Clock clock.Clock
 }
 
 // Run runs the cases in order. A failed case is recorded and the run goes
@@ -60,9 +61,9 @@ type Config struct {
 // (with whatever it returned), and Results.Interrupted is set. After the last
 // static-sweep case, BestStatic is resolved for the cases that follow.
 func Run(ctx context.Context, cases []Case, cfg Config) *Results {
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.Real{}
 	}
 	res := &Results{Cases: len(cases), BestStatic: cfg.FallbackStatic, BestStaticWhy: "no static sweep ran; fallback"}
 	resolved := false
@@ -84,9 +85,9 @@ func Run(ctx context.Context, cases []Case, cfg Config) *Results {
 		if cfg.Progress != nil {
 			cfg.Progress(i, len(cases), c)
 		}
-		start := now()
+		start := clk.Now()
 		cmp, err := cfg.Run(ctx, c)
-		out := Outcome{Case: c, Comparison: cmp, Err: err, Wall: now().Sub(start)}
+		out := Outcome{Case: c, Comparison: cmp, Err: err, Wall: clk.Now().Sub(start)}
 		if err == nil && cmp == nil {
 			out.Err = errors.New("no result")
 		}

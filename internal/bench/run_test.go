@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 	"github.com/tenon-dev/tenon/internal/report"
 )
 
@@ -33,7 +34,12 @@ func TestRunResolvesBestStaticAndContinuesPastFailures(t *testing.T) {
 		},
 	}
 	var seen []string
-	res := Run(context.Background(), cs, Config{Run: table.run, FallbackStatic: "static-4", Now: stepClock(),
+	clk := clocktest.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	run := func(ctx context.Context, c Case) (*report.Comparison, error) { // each case takes a second
+		clk.Advance(time.Second)
+		return table.run(ctx, c)
+	}
+	res := Run(context.Background(), cs, Config{Run: run, FallbackStatic: "static-4", Clock: clk,
 		Progress: func(i, n int, c Case) { seen = append(seen, c.Name) }})
 	if res.BestStatic != "static-3" {
 		t.Fatalf("best static %q (%s), want static-3", res.BestStatic, res.BestStaticWhy)
