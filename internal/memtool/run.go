@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -35,9 +36,8 @@ type Options struct {
 	BackgroundFor time.Duration // lifetime of the background process; 0 means until killed
 	Out           io.Writer     // receives the one-line summary; io.Discard
 
-	Step  time.Duration                                    // ramp step; DefaultStep
-	Now   func() time.Time                                 // clock; time.Now
-	Sleep func(ctx context.Context, d time.Duration) error // sleep; a timer that ctx ends early
+	Step  time.Duration // ramp step; DefaultStep
+	Clock clock.Clock   // reads profile time and paces the steps; clock.Real
 	// Spawn starts the background process with the argv tail Args builds;
 	// SpawnDetached.
 	Spawn func(args []string) (pid int, err error)
@@ -79,11 +79,8 @@ func (o *Options) defaults() {
 	if o.Step <= 0 {
 		o.Step = DefaultStep
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Sleep == nil {
-		o.Sleep = sleepCtx
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
 	}
 	if o.Spawn == nil {
 		o.Spawn = SpawnDetached
@@ -114,7 +111,7 @@ func RunResult(ctx context.Context, o Options) (Result, error) {
 		defer stop()
 	}
 	p := o.Profile
-	start := o.Now()
+	start := o.Clock.Now()
 	ar := newArena()
 	defer ar.Free()
 
@@ -128,7 +125,7 @@ func RunResult(ctx context.Context, o Options) (Result, error) {
 	if err == nil && p.Background && mib(p.RetainMiB) > 0 {
 		res.BackgroundPID, err = o.Spawn(Args(backgroundProfile(p, o.BackgroundFor)))
 	}
-	res.Elapsed = o.Now().Sub(start)
+	res.Elapsed = o.Clock.Now().Sub(start)
 	if ctx.Err() != nil && err != nil {
 		err = fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
 		fmt.Fprintln(o.Out, res.String()+" (interrupted)")
@@ -153,7 +150,7 @@ func curve(ctx context.Context, o Options, ar *arena) (Result, error) {
 		if el >= end {
 			break
 		}
-		stepStart := o.Now()
+		stepStart := o.Clock.Now()
 		want := Target(p, el)
 		if el >= rampEnd && res.Peak < peak {
 			// The peak is reached even when a step jumps past a zero-length hold.
@@ -172,10 +169,10 @@ func curve(ctx context.Context, o Options, ar *arena) (Result, error) {
 			continue // reached the peak late: drop at once
 		}
 		next := min(nextChange(p, el, o.Step), end)
-		if err := o.Sleep(ctx, next-el); err != nil {
+		if err := clock.Sleep(ctx, o.Clock, next-el); err != nil {
 			return res, err
 		}
-		el += min(o.Now().Sub(stepStart), next-el+StallSlack)
+		el += min(o.Clock.Now().Sub(stepStart), next-el+StallSlack)
 	}
 	if res.Peak < peak {
 		if err := ar.Resize(peak); err != nil {
@@ -198,19 +195,4 @@ func backgroundProfile(p trajectory.MemProfile, d time.Duration) trajectory.MemP
 		hold = d.Seconds()
 	}
 	return trajectory.MemProfile{PeakMiB: p.RetainMiB, HoldS: hold}
-}
-
-// sleepCtx sleeps for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -8,33 +8,30 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
-// fakeClock advances only when the code under test sleeps.
-type fakeClock struct {
-	now    time.Time
-	sleeps []time.Duration
-	onWake func()            // called after each sleep, at the new time
-	fail   func(n int) error // error to return from sleep number n, if any
+// The tests run memtool on clock.Real inside a testing/synctest bubble,
+// where time passes only while every goroutine waits, so each sleep takes
+// exactly what it asked for.
+
+// hookedClock is clock.Real with a hook run before each wait (the n-th,
+// from 0, for d): the tests look at the arena there, or stall the curve.
+type hookedClock struct {
+	clock.Real
+	before func(n int, d time.Duration)
+	n      int
 }
 
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time { return c.now }
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	if c.fail != nil {
-		if err := c.fail(len(c.sleeps)); err != nil {
-			return err
-		}
-	}
-	c.sleeps = append(c.sleeps, d)
-	c.now = c.now.Add(d)
-	return nil
+func (c *hookedClock) After(d time.Duration) <-chan time.Time {
+	c.before(c.n, d)
+	c.n++
+	return c.Real.After(d)
 }
 
 // sample is the arena size seen at an elapsed time.
@@ -77,17 +74,13 @@ func TestCurve(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			clk := newFakeClock()
-			start := clk.Now()
+		synctestRun(t, tt.name, func(t *testing.T) {
+			start := time.Now()
 			ar := newArena()
 			t.Cleanup(func() { ar.Free() })
 			var got []sample
-			o := Options{Profile: tt.p, Now: clk.Now, NoSignals: true}
-			o.Sleep = func(ctx context.Context, d time.Duration) error {
-				got = append(got, sample{clk.Now().Sub(start), ar.Size()})
-				return clk.Sleep(ctx, d)
-			}
+			clk := &hookedClock{before: func(int, time.Duration) { got = append(got, sample{time.Since(start), ar.Size()}) }}
+			o := Options{Profile: tt.p, Clock: clk, NoSignals: true}
 			o.defaults()
 			res, err := curve(context.Background(), o, ar)
 			if err != nil {
@@ -99,15 +92,16 @@ func TestCurve(t *testing.T) {
 			if !slices.Equal(got, tt.wantSamples) {
 				t.Fatalf("samples %v, want %v", got, tt.wantSamples)
 			}
-			if elapsed, want := clk.Now().Sub(start), End(tt.p); elapsed != want {
+			if elapsed, want := time.Since(start), End(tt.p); elapsed != want {
 				t.Fatalf("curve took %v, want %v", elapsed, want)
 			}
 		})
 	}
 }
 
-func TestRunFilesAndBackground(t *testing.T) {
-	clk := newFakeClock()
+func TestRunFilesAndBackground(t *testing.T) { synctest.Test(t, testRunFilesAndBackground) }
+
+func testRunFilesAndBackground(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
 	var spawned []string
@@ -116,8 +110,6 @@ func TestRunFilesAndBackground(t *testing.T) {
 		FilesDir:      dir,
 		BackgroundFor: 90 * time.Second,
 		Out:           &out,
-		Now:           clk.Now,
-		Sleep:         clk.Sleep,
 		Spawn:         func(args []string) (int, error) { spawned = args; return 4242, nil },
 		NoSignals:     true,
 	}
@@ -147,24 +139,22 @@ func TestRunFilesAndBackground(t *testing.T) {
 	}
 }
 
-func TestRunInterrupted(t *testing.T) {
-	clk := newFakeClock()
+func TestRunInterrupted(t *testing.T) { synctest.Test(t, testRunInterrupted) }
+
+func testRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clk.fail = func(n int) error {
+	clk := &hookedClock{before: func(n int, _ time.Duration) {
 		if n == 3 {
-			cancel()
-			return ctx.Err()
+			cancel() // the fourth sleep ends at once
 		}
-		return nil
-	}
+	}}
 	spawned := false
 	var out bytes.Buffer
 	o := Options{
 		Profile:   trajectory.MemProfile{PeakMiB: 4, RampS: 1, HoldS: 1, RetainMiB: 1, Background: true},
 		Out:       &out,
-		Now:       clk.Now,
-		Sleep:     clk.Sleep,
+		Clock:     clk,
 		Spawn:     func([]string) (int, error) { spawned = true; return 1, nil },
 		NoSignals: true,
 	}
@@ -207,20 +197,18 @@ func TestCurveStall(t *testing.T) {
 		{name: "frozen 5 s mid-ramp", freezeAt: 30, wantAfter: 41 * units.MiB, wantLonger: frozen - StallSlack},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			clk := newFakeClock()
-			start := clk.Now()
+		synctestRun(t, tt.name, func(t *testing.T) {
+			start := time.Now()
 			ar := newArena()
 			defer ar.Free()
 			var sizes []int64
-			o := Options{Profile: p, Now: clk.Now, NoSignals: true}
-			o.Sleep = func(ctx context.Context, d time.Duration) error {
+			clk := &hookedClock{before: func(n int, _ time.Duration) {
 				sizes = append(sizes, ar.Size())
-				if len(sizes)-1 == tt.freezeAt {
-					clk.now = clk.now.Add(frozen)
+				if n == tt.freezeAt {
+					time.Sleep(frozen) // the sandbox is frozen before this step's sleep
 				}
-				return clk.Sleep(ctx, d)
-			}
+			}}
+			o := Options{Profile: p, Clock: clk, NoSignals: true}
 			o.defaults()
 			res, err := curve(context.Background(), o, ar)
 			if err != nil {
@@ -235,9 +223,14 @@ func TestCurveStall(t *testing.T) {
 			if res.Peak != 100*units.MiB {
 				t.Errorf("peak %s, want 100 MiB", units.FormatSize(res.Peak))
 			}
-			if got, want := clk.Now().Sub(start), End(p)+tt.wantLonger; got != want {
+			if got, want := time.Since(start), End(p)+tt.wantLonger; got != want {
 				t.Errorf("wall time %v, want %v", got, want)
 			}
 		})
 	}
+}
+
+// synctestRun is t.Run with the subtest in a synctest bubble.
+func synctestRun(t *testing.T, name string, f func(t *testing.T)) {
+	t.Run(name, func(t *testing.T) { synctest.Test(t, f) })
 }
