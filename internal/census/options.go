@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/clock"
 )
 
 // Sibling is one sandbox of the swarm.
@@ -59,8 +61,8 @@ type Options struct {
 	ZeroPFN uint64
 	// PageSize defaults to os.Getpagesize().
 	PageSize int
-	// Now is the clock (default time.Now).
-	Now    func() time.Time
+	// Clock times the sample and the freeze (default clock.Real).
+	Clock  clock.Clock
 	Logger *slog.Logger
 }
 
@@ -77,8 +79,8 @@ func (o Options) withDefaults() Options {
 	if o.PageSize <= 0 {
 		o.PageSize = os.Getpagesize()
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -32,7 +32,7 @@ func Sample(ctx context.Context, opts Options) (snap *Snapshot, err error) {
 	if len(o.Siblings) == 0 {
 		return nil, ErrNoSiblings
 	}
-	start := o.Now()
+	start := o.Clock.Now()
 	cur := &Snapshot{Taken: start, PageSize: o.PageSize}
 	if !o.Start.IsZero() {
 		cur.Elapsed = start.Sub(o.Start)
@@ -51,15 +51,15 @@ func Sample(ctx context.Context, opts Options) (snap *Snapshot, err error) {
 	}
 
 	thaw, err := freezeAll(ctx, o.Freezers, o.FreezeTimeout)
-	frozenAt := o.Now()
+	frozenAt := o.Clock.Now()
 	defer func() {
 		if len(o.Freezers) > 0 {
-			cur.Freeze = o.Now().Sub(frozenAt)
+			cur.Freeze = o.Clock.Now().Sub(frozenAt)
 		}
 		if terr := thaw(); terr != nil {
 			err = errors.Join(err, terr)
 		}
-		cur.Duration = o.Now().Sub(start)
+		cur.Duration = o.Clock.Now().Sub(start)
 		snap = cur
 		if err != nil {
 			snap = nil
