@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 )
 
 // benchObservation is n sandboxes with mixed growth: a quarter resident, a
@@ -140,8 +142,7 @@ func BenchmarkTickRedToDeny1000(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		w := newBenchWorld(1000, 60<<30)
-		now := time.Unix(1_700_000_000, 0)
-		clk := &stepClock{now: now}
+		clk := clocktest.NewManual(time.Unix(1_700_000_000, 0))
 		act := newFakeActuator()
 		l, err := NewLoop(LoopOptions{Controller: New(Config{}), Actuator: act, Clock: clk,
 			Observer: func(context.Context) (Observation, error) { w.advance(); return w.obs, nil }})
@@ -149,11 +150,11 @@ func BenchmarkTickRedToDeny1000(b *testing.B) {
 			b.Fatal(err)
 		}
 		for range 5 {
-			clk.now = clk.now.Add(tick)
+			clk.Advance(tick)
 			l.Tick(ctx)
 		}
 		w.obs.Available = 5 << 30
-		clk.now = clk.now.Add(tick)
+		clk.Advance(tick)
 		b.StartTimer()
 		d, _ := l.Tick(ctx)
 		b.StopTimer()
@@ -162,13 +163,4 @@ func BenchmarkTickRedToDeny1000(b *testing.B) {
 		}
 		b.StartTimer()
 	}
-}
-
-// stepClock is a manual Clock for benchmarks that call Tick directly.
-type stepClock struct{ now time.Time }
-
-func (c *stepClock) Now() time.Time                       { return c.now }
-func (c *stepClock) After(time.Duration) <-chan time.Time { return make(chan time.Time) }
-func (c *stepClock) NewTicker(time.Duration) (<-chan time.Time, func()) {
-	return make(chan time.Time), func() {}
 }
