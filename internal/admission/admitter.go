@@ -23,10 +23,12 @@ type Admitter struct {
 	lastAccrue time.Time
 }
 
-// New returns an Admitter; clock is time.Now in production and a fake in
-// tests.
-func New(cfg Config, clock func() time.Time) *Admitter {
-	return &Admitter{cfg: cfg.withDefaults(), clock: clock}
+// New returns an Admitter. now is the time of the event being decided, not
+// a clock: admission is a decision package and reads no clock (its owner,
+// policy.Machine, passes the time it was handed with the event; tests pass
+// a time they step). So it stays a func, not a clock.Clock.
+func New(cfg Config, now func() time.Time) *Admitter {
+	return &Admitter{cfg: cfg.withDefaults(), clock: now}
 }
 
 // Config returns the configuration with defaults applied.
