@@ -10,9 +10,9 @@ import (
 // Admitter holds the queues and the water level. It is safe for concurrent
 // use.
 type Admitter struct {
-	mu    sync.Mutex
-	cfg   Config
-	clock func() time.Time
+	mu        sync.Mutex
+	cfg       Config
+	eventTime func() time.Time // the time of the event being decided
 
 	light, heavy []*Ticket // waiting, oldest first
 	level        int64     // M_admitted: sum of admitted charges
@@ -28,7 +28,7 @@ type Admitter struct {
 // policy.Machine, passes the time it was handed with the event; tests pass
 // a time they step). So it stays a func, not a clock.Clock.
 func New(cfg Config, now func() time.Time) *Admitter {
-	return &Admitter{cfg: cfg.withDefaults(), clock: now}
+	return &Admitter{cfg: cfg.withDefaults(), eventTime: now}
 }
 
 // Config returns the configuration with defaults applied.
@@ -38,7 +38,7 @@ func (a *Admitter) Config() Config { return a.cfg }
 func (a *Admitter) Enqueue(req Request) *Ticket {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	now := a.clock()
+	now := a.eventTime()
 	if req.Enqueued.IsZero() {
 		req.Enqueued = now
 	}
@@ -69,7 +69,7 @@ func insertByTime(q []*Ticket, t *Ticket) []*Ticket {
 func (a *Admitter) Schedule(physicalHeadroom int64) []*Ticket {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	now := a.clock()
+	now := a.eventTime()
 	a.accrue(now)
 	phys := physicalHeadroom
 	var out []*Ticket
@@ -156,7 +156,7 @@ func (a *Admitter) cancelLocked(t *Ticket) bool {
 	del := func(x *Ticket) bool { return x == t }
 	a.light = slices.DeleteFunc(a.light, del)
 	a.heavy = slices.DeleteFunc(a.heavy, del)
-	now := a.clock()
+	now := a.eventTime()
 	a.accrue(now)
 	a.setOwner(now)
 	return true

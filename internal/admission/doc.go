@@ -37,8 +37,8 @@
 // minute); HeavyThreshold = Budget/8 (1 GiB on an 8 GiB budget, the paper's
 // heavy line); HeavyRisk = 0.5.
 //
-// The package is pure logic with an injected clock: Schedule is called by the
-// controller on every boundary event and periodically; it never sleeps and
-// touches no kernel interface. Wait is a blocking convenience for drivers
+// The package is pure logic handed the event time (New): Schedule is
+// called by the controller on every boundary event and periodically; it
+// never sleeps and touches no kernel interface. Wait is a blocking convenience for drivers
 // that run one goroutine per workflow.
 package admission

@@ -26,7 +26,7 @@ type Status struct {
 func (a *Admitter) Snapshot() Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	now := a.clock()
+	now := a.eventTime()
 	a.accrue(now)
 	s := Status{Budget: a.cfg.Budget, MWindow: a.cfg.MWindow, Level: a.level, Alpha: a.alpha(),
 		Running: a.running, Credit: int64(a.credit)}
