@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/census"
+	"github.com/tenon-dev/tenon/internal/clock"
 )
 
 // SampleOptions configure a repeated census of resolved siblings.
 type SampleOptions struct {
 	Samples  int           // number of samples (default 1)
-	Interval time.Duration // pause after each sample
-	// Sleep waits d or until ctx ends (default: a timer); tests inject it.
-	Sleep func(ctx context.Context, d time.Duration) error
+	Interval time.Duration // pause after each sample, on base.Clock
 	// OnSample, when set, is called after each sample.
 	OnSample func(i int, s *census.Snapshot)
 }
@@ -23,14 +22,14 @@ type SampleOptions struct {
 // Sample always thaws what it froze, also when ctx is cancelled.
 func SampleRepeatedly(ctx context.Context, base census.Options, o SampleOptions) ([]*census.Snapshot, error) {
 	n := max(o.Samples, 1)
-	sleep := o.Sleep
-	if sleep == nil {
-		sleep = sleepCtx
+	clk := base.Clock
+	if clk == nil {
+		clk = clock.Real{}
 	}
 	var out []*census.Snapshot
 	for i := range n {
 		if i > 0 {
-			if err := sleep(ctx, o.Interval); err != nil {
+			if err := clock.Sleep(ctx, clk, o.Interval); err != nil {
 				return out, err
 			}
 		}
@@ -44,18 +43,4 @@ func SampleRepeatedly(ctx context.Context, base census.Options, o SampleOptions)
 		}
 	}
 	return out, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
