@@ -12,6 +12,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/anchor/pageout"
 	"github.com/tenon-dev/tenon/internal/anchor/suspend"
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -125,17 +126,7 @@ func (r *run) steps(ctx context.Context, id string, steps []Step, intents bool) 
 	return nil
 }
 
+// sleepUntil waits until t, or until ctx is done.
 func sleepUntil(ctx context.Context, t time.Time) error {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
+	return clock.Sleep(ctx, clock.Real{}, time.Until(t))
 }
