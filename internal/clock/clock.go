@@ -1,8 +1,9 @@
 // Package clock is tenon's one clock abstraction: live code reads the time
-// and waits through a Clock so that tests can run it on a fake one (or on
-// Real inside a testing/synctest bubble, where time is virtual). Decision
-// code (internal/policy, internal/gate's Controller, internal/admission)
-// reads no clock at all: it is handed the time with every event.
+// and waits through a Clock so that tests can run it on a fake one
+// (clocktest.Manual, which the test steps) or on Real inside a
+// testing/synctest bubble, where time is virtual. Decision code
+// (internal/policy, internal/gate's Controller, internal/admission) reads no
+// clock at all: it is handed the time with every event.
 package clock
 
 import (
