@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"log/slog"
 	"time"
 
@@ -25,7 +26,7 @@ type Config struct {
 	// implements controller.Domain (the fake does), else no observations.
 	Domain controller.Domain
 	// Clock defaults to the wall clock.
-	Clock controller.Clock
+	Clock clock.Clock
 	// Logger nil discards.
 	Logger *slog.Logger
 	// Token is the bearer token TCP listeners require; unix sockets are
@@ -63,7 +64,7 @@ func (c *Config) fill() error {
 		}
 	}
 	if c.Clock == nil {
-		c.Clock = controller.RealClock{}
+		c.Clock = clock.Real{}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/tenon-dev/tenon/internal/clock"
 	"log/slog"
 
 	"github.com/tenon-dev/tenon/internal/sandbox"
@@ -28,7 +29,7 @@ type OOMHolder interface {
 
 // Env is what a policy is started with.
 type Env struct {
-	Clock  Clock
+	Clock  clock.Clock
 	Budget int64  // domain memory budget in bytes
 	Domain Domain // nil when the driver has no domain to observe
 	// Backend runs the sandboxes; policies may read Stats and Pause/Resume.

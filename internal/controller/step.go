@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"log/slog"
 	"math"
 	"time"
@@ -22,7 +23,7 @@ type Step struct {
 	Sandboxes Sandboxes
 	Backend   sandbox.Backend
 	Live      *LiveSet // the action's sandbox is marked running during Exec
-	Clock     Clock
+	Clock     clock.Clock
 	Logger    *slog.Logger
 	// Emit records one of the step's events for agent a; the host stamps
 	// what it adds (the replay driver, the attempt).
@@ -152,7 +153,7 @@ func (s *Step) ensure(ctx context.Context, a *Agent, index int) (string, int, er
 		}
 		s.Emit(a, Event{Kind: EventError, Workflow: a.ID, Action: IntPtr(index),
 			Reason: "sandbox start failed; retrying", Error: err.Error()})
-		if err := Sleep(ctx, s.Clock, s.StartBackoff); err != nil {
+		if err := clock.Sleep(ctx, s.Clock, s.StartBackoff); err != nil {
 			return "", try + 1, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"log/slog"
 	"slices"
 	"sync"
@@ -126,7 +127,7 @@ func newStepRig(t *testing.T, failCreates int) *stepRig {
 		Down: func(_ *controller.Agent, id string) { r.live.Remove(id) },
 	})}
 	r.step = &controller.Step{
-		Policy: r.pol, Sandboxes: r.mgr, Backend: r.be, Live: &r.live, Clock: controller.RealClock{},
+		Policy: r.pol, Sandboxes: r.mgr, Backend: r.be, Live: &r.live, Clock: clock.Real{},
 		Logger: slog.New(slog.DiscardHandler),
 		Emit: func(a *controller.Agent, e controller.Event) {
 			r.mu.Lock()

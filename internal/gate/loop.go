@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"io"
 	"log/slog"
 	"slices"
@@ -30,7 +31,7 @@ type LoopOptions struct {
 	Observer       Observer
 	Actuator       Actuator
 	Sink           func(Event)   // receives every event; nil drops them
-	Clock          Clock         // nil means SystemClock
+	Clock          clock.Clock   // nil means clock.Real
 	Logger         *slog.Logger  // nil means no logging
 	ReleaseTimeout time.Duration // <= 0 means DefaultReleaseTimeout
 }
@@ -67,7 +68,7 @@ func NewLoop(opts LoopOptions) (*Loop, error) {
 		return nil, ErrLoopMisconfigured
 	}
 	if opts.Clock == nil {
-		opts.Clock = SystemClock{}
+		opts.Clock = clock.Real{}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

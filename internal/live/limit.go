@@ -3,6 +3,7 @@ package live
 import (
 	"errors"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"log/slog"
 	"os"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
-	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -52,7 +52,7 @@ const (
 // memory hierarchy) gets no limit; that is logged once.
 type CgroupLimiter struct {
 	Layout *cgroup.Layout // nil: nothing is enforced
-	Clock  controller.Clock
+	Clock  clock.Clock
 	Logger *slog.Logger
 	// Poll, Quota and Period tune the v1 emulation (zero: the defaults).
 	Poll, Quota, Period time.Duration
@@ -66,8 +66,8 @@ type CgroupLimiter struct {
 }
 
 // detectLimiter returns a CgroupLimiter for this host's cgroup layout.
-func detectLimiter(clock controller.Clock, log *slog.Logger) *CgroupLimiter {
-	l := &CgroupLimiter{Clock: clock, Logger: log}
+func detectLimiter(clk clock.Clock, log *slog.Logger) *CgroupLimiter {
+	l := &CgroupLimiter{Clock: clk, Logger: log}
 	layout, err := cgroup.Detect("/proc")
 	if err != nil {
 		l.degrade("no cgroup layout", err)
@@ -128,15 +128,15 @@ func (l *CgroupLimiter) limiterFor(g cgroup.Group) (memLimiter, error) {
 		}
 		return &memHigh{file: dirs[cgroup.Memory] + "/memory.high", write: write}, nil
 	}
-	clock := l.Clock
-	if clock == nil {
-		clock = controller.RealClock{}
+	clk := l.Clock
+	if clk == nil {
+		clk = clock.Real{}
 	}
 	log := l.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	e := &highEmulator{g: g, clock: clock, poll: l.Poll, quota: l.Quota, period: l.Period, logger: log}
+	e := &highEmulator{g: g, clock: clk, poll: l.Poll, quota: l.Quota, period: l.Period, logger: log}
 	if e.poll <= 0 {
 		e.poll = DefaultThrottlePoll
 	}
@@ -232,7 +232,7 @@ func (m *memHigh) lift() error {
 // the limit.
 type highEmulator struct {
 	g             cgroup.Group
-	clock         controller.Clock
+	clock         clock.Clock
 	poll          time.Duration
 	quota, period time.Duration
 	logger        *slog.Logger

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"io"
 	"log/slog"
 	"os"
@@ -86,12 +87,12 @@ func startAgentCgroup(t *testing.T, layout *cgroup.Layout, logger *slog.Logger, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := &CgroupLimiter{Layout: layout, Clock: controller.RealClock{}, Logger: logger, Open: open}
+	lim := &CgroupLimiter{Layout: layout, Clock: clock.Real{}, Logger: logger, Open: open}
 	if layout == nil {
 		lim.degrade("no cgroup layout", cgroup.ErrNoMemoryController)
 	}
 	p := New(m, Options{Logger: logger, Limits: lim})
-	if err := p.Start(t.Context(), controller.Env{Budget: units.GiB, Clock: controller.RealClock{}}); err != nil {
+	if err := p.Start(t.Context(), controller.Env{Budget: units.GiB, Clock: clock.Real{}}); err != nil {
 		t.Fatal(err)
 	}
 	a := &controller.Agent{ID: "wf", Attempt: 1, Workflow: &wfs[0], SandboxID: "sb-1"}
@@ -380,7 +381,7 @@ func TestAgentCgroupV1EmulationLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := New(m, Options{})
-	if err := p.Start(t.Context(), controller.Env{Budget: units.GiB, Clock: controller.RealClock{}}); err != nil {
+	if err := p.Start(t.Context(), controller.Env{Budget: units.GiB, Clock: clock.Real{}}); err != nil {
 		t.Fatal(err)
 	}
 	a := &controller.Agent{ID: "wf", Attempt: 1, Workflow: &wfs[0], SandboxID: "sb-live"}

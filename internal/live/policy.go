@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"io"
 	"log/slog"
 	"sync"
@@ -122,7 +123,7 @@ func (p *Policy) GateStats() gate.Stats { return p.Stats().Gate }
 // layout for memory.high limits, and starts the gate and admission loops.
 func (p *Policy) Start(ctx context.Context, env controller.Env) error {
 	if env.Clock == nil {
-		env.Clock = controller.RealClock{}
+		env.Clock = clock.Real{}
 	}
 	if env.Emit == nil {
 		env.Emit = func(controller.Event) {}

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"slices"
 	"sync"
 	"testing"
@@ -130,7 +131,7 @@ func TestActionReadyCancel(t *testing.T) {
 		p := New(m, Options{})
 		dom := &fakeDomain{avail: 300 * units.MiB}
 		be := &tapeHost{paused: map[string]bool{}, mem: map[string]int64{}}
-		if err := p.Start(t.Context(), controller.Env{Clock: controller.RealClock{}, Budget: units.GiB, Domain: dom,
+		if err := p.Start(t.Context(), controller.Env{Clock: clock.Real{}, Budget: units.GiB, Domain: dom,
 			Backend: be, Live: func() []controller.LiveSandbox { return nil }, Emit: func(controller.Event) {}}); err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +195,7 @@ func TestHoldLifecycle(t *testing.T) {
 			}
 		}
 		be := &tapeHost{paused: map[string]bool{}, mem: map[string]int64{}}
-		env := controller.Env{Clock: controller.RealClock{}, Budget: units.GiB, Domain: holdDomain{dom}, Backend: be,
+		env := controller.Env{Clock: clock.Real{}, Budget: units.GiB, Domain: holdDomain{dom}, Backend: be,
 			Live: func() []controller.LiveSandbox { return nil }, Emit: emit}
 		if err := p.Start(t.Context(), env); err != nil {
 			t.Fatal(err)

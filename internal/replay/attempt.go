@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"math"
 	"time"
 
@@ -19,7 +20,7 @@ func (r *runner) attempt(ctx context.Context, a *controller.Agent, res *Workflow
 	for i := range a.Workflow.Actions {
 		a.Next = i
 		act := &a.Workflow.Actions[i]
-		if err := controller.Sleep(ctx, r.cfg.Clock, durationS(act.Wait)); err != nil {
+		if err := clock.Sleep(ctx, r.cfg.Clock, durationS(act.Wait)); err != nil {
 			return err
 		}
 		sr, err := r.step.Run(ctx, a, controller.StepAction{Index: i, Request: r.request(act), Running: r.rec.actionRunning})

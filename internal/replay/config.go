@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -59,8 +60,8 @@ type Config struct {
 	// SampleInterval is the sampler period; 0 means DefaultSampleInterval.
 	SampleInterval time.Duration
 
-	Logger *slog.Logger     // nil means discard
-	Clock  controller.Clock // nil means the wall clock
+	Logger *slog.Logger // nil means discard
+	Clock  clock.Clock  // nil means the wall clock
 }
 
 // withDefaults validates c and fills in defaults.
@@ -106,7 +107,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Clock == nil {
-		c.Clock = controller.RealClock{}
+		c.Clock = clock.Real{}
 	}
 	seen := make(map[string]bool, len(c.Workflows))
 	for i := range c.Workflows {

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/json"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"log/slog"
 	"sync"
 	"time"
@@ -12,7 +13,7 @@ import (
 // recorder stamps events with the run time and domain memory, writes them
 // as JSONL and keeps the counters the Result needs.
 type recorder struct {
-	clock  controller.Clock
+	clock  clock.Clock
 	start  time.Time
 	domain controller.Domain
 	policy string

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"github.com/tenon-dev/tenon/internal/clock"
 
 	"github.com/tenon-dev/tenon/internal/controller"
 )
@@ -19,7 +20,7 @@ func (r *runner) sample(ctx context.Context) []Sample {
 			T: s.T.Seconds(), Kind: controller.EventSample, MemBytes: s.MemBytes,
 			Running: s.Running, Agents: s.Agents, Live: s.Live,
 		})
-		if controller.Sleep(ctx, r.cfg.Clock, r.cfg.SampleInterval) != nil {
+		if clock.Sleep(ctx, r.cfg.Clock, r.cfg.SampleInterval) != nil {
 			return out
 		}
 	}

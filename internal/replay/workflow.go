@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"os"
 	"path/filepath"
 
@@ -14,13 +15,13 @@ import (
 func (r *runner) workflow(ctx context.Context, i int) (res WorkflowResult) {
 	wf := &r.wfs[i]
 	res.ID = wf.ID
-	clock := r.cfg.Clock
+	clk := r.cfg.Clock
 	arrival := durationS(wf.Arrival)
 	res.Submit = arrival
 	defer r.report(1)
 
 	finish := func(err error) WorkflowResult {
-		res.End = r.rec.since(clock.Now())
+		res.End = r.rec.since(clk.Now())
 		res.Latency = res.End - res.Submit
 		ev := controller.Event{Kind: controller.EventWorkflowDone, Workflow: wf.ID, Attempt: res.Attempts, LatencyS: res.Latency.Seconds()}
 		if err != nil {
@@ -33,12 +34,12 @@ func (r *runner) workflow(ctx context.Context, i int) (res WorkflowResult) {
 		return res
 	}
 
-	if err := controller.Sleep(ctx, clock, arrival-r.rec.since(clock.Now())); err != nil {
+	if err := clock.Sleep(ctx, clk, arrival-r.rec.since(clk.Now())); err != nil {
 		// Never submitted in time: still accounted for, as failed.
 		r.rec.emit(controller.Event{Kind: controller.EventSubmit, Workflow: wf.ID})
 		return finish(fmt.Errorf("cancelled before arrival: %w", err))
 	}
-	submitted := clock.Now()
+	submitted := clk.Now()
 	r.rec.emit(controller.Event{Kind: controller.EventSubmit, Workflow: wf.ID})
 
 	for attempt := 1; ; attempt++ {
@@ -46,7 +47,7 @@ func (r *runner) workflow(ctx context.Context, i int) (res WorkflowResult) {
 		if err := r.cfg.Policy.AgentReady(ctx, a); err != nil {
 			return finish(fmt.Errorf("waiting to start attempt %d: %w", attempt, err))
 		}
-		a.Started = clock.Now()
+		a.Started = clk.Now()
 		res.Attempts++
 		r.rec.addAgents(1)
 		r.rec.emit(controller.Event{Kind: controller.EventAgentStart, Workflow: wf.ID, Attempt: attempt})
