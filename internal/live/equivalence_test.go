@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/sandbox"
@@ -24,8 +25,8 @@ import (
 // what the simulated host answered, the live adapter gets from its
 // backend, domain and clock. It records what the adapter actuates.
 type tapeHost struct {
+	*clocktest.Manual
 	mu     sync.Mutex
-	now    time.Time
 	avail  int64
 	mem    map[string]int64
 	cpu    map[string]time.Duration
@@ -36,21 +37,11 @@ type tapeHost struct {
 	budget int64
 }
 
-func (h *tapeHost) Now() time.Time {
+// load loads one call's observations.
+func (h *tapeHost) load(c policy.Call) {
+	h.Set(c.T)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.now
-}
-func (h *tapeHost) After(time.Duration) <-chan time.Time { return make(chan time.Time) }
-func (h *tapeHost) NewTicker(time.Duration) (<-chan time.Time, func()) {
-	return make(chan time.Time), func() {}
-}
-
-// set loads one call's observations.
-func (h *tapeHost) set(c policy.Call) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.now = c.T
 	h.avail = h.budget
 	h.mem = map[string]int64{}
 	for _, r := range c.Reads {
@@ -197,7 +188,7 @@ func replayTape(t *testing.T, mc policy.Config, tape []policy.Call, wfs map[stri
 	}
 	var got []policy.Call
 	m.SetTrace(func(c policy.Call) { got = append(got, c) })
-	h := &tapeHost{budget: mc.Budget, paused: map[string]bool{}}
+	h := &tapeHost{Manual: clocktest.NewManual(time.Time{}), budget: mc.Budget, paused: map[string]bool{}}
 	p := New(m, Options{})
 	env := controller.Env{Clock: h, Budget: mc.Budget, Domain: h, Backend: h, Live: h.liveSandboxes,
 		Emit: func(controller.Event) {}}
@@ -256,7 +247,7 @@ func replayTape(t *testing.T, mc policy.Config, tape []policy.Call, wfs map[stri
 		return sortedAgents(out)
 	}
 	for i, c := range tape {
-		h.set(c)
+		h.load(c)
 		before := len(got)
 		var started, admitted []string
 		switch c.Kind {

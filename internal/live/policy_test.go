@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/predict"
@@ -130,7 +131,7 @@ func TestActionReadyCancel(t *testing.T) {
 		}
 		p := New(m, Options{})
 		dom := &fakeDomain{avail: 300 * units.MiB}
-		be := &tapeHost{paused: map[string]bool{}, mem: map[string]int64{}}
+		be := &tapeHost{Manual: clocktest.NewManual(time.Time{}), paused: map[string]bool{}, mem: map[string]int64{}}
 		if err := p.Start(t.Context(), controller.Env{Clock: clock.Real{}, Budget: units.GiB, Domain: dom,
 			Backend: be, Live: func() []controller.LiveSandbox { return nil }, Emit: func(controller.Event) {}}); err != nil {
 			t.Fatal(err)
@@ -194,7 +195,7 @@ func TestHoldLifecycle(t *testing.T) {
 				mu.Unlock()
 			}
 		}
-		be := &tapeHost{paused: map[string]bool{}, mem: map[string]int64{}}
+		be := &tapeHost{Manual: clocktest.NewManual(time.Time{}), paused: map[string]bool{}, mem: map[string]int64{}}
 		env := controller.Env{Clock: clock.Real{}, Budget: units.GiB, Domain: holdDomain{dom}, Backend: be,
 			Live: func() []controller.LiveSandbox { return nil }, Emit: emit}
 		if err := p.Start(t.Context(), env); err != nil {
