@@ -7,13 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/app"
 	"github.com/tenon-dev/tenon/internal/census"
 	"github.com/tenon-dev/tenon/internal/census/swarm"
-	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/fsutil"
 )
 
@@ -48,28 +47,13 @@ change while they are read, so prefer cgroups for exact numbers. Needs root.`)
 	if err != nil {
 		return err
 	}
-	layout, err := cgroup.Detect("/proc")
+	results, err := app.Census(ctx, app.CensusConfig{Cgroups: fs.Args(), Pids: pidList, Domain: *domain,
+		SharedDirs: shared.items, Samples: *samples, Interval: *interval, Label: *config,
+		FreezeTimeout: *freezeTimeout, Progress: env.stderr, Log: env.log})
 	if err != nil {
 		return err
 	}
-	res, err := swarm.Resolve(layout, swarm.Targets{Cgroups: fs.Args(), Pids: pidList, Domain: *domain}, env.log)
-	if err != nil {
-		return err
-	}
-	if len(res.Unfrozen) > 0 {
-		fmt.Fprintf(env.stderr, "tenon census: sampling unfrozen: %s\n", strings.Join(res.Unfrozen, ", "))
-	}
-	base := census.Options{Siblings: res.Siblings, Freezers: res.Freezers, SharedDirs: shared.items,
-		FreezeTimeout: *freezeTimeout, Start: time.Now(), Logger: env.log}
-	snaps, err := swarm.SampleRepeatedly(ctx, base, swarm.SampleOptions{Samples: *samples, Interval: *interval,
-		OnSample: func(i int, s *census.Snapshot) {
-			fmt.Fprintf(env.stderr, "sample %d/%d: %d pages, frozen %s, took %s\n", i+1, *samples,
-				len(s.Pages), s.Freeze.Round(time.Millisecond), s.Duration.Round(time.Millisecond))
-		}})
-	if err != nil {
-		return err
-	}
-	return writeCensus(env, census.Analyze(snaps, *config), *asJSON, *plotPath, "tenon census")
+	return writeCensus(env, results, *asJSON, *plotPath, "tenon census")
 }
 
 func writeCensus(env *cliEnv, samples []census.SampleResult, asJSON bool, plotPath, title string) error {
@@ -82,23 +66,6 @@ func writeCensus(env *cliEnv, samples []census.SampleResult, asJSON bool, plotPa
 		return census.WriteJSON(env.stdout, samples)
 	}
 	return census.WriteTable(env.stdout, samples)
-}
-
-// swarmReport is the JSON document of `tenon census swarm`.
-type swarmReport struct {
-	Command  string                `json:"command"`
-	Repo     string                `json:"repo"`
-	Gopls    string                `json:"gopls"`
-	Schedule []float64             `json:"schedule_s"`
-	Runs     []swarmRun            `json:"runs"`
-	Samples  []census.SampleResult `json:"samples"`
-}
-
-type swarmRun struct {
-	Config string `json:"config"`
-	N      int    `json:"n"`
-	*swarm.Result
-	Error string `json:"error,omitempty"`
 }
 
 func runCensusSwarm(ctx context.Context, env *cliEnv, args []string) error {
@@ -143,100 +110,32 @@ directory removed at the end, also on Ctrl-C. Needs root.`)
 	if err != nil {
 		return err
 	}
-	var cfgs []swarm.Config
-	for _, c := range configs.items {
-		cfg, err := swarm.ParseConfig(c)
-		if err != nil {
-			return err
-		}
-		cfgs = append(cfgs, cfg)
-	}
-	if len(cfgs) == 0 {
-		cfgs = swarm.Configs
-	}
-	sched, err := swarm.Schedule(*timeScale)
-	if err != nil {
+	rep, err := app.CensusSwarm(ctx, app.CensusSwarmConfig{Sizes: sizes, Configs: configs.items, TimeScale: *timeScale,
+		Module: *module, TestPkg: *testPkg, Seed: *seed, RoundPause: *pause, Gopls: *goplsPath, CacheDir: *cacheDir,
+		WorkDir: *workDir, FreezeTimeout: *freezeTimeout, Progress: env.stderr, Log: env.log})
+	if rep == nil {
 		return err
-	}
-	if err := cgroup.RequireRoot(); err != nil {
-		return err
-	}
-	layout, err := cgroup.Detect("/proc")
-	if err != nil {
-		return err
-	}
-	gopls := *goplsPath
-	if gopls == "" {
-		fmt.Fprintf(env.stderr, "ensuring gopls %s in %s\n", swarm.GoplsVersion, *cacheDir)
-		if gopls, err = swarm.EnsureGopls(ctx, *cacheDir, swarm.GoplsVersion); err != nil {
-			return err
-		}
-	}
-	src, err := swarm.ModuleDir(ctx, *module)
-	if err != nil {
-		return err
-	}
-	root, err := os.MkdirTemp(*workDir, "tenon-census-swarm-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(root)
-	fmt.Fprintf(env.stderr, "preparing repository %s (dependencies, warm build)\n", *module)
-	repo, err := swarm.PrepareRepo(ctx, src, filepath.Join(root, "repo"), gopls, *testPkg)
-	if err != nil {
-		return err
-	}
-	shared := []string{runtime.GOROOT()}
-	rep := swarmReport{Command: "tenon census swarm " + strings.Join(args, " "), Repo: *module, Gopls: gopls}
-	for _, d := range sched {
-		rep.Schedule = append(rep.Schedule, d.Seconds())
-	}
-	var runErr error
-	for _, n := range sizes {
-		for _, cfg := range cfgs {
-			r, err := swarm.Run(ctx, swarm.Options{Config: cfg, N: n, Repo: repo,
-				WorkDir: filepath.Join(root, fmt.Sprintf("%s-%d", cfg, n)), Schedule: sched, Seed: *seed,
-				RoundPause: *pause, TestPkg: *testPkg, SharedDirs: shared, Layout: layout,
-				CgroupParent: fmt.Sprintf("tenon-census-swarm-%d/%s-%d", os.Getpid(), cfg, n), FreezeTimeout: *freezeTimeout,
-				Logger: env.log, Progress: func(m string) { fmt.Fprintf(env.stderr, "%s %s\n", time.Now().Format("15:04:05"), m) }})
-			run := swarmRun{Config: string(cfg), N: n, Result: r}
-			if err != nil {
-				run.Error = err.Error()
-				fmt.Fprintf(env.stderr, "tenon census swarm: %s N=%d: %v\n", cfg, n, err)
-				runErr = err
-			} else {
-				rep.Samples = append(rep.Samples, r.Samples...)
-				fmt.Fprintf(env.stderr, "%s N=%d: startup %.1fs, %d rounds, %d failed steps, freeze windows %v\n",
-					cfg, n, r.StartupS, r.Rounds, r.Failures, r.Freeze)
-			}
-			rep.Runs = append(rep.Runs, run)
-			if ctx.Err() != nil {
-				break
-			}
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	if g, err := cgroup.Open(layout, fmt.Sprintf("tenon-census-swarm-%d", os.Getpid())); err == nil {
-		_ = g.Delete()
 	}
 	if *jsonPath != "" {
 		if err := fsutil.WriteFile(*jsonPath, 0o644, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
-			return enc.Encode(rep)
+			return enc.Encode(swarmReport{Command: "tenon census swarm " + strings.Join(args, " "), SwarmReport: rep})
 		}); err != nil {
 			return err
 		}
 	}
-	if err := writeCensus(env, rep.Samples, *asJSON, *plotPath, "tenon census swarm"); err != nil {
-		return err
+	if werr := writeCensus(env, rep.Samples, *asJSON, *plotPath, "tenon census swarm"); werr != nil {
+		return werr
 	}
-	if runErr != nil {
-		return runErr
-	}
-	return ctx.Err()
+	return err
+}
+
+// swarmReport is the JSON document of `tenon census swarm`: the command
+// line, then the report.
+type swarmReport struct {
+	Command string `json:"command"`
+	*app.SwarmReport
 }
 
 func defaultCacheDir() string {
