@@ -6,10 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,13 +15,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/anchor/harness"
 	"github.com/tenon-dev/tenon/internal/anchor/heap"
 	"github.com/tenon-dev/tenon/internal/app"
-	"github.com/tenon-dev/tenon/internal/cgroup"
-	"github.com/tenon-dev/tenon/internal/sandbox/process"
-	"github.com/tenon-dev/tenon/internal/swap"
-	"github.com/tenon-dev/tenon/internal/trajectory"
-	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 	"github.com/tenon-dev/tenon/internal/units"
-	"github.com/tenon-dev/tenon/internal/workload"
 )
 
 func init() {
@@ -125,83 +117,23 @@ Needs root and swap; --swap sets up zram for the run and always removes it.`)
 	if err != nil {
 		return fmt.Errorf("--touch: %w", err)
 	}
-	if err := cgroup.RequireRoot(); err != nil {
-		return err
-	}
-	sets, err := replaySets(f)
+	res, err := app.HarnessReplay(ctx, app.HarnessConfig{
+		SWE: f.swe, Seed: f.seed, Traces: f.traces, TracesN: f.tracesN,
+		Heap:  harness.HeapSpec{MiB: int(int64(f.heap) / units.MiB), TouchPercent: pct, Step: f.heapStep, RandomPerPage: f.rpp},
+		Plan:  harness.PlanOptions{Exe: "/usr/local/bin/tenon", MaxActions: f.maxActions, WaitScale: f.waitScale, MaxWait: f.maxWait, MaxTool: f.maxTool},
+		Grace: f.grace, Lead: f.lead, Sample: f.sample, Swap: int64(f.swapSize), Budget: int64(f.budget),
+		Progress: env.stderr, Log: env.log,
+	})
 	if err != nil {
 		return err
 	}
-	ratio, cleanup, err := replaySwap(ctx, env, int64(f.swapSize))
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-
-	layout, err := cgroup.Detect("/proc")
-	if err != nil {
-		return err
-	}
-	dom, err := cgroup.OpenDomain(ctx, layout, fmt.Sprintf("tenon-harness-%d", os.Getpid()), int64(f.budget), env.log)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = dom.Close(cctx)
-	}()
-	state, err := os.MkdirTemp("", "tenon-harness-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(state)
-	be, err := process.New(process.Config{StateDir: state, CgroupParent: dom.Group().Path(), Layout: layout, Logger: env.log})
-	if err != nil {
-		return err
-	}
-	defer be.Close()
-
-	o := harness.Options{
-		Backend: be, Layout: layout, Grace: f.grace, Lead: f.lead, Sample: f.sample, Ratio: ratio, Log: env.log,
-		Heap: harness.HeapSpec{MiB: int(int64(f.heap) / units.MiB), TouchPercent: pct, Step: f.heapStep, RandomPerPage: f.rpp},
-	}
-	plan := harness.PlanOptions{Exe: "/usr/local/bin/tenon", MaxActions: f.maxActions, WaitScale: f.waitScale, MaxWait: f.maxWait, MaxTool: f.maxTool}
-	started := time.Now()
-	var pairs []harness.Pair
-	n := 0
-	for _, s := range sets {
-		for _, wf := range s.wfs {
-			steps := harness.Plan(wf, plan)
-			p := harness.Pair{Set: s.name}
-			for _, mode := range []harness.Mode{harness.Baseline, harness.Intents} {
-				n++
-				fmt.Fprintf(env.stderr, "%s %s %s (%d steps)...\n", s.name, wf.ID, mode, len(steps))
-				r, err := harness.Replay(ctx, o, mode, wf.ID, fmt.Sprintf("tenon-harness-%d-%d", os.Getpid(), n), steps)
-				if err != nil {
-					return fmt.Errorf("replaying %s (%s): %w", wf.ID, mode, err)
-				}
-				if mode == harness.Baseline {
-					p.Baseline = r
-				} else {
-					p.Intents = r
-				}
-			}
-			pairs = append(pairs, p)
-		}
-	}
-	var totals []harness.Totals
-	for _, s := range sets {
-		totals = append(totals, harness.Total(pairs, s.name))
-	}
-	totals = append(totals, harness.Total(pairs, ""))
 	var table bytes.Buffer
-	harness.WriteTable(&table, pairs, totals)
+	harness.WriteTable(&table, res.Pairs, res.Totals)
 	fmt.Fprint(env.stdout, table.String())
-	fmt.Fprintf(env.stdout, "evaluation wall time %.0f s\n", time.Since(started).Seconds())
+	fmt.Fprintf(env.stdout, "evaluation wall time %.0f s\n", res.Wall.Seconds())
 	if f.jsonOut != "" {
 		b, err := json.MarshalIndent(map[string]any{"command": strings.Join(os.Args, " "), "commit": app.GitCommit(), "machine": app.Machine(),
-			"pairs": pairs, "totals": totals, "wall_s": time.Since(started).Seconds()}, "", "  ")
+			"pairs": res.Pairs, "totals": res.Totals, "wall_s": res.Wall.Seconds()}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -211,92 +143,10 @@ Needs root and swap; --swap sets up zram for the run and always removes it.`)
 	}
 	if f.mdOut != "" {
 		md := fmt.Sprintf("# Memory intents: backing memory and harness time\n\nCommand: `%s`\n\nCommit: `%s`\n\nMachine: %s\n\nEvaluation wall time: %.0f s\n\n%s",
-			strings.Join(os.Args, " "), app.GitCommit(), app.Machine(), time.Since(started).Seconds(), table.String())
+			strings.Join(os.Args, " "), app.GitCommit(), app.Machine(), res.Wall.Seconds(), table.String())
 		if err := writeFileBytes(f.mdOut, []byte(md)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-type workflowSet struct {
-	name string
-	wfs  []trajectory.Workflow
-}
-
-// replaySets generates the swe workflows and picks imported ones: the
-// first tracesN (by id) with at least 4 actions.
-func replaySets(f replayFlags) ([]workflowSet, error) {
-	var sets []workflowSet
-	if f.swe > 0 {
-		wfs, err := workload.Generate("swe", f.swe, f.seed, workload.Options{})
-		if err != nil {
-			return nil, err
-		}
-		sets = append(sets, workflowSet{"swe", wfs})
-	}
-	if f.traces != "" && f.tracesN > 0 {
-		wfs, _, err := agentcgroup.Import(f.traces)
-		if err != nil {
-			return nil, err
-		}
-		slices.SortFunc(wfs, func(a, b trajectory.Workflow) int { return strings.Compare(a.ID, b.ID) })
-		var pick []trajectory.Workflow
-		for _, wf := range wfs {
-			if len(wf.Actions) >= 4 && len(pick) < f.tracesN {
-				pick = append(pick, wf)
-			}
-		}
-		sets = append(sets, workflowSet{"traces", pick})
-	}
-	if len(sets) == 0 {
-		return nil, errors.New("nothing to replay: set --swe or --traces")
-	}
-	return sets, nil
-}
-
-// replaySwap makes sure swap is on for the run. It first takes the lock
-// every user of tenon's zram takes (live tests, other replays), so no one
-// turns the swap off under the run; existing swap is then used as is,
-// otherwise zram of size is set up and cleanup removes it. ratio reports
-// the RAM zram spends per stored byte.
-func replaySwap(ctx context.Context, env *cliEnv, size int64) (ratio func() float64, cleanup func(), err error) {
-	zramRatio := func() float64 {
-		st, err := swap.GetStatus()
-		if err != nil || st.MM == nil || st.MM.OrigDataSize == 0 {
-			return 0
-		}
-		return float64(st.MM.MemUsedTotal) / float64(st.MM.OrigDataSize)
-	}
-	unlock, err := swap.Lock()
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := swap.GetStatus()
-	if err != nil {
-		unlock()
-		return nil, nil, err
-	}
-	if len(st.Swaps) > 0 {
-		if st.Active {
-			return zramRatio, unlock, nil
-		}
-		return nil, unlock, nil // disk swap costs no RAM
-	}
-	if size <= 0 {
-		unlock()
-		return nil, nil, errors.New("no swap is on: set --swap SIZE (zram, removed at the end) or run 'tenon swap enable'")
-	}
-	if err := swap.Enable(ctx, size, env.log); err != nil {
-		unlock()
-		return nil, nil, fmt.Errorf("setting up zram swap: %w", err)
-	}
-	return zramRatio, func() {
-		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := swap.Disable(dctx); err != nil {
-			fmt.Fprintf(env.stderr, "tenon harness replay: removing zram swap: %v\n", err)
-		}
-		unlock()
-	}, nil
 }
