@@ -115,12 +115,17 @@ func (c Config) withDefaults() (Config, error) {
 		c.LifecycleSlots = 8
 	}
 	if c.Horizon <= 0 {
-		c.Horizon = max(24*time.Hour, 20*secs(trajectory.LowerBound(c.Workflows, c.Budget)))
+		c.Horizon = max(24*time.Hour, 20*secs(trajectory.LowerBoundWith(c.Workflows, c.Budget, c.bound())))
 	}
 	if c.RecordEvery <= 0 {
 		c.RecordEvery = time.Second
 	}
 	return c, nil
+}
+
+// bound is what the makespan lower bound knows of the simulated host.
+func (c Config) bound() trajectory.BoundOptions {
+	return trajectory.BoundOptions{SandboxBase: c.SandboxBase, CreateS: c.Create.Seconds()}
 }
 
 // agentReserve is the live policy's agent reserve (policy.AgentReserve)

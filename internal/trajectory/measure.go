@@ -28,6 +28,24 @@ func (a Action) PeakMiB() float64 {
 	return p
 }
 
+// AreaMiBS is the memory-time area of the action's curve above the level
+// before it, MiB·s. For a Mem profile: the ramp's triangle, the hold at the
+// peak and the retain phase. For a Run action with only Recorded values the
+// smaller of the simulator's curve (a ramp to the recorded peak over half
+// the duration and a hold for the other half: ¾ × peak × duration) and the
+// recorded average × duration (what the recorded run held), so that it is
+// below what either the simulator or the recording replays; 0 when nothing
+// was recorded.
+func (a Action) AreaMiBS() float64 {
+	if m := a.Mem; m != nil {
+		return m.PeakMiB*(m.RampS/2+m.HoldS) + m.RetainMiB*m.RetainS
+	}
+	if r := a.Recorded; r != nil {
+		return min(r.AvgMiB, 0.75*r.PeakMiB) * r.DurationS
+	}
+	return 0
+}
+
 // RetainedMiB is the memory the action leaves behind in its sandbox after it
 // exits, for the rest of the workflow: retain_mib when a background process
 // holds it (mem.background or hints.background), plus files_mib written into
@@ -101,26 +119,4 @@ func Oversubscription(wfs []Workflow, budgetBytes int64) float64 {
 		s += w.ProfiledPeakMiB()
 	}
 	return s * float64(units.MiB) / float64(budgetBytes)
-}
-
-// LowerBound is a lower bound on the makespan of replaying wfs under a memory
-// budget, seconds: the larger of
-//   - the latest finish of any workflow run alone, arrival_s + LengthS (with
-//     all arrivals at 0, the longest single workflow), and
-//   - the memory-time area sum over actions of peak × duration divided by the
-//     budget (no schedule can fit more than budget bytes at once).
-//
-// The area term is left out when budgetBytes <= 0.
-func LowerBound(wfs []Workflow, budgetBytes int64) float64 {
-	var longest, area float64
-	for _, w := range wfs {
-		longest = max(longest, w.Arrival+w.LengthS())
-		for _, a := range w.Actions {
-			area += a.PeakMiB() * float64(units.MiB) * a.DurationS()
-		}
-	}
-	if budgetBytes <= 0 {
-		return longest
-	}
-	return max(longest, area/float64(budgetBytes))
 }
