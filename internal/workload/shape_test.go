@@ -3,13 +3,11 @@ package workload
 import (
 	"errors"
 	"math"
-	"os"
 	"reflect"
 	"sort"
 	"testing"
 
 	"github.com/tenon-dev/tenon/internal/trajectory"
-	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 )
 
 // shapeStats are the quantities a real-shape workload must share with the
@@ -100,13 +98,7 @@ func TestRealShapeMatchesCalibration(t *testing.T) {
 // TestRealShapeMatchesTraces compares a real-shape workload with the sandbox
 // actions of the imported traces themselves (skipped without them).
 func TestRealShapeMatchesTraces(t *testing.T) {
-	if _, err := os.Stat(sharedTraces); err != nil {
-		t.Skipf("real traces not present at %s: %v", sharedTraces, err)
-	}
-	wfs, _, err := agentcgroup.Import(sharedTraces)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wfs := importSharedTraces(t)
 	sandbox := map[string]bool{}
 	for _, c := range SandboxClasses {
 		sandbox[c] = true
