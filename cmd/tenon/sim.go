@@ -40,7 +40,7 @@ killer only after hold= (default the gate's DMax) with no action running, or
 after ten times that.
 Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	file := fs.String("workload", "", "trajectory file (JSONL); empty generates one with --kind, --n, --seed")
-	kind := fs.String("kind", "swe", "generated workload kind: swe, science or rl")
+	kind := fs.String("kind", "swe", "generated workload kind: swe, science or rl; with -real (swe-real) at the traces' memory scale, action counts and waits")
 	n := fs.Int("n", 12, "generated workflows")
 	seed := fs.Int64("seed", 1, "seed for generation and the predictors' split")
 	var pols listFlag

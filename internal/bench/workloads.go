@@ -14,11 +14,12 @@ const (
 	WorkloadScience   = "science"
 	WorkloadRL        = "rl"
 	WorkloadDuplicate = "swe-duplicate"
+	WorkloadSWEReal   = "swe-real"
 	WorkloadTraces    = "traces"
 )
 
 // WorkloadNames are the generated workloads, in matrix order.
-var WorkloadNames = []string{WorkloadSWE, WorkloadScience, WorkloadRL, WorkloadDuplicate}
+var WorkloadNames = []string{WorkloadSWE, WorkloadScience, WorkloadRL, WorkloadDuplicate, WorkloadSWEReal}
 
 // GenOptions shape every generated bench workload: the calibrated
 // distributions with memory ×10 and action peaks capped at 600 MiB (so one
@@ -36,12 +37,26 @@ var GenOptions = workload.Options{
 	QPS: 4,
 }
 
+// RealGenOptions shape the real-shape workload (WorkloadSWEReal, generated
+// as workload kind "swe-real"): the traces' memory scale, action counts and
+// waits (workload.RealMaxPeakMiB and RealMaxWaitS cap only the tail), with
+// the arrivals of GenOptions.
+var RealGenOptions = workload.Options{QPS: GenOptions.QPS}
+
 // sizeFactor scales the number of workflows per workload so that each
 // replays in about the same time: rl and the duplicated burst make every
 // workflow heavy, and science actions are heavier and longer, so fewer of
 // them fill the budget as long.
+//
+// swe-real gets the traces' own count (45 imported haiku runs for the
+// matrix's 20): its workflows peak at the traces' scale, about 150 MiB on
+// average, so at that count the profiled peaks sum to about 6.8 GiB for
+// seed 1, against the traces' 6.3 GiB, and oversubscribe a budget as the
+// traces do.
 func sizeFactor(name string) float64 {
 	switch name {
+	case WorkloadSWEReal:
+		return 2.25
 	case WorkloadDuplicate:
 		return 0.5
 	case WorkloadRL:
@@ -68,7 +83,11 @@ func Generate(name string, n int, seed int64) ([]trajectory.Workflow, error) {
 	}
 	count := WorkflowCount(name, n)
 	if name != WorkloadDuplicate {
-		wfs, err := workload.Generate(name, count, seed, GenOptions)
+		opts := GenOptions
+		if name == WorkloadSWEReal {
+			opts = RealGenOptions
+		}
+		wfs, err := workload.Generate(name, count, seed, opts)
 		if err != nil {
 			return nil, fmt.Errorf("generating %s: %w", name, err)
 		}

@@ -57,10 +57,9 @@ func TestCalibrate(t *testing.T) {
 	}
 }
 
-// TestCalibrationMatchesTraces recomputes the calibration from the shared
-// traces and checks the committed calibration.json equals it; with
-// -update-calibration it rewrites the file instead.
-func TestCalibrationMatchesTraces(t *testing.T) {
+// importSharedTraces imports the haiku traces, skipping the test without them.
+func importSharedTraces(t *testing.T) []trajectory.Workflow {
+	t.Helper()
 	if _, err := os.Stat(sharedTraces); err != nil {
 		t.Skipf("real traces not present at %s: %v", sharedTraces, err)
 	}
@@ -68,6 +67,14 @@ func TestCalibrationMatchesTraces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return wfs
+}
+
+// TestCalibrationMatchesTraces recomputes the calibration from the shared
+// traces and checks the committed calibration.json equals it; with
+// -update-calibration it rewrites the file instead.
+func TestCalibrationMatchesTraces(t *testing.T) {
+	wfs := importSharedTraces(t)
 	got := Calibrate(wfs, "agentcgroup-haiku (eunomia-bpf/agentcgroup experiments/all_images_haiku @5af9e7b), imported by internal/trajectory/agentcgroup")
 	b, err := json.MarshalIndent(got, "", "  ")
 	if err != nil {

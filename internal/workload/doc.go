@@ -5,7 +5,9 @@
 // traces (calibration.json, produced by Calibrate; see calibration.md), so
 // generated workflows look like recorded ones while every action is a Mem
 // profile that replays anywhere, with a realistic Command and Class for the
-// predictor.
+// predictor. A kind with RealSuffix ("swe-real") keeps the traces' memory
+// scale, action counts and waits, capping only the calibration's overstated
+// tail (shape.go).
 //
 // Generation is deterministic for a seed. The package only builds values; it
 // reads no trace files itself (the calibration test does) and touches no

@@ -8,9 +8,9 @@ import (
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
-// Generate makes n workflows of a kind (swe, science, rl), deterministic for
-// a seed: the same arguments always give the same workflows, and workflow i
-// does not depend on n. Every action is a Mem profile with a Class, a
+// Generate makes n workflows of a kind (swe, science, rl, or one of them with
+// RealSuffix: see realShape), deterministic for a seed: the same arguments
+// always give the same workflows, and workflow i does not depend on n. Every action is a Mem profile with a Class, a
 // realistic Command and Recorded values equal to the profile.
 //
 // Per action: the wait is drawn from the calibrated waits; the action is
@@ -23,7 +23,11 @@ import (
 // waits, durations, classes and heavy actions (so heavy actions line up),
 // redrawing only light peaks and commands, ends with a heavy test (the reward
 // computation) and arrives all at 0.
-func Generate(kind string, n int, seed int64, opts Options) ([]trajectory.Workflow, error) {
+func Generate(name string, n int, seed int64, opts Options) ([]trajectory.Workflow, error) {
+	kind, opts, err := realShape(name, opts)
+	if err != nil {
+		return nil, err
+	}
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -41,7 +45,7 @@ func Generate(kind string, n int, seed int64, opts Options) ([]trajectory.Workfl
 	}
 	kp, ok := paramsFor(kind, *cal)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownKind, kind)
+		return nil, fmt.Errorf("%w: %q", ErrUnknownKind, name)
 	}
 	if o.HeavyShare > 0 {
 		kp.heavyShare = o.HeavyShare
@@ -76,7 +80,7 @@ func Generate(kind string, n int, seed int64, opts Options) ([]trajectory.Workfl
 		default:
 			w, _ = g.workflow(g.rng(seed, i))
 		}
-		w.Version, w.ID, w.Kind, w.Arrival = trajectory.Version, fmt.Sprintf("%s-%03d", kind, i), kind, arr[i]
+		w.Version, w.ID, w.Kind, w.Arrival = trajectory.Version, fmt.Sprintf("%s-%03d", name, i), name, arr[i]
 		out[i] = w
 	}
 	return out, nil
