@@ -34,6 +34,8 @@ Needs root. Takes a few minutes.`)
 	scale := fs.Float64("time-scale", 1, "multiply arrivals, model waits and tool times")
 	plot := fs.String("plot", "tenon-run.png", "write a PNG of memory and concurrency over time (\"\" for none)")
 	events := fs.String("events", "", "write the event log (JSONL) to this file")
+	var timeout timeoutFlag
+	fs.Var(&timeout, "action-timeout", actionTimeoutHelp)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -53,7 +55,7 @@ Needs root. Takes a few minutes.`)
 		len(wfs), units.FormatSize(int64(budget)), trajectory.Oversubscription(wfs, int64(budget)), pols)
 	c, err := app.Replay(ctx, app.ReplayConfig{
 		Workflows: wfs, Policies: pols.items, Budget: int64(budget),
-		Backend: *backend, Domain: "tenon", StateDir: *stateDir, TimeScale: *scale, EventLog: *events,
+		Backend: *backend, Domain: "tenon", StateDir: *stateDir, TimeScale: *scale, ActionTimeout: timeout.config(), EventLog: *events,
 		Progress: env.stderr, Log: env.log,
 	})
 	if c != nil {

@@ -24,6 +24,8 @@ type BenchConfig struct {
 	Backend  string // one of BackendNames
 	Domain   string // name of the workload domain cgroup
 	StateDir string // where each replay's run directory is made
+	// ActionTimeout is ReplayConfig's: 0 the default, negative none.
+	ActionTimeout time.Duration
 	// OutDir receives the results files (bench.WriteResults); EventsDir,
 	// when set, each case's event log as <case>.jsonl.
 	OutDir, EventsDir string
@@ -71,7 +73,7 @@ func (p *BenchPlan) replayConfig(c bench.Case, label string) ReplayConfig {
 	return ReplayConfig{
 		Workflows: c.Workflows, Params: c.Params, Budget: c.Budget,
 		Backend: p.cfg.Backend, Domain: p.cfg.Domain, StateDir: p.cfg.StateDir, TimeScale: c.TimeScale,
-		Retries: 5, Label: label, EventLog: caseEventLog(p.cfg.EventsDir, c.Name),
+		Retries: 5, ActionTimeout: p.cfg.ActionTimeout, Label: label, EventLog: caseEventLog(p.cfg.EventsDir, c.Name),
 		Progress: p.cfg.Progress, Log: p.cfg.Log,
 	}
 }
