@@ -51,8 +51,11 @@ synchronized bursts), swe-duplicate (0.5 n copies of the heaviest swe workflow,
 all at once: the adversarial burst); with --traces DIR, the AgentCgroup traces
 in DIR (workload "traces", compressed so the longest replays in 60 s, only on
 budgets its largest action fits). Every policy replays each case in a fresh
-workload domain with up to 5 retries per workflow; --time-scale compresses
-arrivals, waits and action times.
+workload domain with up to 5 retries per workflow after an OOM kill or a
+sandbox timeout (--action-timeout); --time-scale compresses arrivals, waits and
+action times. Makespan and latency are over every workflow: a policy that gave
+up on one has no makespan ("dnf"), and a speedup over it is reported as "did
+not finish N of M".
 
 Writes <out-dir>/<name>.md (command, commit, machine, goals, one table per case),
 <name>.json (the headline case's "results" per policy, the "goals", and every

@@ -117,7 +117,7 @@ func TestBenchReplot(t *testing.T) {
 	cmp := func(pols ...string) *report.Comparison {
 		c := &report.Comparison{Oversubscription: 9, LowerBoundS: 10}
 		for i, p := range pols {
-			c.Results = append(c.Results, report.Metrics{Policy: p, MakespanS: float64(10 + i), Workflows: 4, Completed: 4})
+			c.Results = append(c.Results, report.Metrics{Policy: p, MakespanS: report.Seconds(10 + i), RunS: float64(10 + i), Workflows: 4, Completed: 4})
 		}
 		return c
 	}

@@ -22,8 +22,11 @@ func runMain(ctx context.Context, env *cliEnv, args []string) error {
 embedded in the binary) whose profiled peaks add up to 4.75x a 2 GiB budget.
 Each policy replays it in real sandboxes (the embedded process backend) under a
 fresh workload-domain cgroup limited to --budget; workflows hit by an OOM kill
-are retried up to 5 times. The table compares makespan, latency, peak memory
-and OOM kills; the plot shows domain memory and running actions over time.
+or a sandbox timeout (--action-timeout) are retried up to 5 times. The table
+compares makespan, goodput, latency, peak memory, OOM kills and timeouts;
+makespan and latency are over every workflow, so a policy that gave up on one
+shows "dnf" and "did not finish N of M" instead of a speedup. The plot shows
+domain memory and running actions over time.
 Needs root. Takes a few minutes.`)
 	budget := units.Size(2 * units.GiB)
 	fs.Var(&budget, "budget", budgetHelp)

@@ -139,7 +139,7 @@ func SelectBestStatic(outs []Outcome) (name string, complete bool, why string) {
 		case !ca && a.Completed != b.Completed:
 			return a.Completed > b.Completed
 		}
-		return a.MakespanS < b.MakespanS
+		return a.RunS < b.RunS
 	}
 	for _, o := range outs {
 		if o.Case.Group != GroupStatic || o.Comparison == nil {
@@ -170,19 +170,6 @@ func (r *Results) Headline() *Outcome {
 		}
 	}
 	return nil
-}
-
-// metricsOf finds a policy's metrics in a comparison.
-func metricsOf(c *report.Comparison, policy string) (report.Metrics, bool) {
-	if c == nil {
-		return report.Metrics{}, false
-	}
-	for _, m := range c.Results {
-		if m.Policy == policy {
-			return m, true
-		}
-	}
-	return report.Metrics{}, false
 }
 
 // usesBestStatic reports whether a static sweep ran or a case replayed the

@@ -26,8 +26,10 @@ func TestWriteMarkdown(t *testing.T) {
 		{"complete", fakeResults(metrics("tenon", 14, 20, 20, 0)), []string{
 			"# tenon bench: bench-test", "tenon bench --quick", "`abc123` (working tree dirty)", "status: complete",
 			"| tenon OOM events | 0 | 0 | met |", "### main/swe/1GiB (headline)", "### static/swe/1GiB/N=2",
-			"| eager | 120.0 s | - | 8.57x |", "| tenon | 14.0 s | 1.40x | - |", "60% (12/20)", "![a.png](a.png)",
-		}, []string{"PARTIAL"}},
+			"| eager | dnf | 0.0/h | - | eager did not finish 8 of 20 | 60.0 s | dnf |", "| agent-reservation | 200.0 s | 0.0/h | - | 14.29x |",
+			"| tenon | 14.0 s | 0.0/h | 1.40x | - |", "60% (12/20)", "![a.png](a.png)",
+			"| speedup over Eager | >= 5.5x | eager did not finish 8 of 20 | did not finish |",
+		}, []string{"PARTIAL", "8.57x"}},
 		{"partial with a failed case", func() *Results {
 			r := fakeResults(metrics("tenon", 50, 19, 20, 3))
 			r.Cases, r.Interrupted = 9, true
