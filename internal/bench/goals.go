@@ -31,6 +31,14 @@ type Goal struct {
 	// compares left workflows unfinished ("eager did not finish 8 of 20"):
 	// there is no ratio then (report.Speedup).
 	DidNotFinish string `json:"did_not_finish,omitempty"`
+	// Min and Max are the goal's smallest and largest value over the
+	// repetitions where it was measured, Reps how many those were; the
+	// goal is judged on Value, the value of the median metrics.
+	Min  float64 `json:"min,omitempty"`
+	Max  float64 `json:"max,omitempty"`
+	Reps int     `json:"reps,omitempty"`
+
+	format func(float64) string // renders Value, Min and Max
 }
 
 // Status is "met", "not met", "did not finish" or "not measured".
@@ -48,25 +56,74 @@ func (g Goal) Status() string {
 
 // Goals computes the goals from the headline case (tenon against Eager and
 // agent-level reservation there) and the static sweep (the best Static-N
-// that completed every workflow).
+// that completed every workflow), on the cases' median metrics; with
+// several repetitions, each goal also gets its min–max over them (the goal
+// computed from each repetition alone).
 func Goals(r *Results) []Goal {
 	staticName, complete, _ := SelectBestStatic(r.Outcomes)
 	if !complete {
 		staticName = "" // the goal compares with a static that reached 100%
 	}
-	return goalsOf(r, staticName)
+	goals := goalsOf(r, staticName)
+	n := 0
+	for _, o := range r.Outcomes {
+		n = max(n, len(o.Reps))
+	}
+	if n <= 1 {
+		return goals
+	}
+	for k := range n {
+		for i, g := range goalsOf(r.rep(k), staticName) {
+			if !g.Known {
+				continue
+			}
+			if goals[i].Reps == 0 {
+				goals[i].Min, goals[i].Max = g.Value, g.Value
+			}
+			goals[i].Min, goals[i].Max = min(goals[i].Min, g.Value), max(goals[i].Max, g.Value)
+			goals[i].Reps++
+		}
+	}
+	for i := range goals {
+		if g := &goals[i]; g.Reps > 0 && g.format != nil {
+			g.Measured += fmt.Sprintf("; over %d reps: min %s, max %s", g.Reps, g.format(g.Min), g.format(g.Max))
+		}
+	}
+	return goals
+}
+
+// rep is r with each case's repetition k as its comparison: a case run
+// once stands in every repetition, and a case with fewer (one failed) has
+// none.
+func (r *Results) rep(k int) *Results {
+	out := *r
+	out.Outcomes = make([]Outcome, len(r.Outcomes))
+	for i, o := range r.Outcomes {
+		switch {
+		case len(o.Reps) <= 1:
+		case k < len(o.Reps):
+			o.Comparison = o.Reps[k]
+		default:
+			o.Comparison = nil
+		}
+		out.Outcomes[i] = o
+	}
+	return &out
 }
 
 // goalsOf computes the goals from r's comparisons against staticName.
 func goalsOf(r *Results, staticName string) []Goal {
-	unknown := func(name, target string) Goal { return Goal{Name: name, Target: target, Measured: "not measured"} }
+	times := func(v float64) string { return fmt.Sprintf("%.2fx", v) }
+	unknown := func(name, target string, format func(float64) string) Goal {
+		return Goal{Name: name, Target: target, Measured: "not measured", format: format}
+	}
 	var head *report.Comparison
 	if h := r.Headline(); h != nil {
 		head = h.Comparison
 	}
 	tenon, hasTenon := head.Policy("tenon")
 	speedupOf := func(name string, target float64, base report.Metrics, baseOK bool) Goal {
-		g := unknown(name, fmt.Sprintf(">= %.1fx", target))
+		g := unknown(name, fmt.Sprintf(">= %.1fx", target), times)
 		if !hasTenon || !baseOK {
 			return g
 		}
@@ -80,10 +137,10 @@ func goalsOf(r *Results, staticName string) []Goal {
 		}
 		return g
 	}
-	over := unknown("headline oversubscription", fmt.Sprintf(">= %.1fx", TargetOversubscription))
-	success := unknown("tenon completes every workflow", fmt.Sprintf("%.0f%%", TargetSuccessPct))
-	oom := unknown("tenon OOM events", fmt.Sprintf("%d", TargetOOM))
-	lb := unknown("tenon makespan / lower bound", fmt.Sprintf("<= %.1fx", TargetOverLowerBound))
+	over := unknown("headline oversubscription", fmt.Sprintf(">= %.1fx", TargetOversubscription), nil) // the same every rep
+	success := unknown("tenon completes every workflow", fmt.Sprintf("%.0f%%", TargetSuccessPct), func(v float64) string { return fmt.Sprintf("%.1f%%", v) })
+	oom := unknown("tenon OOM events", fmt.Sprintf("%d", TargetOOM), count)
+	lb := unknown("tenon makespan / lower bound", fmt.Sprintf("<= %.1fx", TargetOverLowerBound), times)
 	if head != nil {
 		over.Value, over.Known = head.Oversubscription, true
 		over.Met = head.Oversubscription >= TargetOversubscription

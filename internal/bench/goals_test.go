@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tenon-dev/tenon/internal/report"
@@ -117,5 +118,55 @@ func TestGoalsIgnoreIncompleteStatic(t *testing.T) {
 	g := goalByName(Goals(r))["speedup over the best Static-N reaching 100%"]
 	if g.Known || g.Status() != "not measured" {
 		t.Errorf("goal %+v measured against a static that did not reach 100%%", g)
+	}
+}
+
+// TestGoalsOnMedians: with repetitions, each goal is judged on the median
+// metrics and carries the min and max of the goal over the repetitions.
+func TestGoalsOnMedians(t *testing.T) {
+	rep := func(tenonS, eagerS float64, tenonDone int) *Results {
+		r := fakeResults(metrics("tenon", tenonS, tenonDone, 20, 20-tenonDone))
+		r.Outcomes[2].Comparison.Results[0] = metrics("eager", eagerS, 20, 20, 80)
+		return r
+	}
+	// tenon 10, 20, 12 s (median 12); eager 120, 60, 96 s (median 96);
+	// the second rep lost a workflow.
+	reps := []*Results{rep(10, 120, 20), rep(20, 60, 19), rep(12, 96, 20)}
+	r := reps[0]
+	for i := range r.Outcomes {
+		var cs []*report.Comparison
+		for _, x := range reps {
+			cs = append(cs, x.Outcomes[i].Comparison)
+		}
+		r.Outcomes[i].Reps = cs
+		r.Outcomes[i].Comparison = report.Aggregate(cs)
+	}
+	got := goalByName(Goals(r))
+	tests := []struct {
+		name          string
+		value         float64
+		met           bool
+		min, max      float64
+		reps          int
+		measuredHints []string
+	}{
+		{"speedup over Eager", 96.0 / 12, true, 120.0 / 10, 96.0 / 12, 2, []string{"8.00x", "over 2 reps: min 8.00x, max 12.00x"}},
+		{"tenon completes every workflow", 100, true, 95, 100, 3, []string{"100.0%", "min 95.0%, max 100.0%"}},
+		{"tenon OOM events", 0, true, 0, 1, 3, []string{"over 3 reps: min 0, max 1"}},
+		{"tenon makespan / lower bound", 1.2, true, 1, 1.2, 2, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := got[tt.name]
+			near := func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+			if !g.Known || !near(g.Value, tt.value) || g.Met != tt.met || !near(g.Min, min(tt.min, tt.max)) || !near(g.Max, max(tt.min, tt.max)) || g.Reps != tt.reps {
+				t.Errorf("%+v, want value %g met %v min–max %g–%g over %d", g, tt.value, tt.met, tt.min, tt.max, tt.reps)
+			}
+			for _, h := range tt.measuredHints {
+				if !strings.Contains(g.Measured, h) {
+					t.Errorf("measured %q lacks %q", g.Measured, h)
+				}
+			}
+		})
 	}
 }

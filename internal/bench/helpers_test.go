@@ -27,7 +27,7 @@ type fakeRun map[string]map[string]report.Metrics
 
 var errFake = errors.New("fake failure")
 
-func (f fakeRun) run(_ context.Context, c Case) (*report.Comparison, error) {
+func (f fakeRun) run(_ context.Context, c Case, _ int) (*report.Comparison, error) {
 	byPolicy, ok := f[c.Name]
 	if !ok {
 		return nil, errFake
