@@ -51,17 +51,23 @@ synchronized bursts), swe-duplicate (0.5 n copies of the heaviest swe workflow,
 all at once: the adversarial burst); with --traces DIR, the AgentCgroup traces
 in DIR (workload "traces", compressed so the longest replays in 60 s, only on
 budgets its largest action fits). Every policy replays each case in a fresh
-workload domain with up to 5 retries per workflow; --time-scale compresses
-arrivals, waits and action times.
+workload domain with up to 5 retries per workflow after an OOM kill or a
+sandbox timeout (--action-timeout); --time-scale compresses arrivals, waits and
+action times. Makespan and latency are over every workflow: a policy that gave
+up on one has no makespan ("dnf"), and a speedup over it is reported as "did
+not finish N of M".
 
 Writes <out-dir>/<name>.md (command, commit, machine, goals, one table per case),
 <name>.json (the headline case's "results" per policy, the "goals", and every
 case under "cases") and <name>-{workloads,ablation,load,region}.png (seed 000
-Figures 9, 11, 13, 14). Ctrl-C stops the running replay and writes what
+Figures 9, 11, 13, 14). Every case is replayed --reps times (3; once with
+--quick) and reported as the median with its min–max per metric; the goals are
+judged on the medians. Ctrl-C stops the running replay and writes what
 finished, marked partial. --dry-run prints the cases and an estimated duration
-from a model calibrated on this 2-core machine (how long tenon's controller
-takes varies most). --quick: 8 swe workflows at 1 GiB (about 4x
-oversubscribed, time scale 0.25), eager and tenon, a few minutes. Needs root.
+of every repetition, from a model calibrated on this 2-core machine (how long
+tenon's controller takes varies most). --quick: 8 swe workflows at 1 GiB
+(about 4x oversubscribed, time scale 0.25), eager and tenon, once, a few
+minutes. Needs root.
 --replot FILE.json redraws the plots of an earlier run from its results JSON,
 next to it, and runs nothing.`)
 	quick := fs.Bool("quick", false, "run the small CI subset instead of the full matrix")
@@ -77,10 +83,13 @@ next to it, and runs nothing.`)
 	scale := fs.Float64("time-scale", def.TimeScale, "multiply arrivals, model waits and tool times of every case (0.25 with --quick)")
 	n := fs.Int("n", def.N, "workflows of the swe workload (others scale from it; 8 with --quick)")
 	seed := fs.Int64("seed", def.Seed, "workload generator seed")
+	reps := fs.Int("reps", def.Reps, "replay every case this many times and report medians with min–max (1 with --quick)")
 	stateDir := fs.String("state-dir", "/var/lib/tenon", "where sandboxes' writable layers and workspaces live during the run")
 	domain := fs.String("domain", "tenon-bench", "name of the workload domain cgroup")
 	everyBudget := fs.Bool("every-budget", false, "replay every workload at every budget (default: only the headline workload at the larger budgets)")
 	fs.Var(&only, "only", "comma-separated `groups` to run: "+strings.Join(bench.Groups, ", "))
+	var timeout timeoutFlag
+	fs.Var(&timeout, "action-timeout", actionTimeoutHelp+" (per case)")
 	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
 	replot := fs.String("replot", "", "redraw the plots of an earlier run from its results JSON (written next to it), run nothing")
 	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
@@ -112,13 +121,13 @@ next to it, and runs nothing.`)
 	cases, err := benchCases(set, benchFlagValues{
 		quick: *quick, everyBudget: *everyBudget, traces: *traces, backend: *backend,
 		budgets: budgets.items, workloads: workloadsFlag.items, policies: pols.items, only: only.items,
-		timeScale: *scale, n: *n, seed: *seed,
+		timeScale: *scale, n: *n, seed: *seed, reps: *reps,
 	})
 	if err != nil {
 		return err
 	}
 	plan, err := app.PlanBench(app.BenchConfig{
-		Cases: cases, Backend: *backend, Domain: *domain, StateDir: *stateDir, OutDir: *outDir, EventsDir: *eventsDir,
+		Cases: cases, Backend: *backend, Domain: *domain, StateDir: *stateDir, OutDir: *outDir, EventsDir: *eventsDir, ActionTimeout: timeout.config(),
 		Meta:     bench.Meta{Name: *name, Command: "tenon bench " + quoteArgs(args), Backend: *backend},
 		Progress: env.stderr, Log: env.log,
 	})
@@ -148,7 +157,7 @@ type benchFlagValues struct {
 	traces, backend                    string
 	budgets, workloads, policies, only []string
 	timeScale                          float64
-	n                                  int
+	n, reps                            int
 	seed                               int64
 }
 
@@ -224,11 +233,17 @@ func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) er
 	if set["seed"] {
 		m.Seed = v.seed
 	}
+	if set["reps"] {
+		m.Reps = v.reps
+	}
 	if !(m.TimeScale > 0) {
 		return errors.New("--time-scale must be positive")
 	}
 	if m.N <= 0 {
 		return errors.New("--n must be positive")
+	}
+	if m.Reps <= 0 {
+		return errors.New("--reps must be positive")
 	}
 	return nil
 }
@@ -255,12 +270,12 @@ func printBenchPlan(env *cliEnv, cases []bench.Case, asJSON bool) error {
 		}{pcs, total.Seconds()})
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tworkflows\tbudget\toversub\ttime scale\testimate\tpolicies")
+	fmt.Fprintln(tw, "case\tworkflows\tbudget\toversub\ttime scale\treps\testimate\tpolicies")
 	replays := 0
 	for _, c := range cases {
-		replays += len(c.Policies)
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2fx\t%.3g\t%s\t%s\n", c.Name, len(c.Workflows), units.FormatSize(c.Budget),
-			c.Oversubscription(), c.TimeScale, bench.Estimate([]bench.Case{c}).Round(time.Second), strings.Join(c.Policies, ","))
+		replays += max(c.Reps, 1) * len(c.Policies)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.2fx\t%.3g\t%d\t%s\t%s\n", c.Name, len(c.Workflows), units.FormatSize(c.Budget),
+			c.Oversubscription(), c.TimeScale, max(c.Reps, 1), bench.Estimate([]bench.Case{c}).Round(time.Second), strings.Join(c.Policies, ","))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -278,7 +293,7 @@ func printBenchSummary(w io.Writer, res *bench.Results, files []string) {
 			fmt.Fprintf(w, "case %s failed: %v\n", o.Case.Name, o.Err)
 		}
 	}
-	fmt.Fprintln(w, "goals (headline case):")
+	fmt.Fprintln(w, "goals (headline case, on medians over the repetitions):")
 	for _, g := range bench.Goals(res) {
 		fmt.Fprintf(w, "  %-46s target %-8s %s: %s\n", g.Name, g.Target, g.Measured, g.Status())
 	}

@@ -90,7 +90,7 @@ func TestLiveBenchQuick(t *testing.T) {
 		if m.Workflows == 0 || m.Completed+m.Failed != m.Workflows {
 			t.Errorf("%s: completed %d + failed %d != %d workflows", m.Policy, m.Completed, m.Failed, m.Workflows)
 		}
-		t.Logf("%s: makespan %.1f s, %d/%d completed, %d OOM kills", m.Policy, m.MakespanS, m.Completed, m.Workflows, m.OOMEvents)
+		t.Logf("%s: makespan %v (run %.1f s), %d/%d completed, %d OOM kills, %d timeouts", m.Policy, m.MakespanS, m.RunS, m.Completed, m.Workflows, m.OOMEvents, m.Timeouts)
 	}
 	for _, p := range []string{"eager", "tenon"} {
 		if _, ok := seen[p]; !ok {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{"bad static N", []string{"--policies", "static-x"}, "static-x"},
 		{"zero time scale", []string{"--time-scale", "0"}, "--time-scale must be positive"},
 		{"zero workflows", []string{"--n", "0"}, "--n must be positive"},
+		{"zero repetitions", []string{"--reps", "0"}, "--reps must be positive"},
 		{"name with a directory", []string{"--name", "a/b"}, "--name"},
 		{"unknown backend", []string{"--backend", "xen"}, `--backend "xen"`},
 		{"missing trace directory", []string{"--traces", "/nonexistent/tenon-test-bench"}, "--traces"},
@@ -110,6 +112,49 @@ func TestBenchDryRun(t *testing.T) {
 	}
 }
 
+// TestBenchDryRunReps: the estimate of a dry run counts every repetition:
+// the full matrix thrice by default, --quick once, and --reps overrides.
+func TestBenchDryRunReps(t *testing.T) {
+	estimate := func(args ...string) (float64, []int) {
+		t.Helper()
+		env := newTestEnv()
+		if err := runBench(context.Background(), &env.cliEnv, append([]string{"--dry-run", "--json"}, args...)); err != nil {
+			t.Fatalf("%v: %v (%s)", args, err, env.errOut.String())
+		}
+		var plan struct {
+			Cases []struct {
+				Reps int `json:"reps"`
+			} `json:"cases"`
+			EstimateS float64 `json:"estimate_s"`
+		}
+		if err := json.Unmarshal(env.out.Bytes(), &plan); err != nil {
+			t.Fatal(err)
+		}
+		var reps []int
+		for _, c := range plan.Cases {
+			reps = append(reps, c.Reps)
+		}
+		return plan.EstimateS, reps
+	}
+	three, reps3 := estimate("--only", "main")
+	one, reps1 := estimate("--only", "main", "--reps", "1")
+	if math.Abs(three-3*one) > 1e-6*three || reps3[0] != 3 || reps1[0] != 1 {
+		t.Errorf("estimate %g s at reps %v, %g s at reps %v; want three times", three, reps3, one, reps1)
+	}
+	quick, repsQ := estimate("--quick")
+	quick5, repsQ5 := estimate("--quick", "--reps", "5")
+	if math.Abs(quick5-5*quick) > 1e-6*quick5 || repsQ[0] != 1 || repsQ5[0] != 5 {
+		t.Errorf("quick estimate %g s at reps %v, %g s at reps %v; want five times", quick, repsQ, quick5, repsQ5)
+	}
+	env := newTestEnv()
+	if err := runBench(context.Background(), &env.cliEnv, []string{"--dry-run", "--quick", "--reps", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(env.out.String(), "1 cases, 4 replays") {
+		t.Errorf("dry run does not count 2 reps of 2 policies as 4 replays:\n%s", env.out.String())
+	}
+}
+
 // TestBenchReplot: --replot redraws the plots of a results JSON next to it
 // and runs nothing; a missing or foreign file is an error naming it.
 func TestBenchReplot(t *testing.T) {
@@ -117,7 +162,7 @@ func TestBenchReplot(t *testing.T) {
 	cmp := func(pols ...string) *report.Comparison {
 		c := &report.Comparison{Oversubscription: 9, LowerBoundS: 10}
 		for i, p := range pols {
-			c.Results = append(c.Results, report.Metrics{Policy: p, MakespanS: float64(10 + i), Workflows: 4, Completed: 4})
+			c.Results = append(c.Results, report.Metrics{Policy: p, MakespanS: report.Seconds(10 + i), RunS: float64(10 + i), Workflows: 4, Completed: 4})
 		}
 		return c
 	}

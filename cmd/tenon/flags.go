@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/replay"
 )
 
 // listFlag is every list-valued flag: a comma-separated list that may also
@@ -69,3 +72,46 @@ func (p paramFlag) Set(v string) error {
 
 // budgetHelp documents the budget flags.
 const budgetHelp = "memory budget of the workload domain, e.g. 2GiB (the domain cgroup's limit)"
+
+// timeoutFlag is --action-timeout: "auto" (the default), a duration, or 0
+// for none.
+type timeoutFlag struct {
+	d   time.Duration
+	set bool // false: auto
+}
+
+func (f *timeoutFlag) String() string {
+	if f == nil || !f.set {
+		return "auto"
+	}
+	return f.d.String()
+}
+
+func (f *timeoutFlag) Set(v string) error {
+	if v == "auto" {
+		f.d, f.set = 0, false
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want auto, 0 or a positive duration such as 90s, got %q", v)
+	}
+	f.d, f.set = d, true
+	return nil
+}
+
+// config is the flag as app.ReplayConfig.ActionTimeout (and SimConfig's):
+// 0 for auto, negative for none.
+func (f *timeoutFlag) config() time.Duration {
+	switch {
+	case !f.set:
+		return 0
+	case f.d == 0:
+		return -1
+	}
+	return f.d
+}
+
+// actionTimeoutHelp documents --action-timeout.
+var actionTimeoutHelp = fmt.Sprintf("kill an action running longer, frozen time included: a sandbox timeout, which fails the attempt; "+
+	"auto: %dx the workload's longest action at the time scale, at least %s; 0: none", replay.ActionTimeoutFactor, replay.MinActionTimeout)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"flag"
+	"io"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestListFlag(t *testing.T) {
@@ -79,5 +81,42 @@ func TestListFlagHelp(t *testing.T) {
 	fs.PrintDefaults()
 	if want := "-policy policies\n    \tcomma-separated policies to compare (default eager,tenon)"; !strings.Contains(b.String(), want) {
 		t.Errorf("help %q lacks %q", b.String(), want)
+	}
+}
+
+// TestTimeoutFlag: --action-timeout defaults to auto (the app's 0), takes
+// a duration, and 0 turns the timeout off (the app's negative).
+func TestTimeoutFlag(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    time.Duration
+		str     string
+		wantErr bool
+	}{
+		{name: "default is auto", want: 0, str: "auto"},
+		{name: "explicit auto", args: []string{"--t", "auto"}, want: 0, str: "auto"},
+		{name: "a duration", args: []string{"--t", "90s"}, want: 90 * time.Second, str: "1m30s"},
+		{name: "zero is none", args: []string{"--t", "0"}, want: -1, str: "0s"},
+		{name: "negative", args: []string{"--t", "-5s"}, wantErr: true},
+		{name: "not a duration", args: []string{"--t", "soon"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var f timeoutFlag
+			fs.Var(&f, "t", "a timeout")
+			err := fs.Parse(tt.args)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("parse: %v, want error %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				return
+			}
+			if got := f.config(); got != tt.want || f.String() != tt.str {
+				t.Errorf("config %v String %q, want %v %q", got, f.String(), tt.want, tt.str)
+			}
+		})
 	}
 }

@@ -40,7 +40,8 @@ Policies:`+policyHelp())
 	stateDir := fs.String("state-dir", "/var/lib/tenon", "where sandboxes' writable layers and workspaces live during the run")
 	scale := fs.Float64("time-scale", 1, "multiply arrivals, model waits and tool times (0.5 replays twice as fast)")
 	retries := fs.Int("retries", 5, "retries of a failed workflow after its first attempt (0: none)")
-	timeout := fs.Duration("action-timeout", 0, "kill an action running longer (a sandbox timeout); 0: none")
+	var timeout timeoutFlag
+	fs.Var(&timeout, "action-timeout", actionTimeoutHelp)
 	params := paramFlag{}
 	fs.Var(params, "param", "policy parameter key=value, repeatable (e.g. yellow=0.1)")
 	events := fs.String("events", "", "write the event log (JSONL) to this file")
@@ -70,7 +71,7 @@ Policies:`+policyHelp())
 	c, err := app.Replay(ctx, app.ReplayConfig{
 		Workflows: wfs, Policies: pols.items, Params: params, Budget: int64(budget),
 		Backend: *backend, Domain: *domain, StateDir: *stateDir, TimeScale: *scale,
-		Retries: r, ActionTimeout: *timeout, EventLog: *events, Progress: env.stderr, Log: env.log,
+		Retries: r, ActionTimeout: timeout.config(), EventLog: *events, Progress: env.stderr, Log: env.log,
 	})
 	if c != nil {
 		if werr := writeComparison(env, c, *asJSON, *plot); werr != nil && err == nil {

@@ -22,8 +22,11 @@ func runMain(ctx context.Context, env *cliEnv, args []string) error {
 embedded in the binary) whose profiled peaks add up to 4.75x a 2 GiB budget.
 Each policy replays it in real sandboxes (the embedded process backend) under a
 fresh workload-domain cgroup limited to --budget; workflows hit by an OOM kill
-are retried up to 5 times. The table compares makespan, latency, peak memory
-and OOM kills; the plot shows domain memory and running actions over time.
+or a sandbox timeout (--action-timeout) are retried up to 5 times. The table
+compares makespan, goodput, latency, peak memory, OOM kills and timeouts;
+makespan and latency are over every workflow, so a policy that gave up on one
+shows "dnf" and "did not finish N of M" instead of a speedup. The plot shows
+domain memory and running actions over time.
 Needs root. Takes a few minutes.`)
 	budget := units.Size(2 * units.GiB)
 	fs.Var(&budget, "budget", budgetHelp)
@@ -34,6 +37,8 @@ Needs root. Takes a few minutes.`)
 	scale := fs.Float64("time-scale", 1, "multiply arrivals, model waits and tool times")
 	plot := fs.String("plot", "tenon-run.png", "write a PNG of memory and concurrency over time (\"\" for none)")
 	events := fs.String("events", "", "write the event log (JSONL) to this file")
+	var timeout timeoutFlag
+	fs.Var(&timeout, "action-timeout", actionTimeoutHelp)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -53,7 +58,7 @@ Needs root. Takes a few minutes.`)
 		len(wfs), units.FormatSize(int64(budget)), trajectory.Oversubscription(wfs, int64(budget)), pols)
 	c, err := app.Replay(ctx, app.ReplayConfig{
 		Workflows: wfs, Policies: pols.items, Budget: int64(budget),
-		Backend: *backend, Domain: "tenon", StateDir: *stateDir, TimeScale: *scale, EventLog: *events,
+		Backend: *backend, Domain: "tenon", StateDir: *stateDir, TimeScale: *scale, ActionTimeout: timeout.config(), EventLog: *events,
 		Progress: env.stderr, Log: env.log,
 	})
 	if c != nil {

@@ -53,7 +53,8 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	remat := fs.Duration("remat-cost", sim.DefaultRematerialize, "sandbox rematerialization time")
 	var base units.Size
 	fs.Var(&base, "sandbox-mem", "memory of an idle fresh sandbox, e.g. 8MiB")
-	timeout := fs.Duration("action-timeout", 0, "fail an attempt whose action runs longer, frozen time included (0: none)")
+	var timeout timeoutFlag
+	fs.Var(&timeout, "action-timeout", actionTimeoutHelp+" (simulated time, time scale 1)")
 	period := fs.Duration("gate-period", 0, "gate sampling period (0: Table 5's 100ms; coarser is faster and less exact)")
 	horizon := fs.Duration("horizon", 0, "stop at this simulated time and count unfinished workflows as stalled (0: max(24h, 20x lower bound))")
 	train := fs.String("train", "auto", "predictor training: live (policy.TrainPredictor on every workflow, as tenon run/replay), sampled (at most 200 workflows per fold), auto (live up to 1000 workflows)")
@@ -78,7 +79,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 		WorkloadFile: *file, Kind: *kind, N: *n, Seed: *seed, MemScale: *memScale, Oversub: *oversub,
 		Policies: pols.items, Params: params, Budget: int64(budget), Retries: *retries,
 		Create: *create, Teardown: *teardown, Rematerialize: *remat, SandboxBase: int64(base),
-		ActionTimeout: *timeout, GatePeriod: *period, Horizon: *horizon, Train: *train,
+		ActionTimeout: timeout.config(), GatePeriod: *period, Horizon: *horizon, Train: *train,
 		Warn: env.stderr, Log: env.log,
 	}
 	if *trace {

@@ -24,6 +24,8 @@ type BenchConfig struct {
 	Backend  string // one of BackendNames
 	Domain   string // name of the workload domain cgroup
 	StateDir string // where each replay's run directory is made
+	// ActionTimeout is ReplayConfig's: 0 the default, negative none.
+	ActionTimeout time.Duration
 	// OutDir receives the results files (bench.WriteResults); EventsDir,
 	// when set, each case's event log as <case>.jsonl.
 	OutDir, EventsDir string
@@ -50,7 +52,7 @@ type BenchPlan struct {
 func PlanBench(cfg BenchConfig) (*BenchPlan, error) {
 	p := &BenchPlan{cfg: cfg, runs: map[string]map[string]policyRun{}}
 	for _, c := range cfg.Cases {
-		rc := p.replayConfig(c, "")
+		rc := p.replayConfig(c, 0, "")
 		p.runs[c.Name] = map[string]policyRun{}
 		for _, name := range c.Policies {
 			if name == bench.BestStatic {
@@ -66,12 +68,13 @@ func PlanBench(cfg BenchConfig) (*BenchPlan, error) {
 	return p, nil
 }
 
-// replayConfig is the replay of case c; label prefixes its progress bars.
-func (p *BenchPlan) replayConfig(c bench.Case, label string) ReplayConfig {
+// replayConfig is repetition rep (from 0) of case c; label prefixes its
+// progress bars.
+func (p *BenchPlan) replayConfig(c bench.Case, rep int, label string) ReplayConfig {
 	return ReplayConfig{
 		Workflows: c.Workflows, Params: c.Params, Budget: c.Budget,
 		Backend: p.cfg.Backend, Domain: p.cfg.Domain, StateDir: p.cfg.StateDir, TimeScale: c.TimeScale,
-		Retries: 5, Label: label, EventLog: caseEventLog(p.cfg.EventsDir, c.Name),
+		Retries: 5, ActionTimeout: p.cfg.ActionTimeout, Label: label, EventLog: caseEventLog(p.cfg.EventsDir, c, rep),
 		Progress: p.cfg.Progress, Log: p.cfg.Log,
 	}
 }
@@ -108,11 +111,14 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 	var label string
 	res := bench.Run(ctx, cfg.Cases, bench.Config{
 		FallbackStatic: BenchFallbackStatic,
-		Progress: func(i, n int, c bench.Case) {
+		Progress: func(i, n int, c bench.Case, rep int) {
 			label = fmt.Sprintf("[%d/%d] %s", i+1, n, c.Name)
+			if c.Reps > 1 {
+				label += fmt.Sprintf(" rep %d/%d", rep+1, c.Reps)
+			}
 		},
-		Run: func(ctx context.Context, c bench.Case) (*report.Comparison, error) {
-			return p.replayCase(ctx, c, label)
+		Run: func(ctx context.Context, c bench.Case, rep int) (*report.Comparison, error) {
+			return p.replayCase(ctx, c, rep, label)
 		},
 	})
 	meta.Wall = time.Since(meta.Started)
@@ -137,10 +143,11 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 	return run, nil
 }
 
-// replayCase replays case c (its policies resolved by bench.Run) with the
-// policies the plan built; the static sweep's best is built here.
-func (p *BenchPlan) replayCase(ctx context.Context, c bench.Case, label string) (*report.Comparison, error) {
-	rc := p.replayConfig(c, label)
+// replayCase replays repetition rep of case c (its policies resolved by
+// bench.Run) with the policies the plan built for the first; the static
+// sweep's best, and every policy of a later repetition, are built here.
+func (p *BenchPlan) replayCase(ctx context.Context, c bench.Case, rep int, label string) (*report.Comparison, error) {
+	rc := p.replayConfig(c, rep, label)
 	runs := make([]policyRun, 0, len(c.Policies))
 	for _, name := range c.Policies {
 		r, ok := p.runs[c.Name][name]
@@ -152,18 +159,23 @@ func (p *BenchPlan) replayCase(ctx context.Context, c bench.Case, label string) 
 		}
 		runs = append(runs, r)
 	}
-	delete(p.runs, c.Name) // each case runs once; let its policies go after it
+	delete(p.runs, c.Name) // a policy replays once; later repetitions build their own
 	if len(runs) == 0 {
 		return nil, errors.New("no policy to replay")
 	}
 	return rc.replayRuns(ctx, runs)
 }
 
-// caseEventLog is the event log path of a case under dir ("" when dir is):
-// the case name with its slashes turned into dashes.
-func caseEventLog(dir, name string) string {
+// caseEventLog is the event log path of repetition rep of case c under dir
+// ("" when dir is): the case name with its slashes turned into dashes, and
+// "-rep<N>" (from 1) when the case repeats.
+func caseEventLog(dir string, c bench.Case, rep int) string {
 	if dir == "" {
 		return ""
 	}
-	return filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".jsonl")
+	name := strings.ReplaceAll(c.Name, "/", "-")
+	if c.Reps > 1 {
+		name += fmt.Sprintf("-rep%d", rep+1)
+	}
+	return filepath.Join(dir, name+".jsonl")
 }

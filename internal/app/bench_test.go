@@ -25,8 +25,9 @@ func TestBenchRun(t *testing.T) {
 		mk("static/swe/1GiB/N=2", bench.GroupStatic, "static-2"),
 		mk("main/swe/1GiB", bench.GroupMain, "eager", bench.BestStatic),
 	}
-	out, state := filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "state")
-	plan, err := PlanBench(BenchConfig{Cases: cases, Backend: "fake", Domain: "unused", StateDir: state, OutDir: out,
+	cases[2].Reps = 2 // the headline case twice, each with a fresh policy and its own event log
+	out, state, events := filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "events")
+	plan, err := PlanBench(BenchConfig{Cases: cases, Backend: "fake", Domain: "unused", StateDir: state, OutDir: out, EventsDir: events,
 		Meta: bench.Meta{Name: "b", Command: "tenon bench", Backend: "fake"}})
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +49,14 @@ func TestBenchRun(t *testing.T) {
 	head := res.Headline()
 	if head == nil || head.Err != nil || len(head.Comparison.Results) != 2 || head.Comparison.Results[1].Policy != res.BestStatic {
 		t.Fatalf("headline %+v, want eager and %s", head, res.BestStatic)
+	}
+	if m := head.Comparison.Results[0]; len(head.Reps) != 2 || m.Reps != 2 || m.Spread == nil || m.Completed != 2 {
+		t.Errorf("headline: %d reps, eager %+v; want the median of 2 with its spread", len(head.Reps), m)
+	}
+	for _, f := range []string{"main-swe-1GiB-rep1.jsonl", "main-swe-1GiB-rep2.jsonl", "static-swe-1GiB-N=1.jsonl"} {
+		if st, err := os.Stat(filepath.Join(events, f)); err != nil || st.Size() == 0 {
+			t.Errorf("event log %s: %v", f, err)
+		}
 	}
 	if len(plan.runs) != 0 {
 		t.Errorf("the plan still holds the policies of %d cases that ran", len(plan.runs))
@@ -83,14 +92,19 @@ func TestPlanBenchBadPolicy(t *testing.T) {
 }
 
 func TestCaseEventLog(t *testing.T) {
-	tests := []struct{ name, dir, cas, want string }{
-		{"no directory", "", "main/swe/1GiB", ""},
-		{"slashes become dashes", "ev", "main/swe/1GiB", filepath.Join("ev", "main-swe-1GiB.jsonl")},
+	tests := []struct {
+		name, dir, cas string
+		reps, rep      int
+		want           string
+	}{
+		{name: "no directory", dir: "", cas: "main/swe/1GiB", want: ""},
+		{name: "slashes become dashes", dir: "ev", cas: "main/swe/1GiB", reps: 1, want: filepath.Join("ev", "main-swe-1GiB.jsonl")},
+		{name: "one file per repetition", dir: "ev", cas: "main/swe/1GiB", reps: 3, rep: 1, want: filepath.Join("ev", "main-swe-1GiB-rep2.jsonl")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := caseEventLog(tt.dir, tt.cas); got != tt.want {
-				t.Errorf("caseEventLog(%q, %q) = %q, want %q", tt.dir, tt.cas, got, tt.want)
+			if got := caseEventLog(tt.dir, bench.Case{Name: tt.cas, Reps: tt.reps}, tt.rep); got != tt.want {
+				t.Errorf("caseEventLog(%q, %q, rep %d of %d) = %q, want %q", tt.dir, tt.cas, tt.rep, tt.reps, got, tt.want)
 			}
 		})
 	}

@@ -24,15 +24,17 @@ import (
 // ReplayConfig is one side-by-side replay of a workload under several
 // policies, on the same schedule and budget.
 type ReplayConfig struct {
-	Workflows     []trajectory.Workflow
-	Policies      []string
-	Params        map[string]string // policy parameters, key=value
-	Budget        int64
-	Backend       string // one of BackendNames
-	Domain        string // name of the workload domain cgroup
-	StateDir      string // where each policy's run directory is made
-	TimeScale     float64
-	Retries       int // replay.Config.MaxRetries: negative means none
+	Workflows []trajectory.Workflow
+	Policies  []string
+	Params    map[string]string // policy parameters, key=value
+	Budget    int64
+	Backend   string // one of BackendNames
+	Domain    string // name of the workload domain cgroup
+	StateDir  string // where each policy's run directory is made
+	TimeScale float64
+	Retries   int // replay.Config.MaxRetries: negative means none
+	// ActionTimeout fails an action that runs longer; 0 means
+	// replay.DefaultActionTimeout of Workflows at TimeScale, negative none.
 	ActionTimeout time.Duration
 	EventLog      string // JSONL path, "" for none
 	Label         string // progress prefix, e.g. the bench case
@@ -157,10 +159,23 @@ func (cfg ReplayConfig) replayOne(ctx context.Context, r policyRun, events io.Wr
 	)
 	res, err := replay.Run(ctx, replay.Config{
 		Workflows: cfg.Workflows, Backend: be, Policy: r.pol, Budget: cfg.Budget, Domain: dom,
-		TimeScale: cfg.TimeScale, MaxRetries: cfg.Retries, ActionTimeout: cfg.ActionTimeout,
+		TimeScale: cfg.TimeScale, MaxRetries: cfg.Retries, ActionTimeout: actionTimeout(cfg.ActionTimeout, cfg.Workflows, cfg.TimeScale),
 		WorkspaceRoot: ws, EventLog: events, Logger: log,
 		Progress: func(done, _ int) { _ = bar.Set(done) },
 	})
 	_ = bar.Finish()
 	return res, err
+}
+
+// actionTimeout resolves an ActionTimeout of ReplayConfig or SimConfig for
+// a workload at timeScale: 0 is replay.DefaultActionTimeout, negative is
+// none (replay's and sim's 0).
+func actionTimeout(d time.Duration, wfs []trajectory.Workflow, timeScale float64) time.Duration {
+	switch {
+	case d == 0:
+		return replay.DefaultActionTimeout(wfs, timeScale)
+	case d < 0:
+		return 0
+	}
+	return d
 }

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
 	"github.com/tenon-dev/tenon/internal/workload"
@@ -135,5 +137,32 @@ func TestBuildRuns(t *testing.T) {
 	}
 	if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("building the policies made the state directory (%v)", err)
+	}
+}
+
+// TestActionTimeout: the replays and simulations of the CLI get
+// replay.DefaultActionTimeout unless told otherwise; negative is none.
+func TestActionTimeout(t *testing.T) {
+	wfs, err := workload.Generate("swe", 4, 1, workload.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		d     time.Duration
+		scale float64
+		want  time.Duration
+	}{
+		{name: "default at the time scale", d: 0, scale: 0.5, want: replay.DefaultActionTimeout(wfs, 0.5)},
+		{name: "default at real time", d: 0, scale: 1, want: replay.DefaultActionTimeout(wfs, 1)},
+		{name: "none", d: -1, scale: 1, want: 0},
+		{name: "given", d: 90 * time.Second, scale: 0.5, want: 90 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := actionTimeout(tt.d, wfs, tt.scale); got != tt.want || (tt.d == 0 && got < replay.MinActionTimeout) {
+				t.Errorf("actionTimeout(%v) = %v, want %v", tt.d, got, tt.want)
+			}
+		})
 	}
 }

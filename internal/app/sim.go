@@ -32,9 +32,12 @@ type SimConfig struct {
 	// Costs of the simulated sandbox lifecycle.
 	Create, Teardown, Rematerialize time.Duration
 	SandboxBase                     int64
-	ActionTimeout                   time.Duration
-	GatePeriod                      time.Duration
-	Horizon                         time.Duration
+	// ActionTimeout fails an action that runs longer, frozen time
+	// included; 0 means the live replay's default
+	// (replay.DefaultActionTimeout at time scale 1), negative none.
+	ActionTimeout time.Duration
+	GatePeriod    time.Duration
+	Horizon       time.Duration
 	// Train is how the predictors are trained: live, sampled or auto.
 	Train string
 
@@ -117,7 +120,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	for _, sp := range specs {
 		sc := sim.Config{Workflows: wfs, Policy: sp, Budget: cfg.Budget, Retries: cfg.Retries,
 			Create: cfg.Create, Teardown: cfg.Teardown, Rematerialize: cfg.Rematerialize, SandboxBase: cfg.SandboxBase,
-			ActionTimeout: cfg.ActionTimeout, Horizon: cfg.Horizon, Predictors: preds}
+			ActionTimeout: actionTimeout(cfg.ActionTimeout, wfs, 1), Horizon: cfg.Horizon, Predictors: preds}
 		sc.Gate.Period = cfg.GatePeriod
 		if cfg.Trace != nil {
 			name := sp.Name

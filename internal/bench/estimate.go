@@ -29,18 +29,19 @@ var estFactors = map[string]float64{
 // estOverhead is the setup of a fresh domain and backend per policy.
 const estOverhead = 3 * time.Second
 
-// Estimate predicts how long the cases take to replay.
+// Estimate predicts how long the cases take to replay, every repetition.
 func Estimate(cases []Case) time.Duration {
 	var total time.Duration
 	for _, c := range cases {
 		for _, p := range c.Policies {
-			total += EstimatePolicy(c, p)
+			total += time.Duration(max(c.Reps, 1)) * EstimatePolicy(c, p)
 		}
 	}
 	return total
 }
 
-// EstimatePolicy predicts one policy's replay of one case, setup included.
+// EstimatePolicy predicts one policy's replay of one case, setup included,
+// once.
 func EstimatePolicy(c Case, policy string) time.Duration {
 	lb := trajectory.LowerBound(replay.Scale(c.Workflows, c.TimeScale), c.Budget)
 	f, ok := estFactors[policy]

@@ -9,10 +9,16 @@ import (
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
-// metrics builds one policy's fake metrics.
+// metrics builds one policy's fake metrics: a run of makespan seconds
+// (dnf when workflows are left unfinished).
 func metrics(policy string, makespan float64, completed, workflows, ooms int) report.Metrics {
-	return report.Metrics{Policy: policy, MakespanS: makespan, Completed: completed, Workflows: workflows,
-		Failed: workflows - completed, OOMEvents: ooms, PeakBytes: units.GiB, P50S: makespan / 2, P95S: makespan * 0.9}
+	m := report.Metrics{Policy: policy, MakespanS: report.Seconds(makespan), RunS: makespan, Completed: completed, Workflows: workflows,
+		Unfinished: workflows - completed, Failed: workflows - completed, OOMEvents: ooms, PeakBytes: units.GiB,
+		P50S: report.Seconds(makespan / 2), P95S: report.Seconds(makespan * 0.9)}
+	if m.Unfinished > 0 {
+		m.MakespanS, m.P95S = report.DNF, report.DNF
+	}
+	return m
 }
 
 // fakeRun answers each case from table[case name][policy]; a missing case
@@ -21,7 +27,7 @@ type fakeRun map[string]map[string]report.Metrics
 
 var errFake = errors.New("fake failure")
 
-func (f fakeRun) run(_ context.Context, c Case) (*report.Comparison, error) {
+func (f fakeRun) run(_ context.Context, c Case, _ int) (*report.Comparison, error) {
 	byPolicy, ok := f[c.Name]
 	if !ok {
 		return nil, errFake
@@ -32,7 +38,9 @@ func (f fakeRun) run(_ context.Context, c Case) (*report.Comparison, error) {
 		if !ok {
 			return cmp, errFake
 		}
-		m.OverLowerBound = m.MakespanS / cmp.LowerBoundS
+		if m.MakespanS.Finite() {
+			m.OverLowerBound = float64(m.MakespanS) / cmp.LowerBoundS
+		}
 		cmp.Results = append(cmp.Results, m)
 	}
 	return cmp, nil

@@ -12,8 +12,9 @@ import (
 
 // jsonDoc is the results JSON: the headline case's comparison at the top
 // level (budget_bytes, oversubscription, lower_bound_s, time_scale and
-// results per policy: the report JSON contract), then the run's metadata,
-// goals and every case.
+// results per policy: the report JSON contract, medians over the
+// repetitions with their "spread"), then the run's metadata, goals and
+// every case, with each repetition's comparison under "reps".
 type jsonDoc struct {
 	*report.Comparison
 	Meta          Meta       `json:"meta"`
@@ -30,6 +31,8 @@ type jsonCase struct {
 	Error      string             `json:"error,omitempty"`
 	WallS      float64            `json:"wall_s"`
 	Comparison *report.Comparison `json:"comparison"`
+	// Reps are the repetitions Comparison is the median of; omitted for one.
+	Reps []*report.Comparison `json:"reps,omitempty"`
 }
 
 // WriteJSON writes the results as indented JSON.
@@ -43,6 +46,9 @@ func WriteJSON(w io.Writer, meta Meta, r *Results) error {
 	}
 	for _, o := range r.Outcomes {
 		jc := jsonCase{Case: o.Case, Workflows: len(o.Case.Workflows), WallS: o.Wall.Seconds(), Comparison: o.Comparison}
+		if len(o.Reps) > 1 {
+			jc.Reps = o.Reps
+		}
 		if o.Err != nil {
 			jc.Error = o.Err.Error()
 		}
@@ -57,7 +63,7 @@ func WriteJSON(w io.Writer, meta Meta, r *Results) error {
 }
 
 // ReadJSON reads results written by WriteJSON back: every case with its
-// comparison, error and wall time, and the best static. The workflows of a
+// comparison, repetitions, error and wall time, and the best static. The workflows of a
 // case are not in the file (a case's Workflows is empty), so what needs them
 // (Case.Oversubscription) reads 0; the plots and the goals do not.
 func ReadJSON(r io.Reader) (*Results, error) {
@@ -70,7 +76,10 @@ func ReadJSON(r io.Reader) (*Results, error) {
 	}
 	res := &Results{Cases: len(doc.Cases), Interrupted: doc.Partial, BestStatic: doc.BestStatic, BestStaticWhy: doc.BestStaticWhy}
 	for _, jc := range doc.Cases {
-		o := Outcome{Case: jc.Case, Comparison: jc.Comparison, Wall: time.Duration(jc.WallS * float64(time.Second))}
+		o := Outcome{Case: jc.Case, Comparison: jc.Comparison, Reps: jc.Reps, Wall: time.Duration(jc.WallS * float64(time.Second))}
+		if len(o.Reps) == 0 && o.Comparison != nil {
+			o.Reps = []*report.Comparison{o.Comparison}
+		}
 		if jc.Error != "" {
 			o.Err = errors.New(jc.Error)
 		}

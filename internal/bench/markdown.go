@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/tenon-dev/tenon/internal/report"
@@ -29,12 +30,12 @@ func WriteMarkdown(w io.Writer, meta Meta, r *Results, plots []string) error {
 	if r.BestStatic != "" && r.usesBestStatic() {
 		fmt.Fprintf(b, "- best static: %s (%s)\n", r.BestStatic, r.BestStaticWhy)
 	}
-	b.WriteString("\n## Goals\n\nFrom the headline case (tightest budget, headline workload) and the static sweep.\n\n")
-	b.WriteString("| goal | target | measured | status |\n| --- | --- | --- | --- |\n")
+	b.WriteString("\n## Goals\n\nFrom the headline case (tightest budget, headline workload) and the static sweep, judged on the medians over the repetitions of each case; min and max are the goal computed from each repetition alone.\n\n")
+	b.WriteString("| goal | target | measured (median) | status |\n| --- | --- | --- | --- |\n")
 	for _, g := range Goals(r) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", g.Name, g.Target, g.Measured, g.Status())
 	}
-	b.WriteString("\n## Cases\n\nMakespan, latency (P50/P95 of completed workflows, retries included), peak domain memory, OOM kills, timeouts, success (completed / workflows), makespan / lower bound, and tenon's speedup over each policy (its makespan / tenon's) in the same case.\n")
+	b.WriteString("\n## Cases\n\nMakespan and latency (P50/P95, retries included) are over every workflow: a workflow that never completed has no latency, so the makespan of a run that left one unfinished, and a percentile that falls on one, are dnf (did not finish). Goodput is completed workflows per hour of the run (on the replay's clock, at its time scale). Then makespan / lower bound, tenon's speedup over each policy (its makespan / tenon's; \"did not finish N of M\" instead of a ratio when either left work unfinished), peak domain memory, OOM kills, sandbox timeouts, the attempt failure rate (failed attempts / attempts) and success (completed / workflows).\n")
 	for _, o := range r.Outcomes {
 		writeCase(b, o)
 	}
@@ -65,6 +66,9 @@ func writeCase(b *strings.Builder, o Outcome) {
 	if len(c.Params) > 0 {
 		fmt.Fprintf(b, ", params %v", c.Params)
 	}
+	if len(o.Reps) > 1 {
+		fmt.Fprintf(b, ", %d repetitions (medians, min–max in parentheses)", len(o.Reps))
+	}
 	fmt.Fprintf(b, ", took %s\n", o.Wall.Round(1e9))
 	if o.Err != nil {
 		fmt.Fprintf(b, "\n**error**: %v\n", o.Err)
@@ -72,30 +76,50 @@ func writeCase(b *strings.Builder, o Outcome) {
 	if o.Comparison == nil || len(o.Comparison.Results) == 0 {
 		return
 	}
-	tenon, hasTenon := metricsOf(o.Comparison, "tenon")
-	b.WriteString("\n| policy | makespan | / bound | tenon speedup | P50 | P95 | peak mem | OOM | timeouts | success |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	tenon, hasTenon := o.Comparison.Policy("tenon")
+	b.WriteString("\n| policy | makespan | goodput | / bound | tenon speedup | P50 | P95 | peak mem | OOM | timeouts | fail rate | success |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, m := range o.Comparison.Results {
 		sp := "-"
-		if hasTenon && m.Policy != "tenon" && tenon.MakespanS > 0 {
-			sp = fmt.Sprintf("%.2fx", m.MakespanS/tenon.MakespanS)
+		if hasTenon && m.Policy != "tenon" {
+			sp = report.VersusText(report.Speedup(tenon, m))
 		}
-		fmt.Fprintf(b, "| %s | %.1f s | %s | %s | %.1f s | %.1f s | %s | %d | %d | %s |\n",
-			m.Policy, m.MakespanS, ratio(m.OverLowerBound), sp, m.P50S, m.P95S,
-			units.FormatSize(m.PeakBytes), m.OOMEvents, m.Timeouts, successText(m))
+		sd := m.Spread
+		if sd == nil {
+			sd = &report.Spread{}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			m.Policy, spreadS(m, m.MakespanS, sd.MakespanS), spreadF(m, report.Goodput, m.GoodputPerHour, sd.GoodputPerHour),
+			report.Ratio(m.OverLowerBound), sp, spreadS(m, m.P50S, sd.P50S), spreadS(m, m.P95S, sd.P95S),
+			spreadF(m, func(v float64) string { return units.FormatSize(int64(v)) }, float64(m.PeakBytes), sd.PeakBytes),
+			spreadF(m, count, float64(m.OOMEvents), sd.OOMEvents), spreadF(m, count, float64(m.Timeouts), sd.Timeouts),
+			spreadF(m, percent, m.AttemptFailureRate, sd.AttemptFailureRate), successText(m))
 	}
 }
+
+// spreadS renders a median time with its min–max over the repetitions:
+// "22.0 s (20.0 s–25.0 s)"; the median alone for one run.
+func spreadS(m report.Metrics, med report.Seconds, span [2]report.Seconds) string {
+	if m.Reps <= 1 || m.Spread == nil {
+		return med.String()
+	}
+	return fmt.Sprintf("%s (%s–%s)", med, span[0], span[1])
+}
+
+// spreadF is spreadS for other metrics, rendered by f.
+func spreadF(m report.Metrics, f func(float64) string, med float64, span [2]float64) string {
+	if m.Reps <= 1 || m.Spread == nil {
+		return f(med)
+	}
+	return fmt.Sprintf("%s (%s–%s)", f(med), f(span[0]), f(span[1]))
+}
+
+func count(v float64) string   { return strconv.FormatFloat(v, 'f', -1, 64) }
+func percent(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
 
 func successText(m report.Metrics) string {
 	if m.Workflows == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f%% (%d/%d)", 100*float64(m.Completed)/float64(m.Workflows), m.Completed, m.Workflows)
-}
-
-func ratio(r float64) string {
-	if r == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2fx", r)
 }

@@ -54,6 +54,9 @@ type Case struct {
 	// X is the sweep variable: N for the static sweep, oversubscription for
 	// the load sweep, the region fraction for the region sweep.
 	X float64 `json:"x,omitempty"`
+	// Reps is how many times the case is replayed (at least 1); its
+	// numbers are the medians over them (report.Aggregate).
+	Reps int `json:"reps,omitempty"`
 }
 
 // Oversubscription is the case's sum of profiled peaks / budget.
@@ -92,6 +95,9 @@ type Matrix struct {
 	LoadNs []int
 	// Regions are the yellow = red fractions of the region sweep.
 	Regions []float64
+	// Reps is how many times every case is replayed (0 means 1): the
+	// results are medians with their min–max, on a shared, noisy machine.
+	Reps int
 }
 
 // DefaultMatrix is the full matrix. Budgets 1, 1.5 and 2 GiB keep the
@@ -109,17 +115,19 @@ func DefaultMatrix() Matrix {
 		StaticNs: []int{1, 2, 3, 4, 6},
 		LoadNs:   []int{8, 12, 16},
 		Regions:  []float64{0.05, 0.10, 0.15, 0.20, 0.25},
+		Reps:     3,
 	}
 }
 
 // QuickMatrix is the --quick subset: 8 swe workflows at 1 GiB (about 4×
-// oversubscribed), Eager against tenon.
+// oversubscribed), Eager against tenon, once.
 func QuickMatrix() Matrix {
 	return Matrix{
 		Budgets: []int64{units.GiB}, Workloads: []string{WorkloadSWE},
 		N: 8, Seed: 1, TimeScale: 0.25,
 		Policies: []string{"eager", "tenon"},
 		Only:     []string{GroupMain},
+		Reps:     1,
 	}
 }
 
@@ -154,6 +162,9 @@ func (m Matrix) check() error {
 	}
 	if m.N <= 0 {
 		return fmt.Errorf("%w: workflows per workload must be positive, got %d", ErrBadMatrix, m.N)
+	}
+	if m.Reps < 0 {
+		return fmt.Errorf("%w: repetitions must be positive, got %d", ErrBadMatrix, m.Reps)
 	}
 	if !(m.TimeScale > 0) {
 		return fmt.Errorf("%w: time scale must be positive", ErrBadMatrix)
@@ -203,7 +214,7 @@ func (m Matrix) Cases() ([]Case, error) {
 	mk := func(group, name, wl string, wfs []trajectory.Workflow, budget int64, pols []string) Case {
 		return Case{
 			Name: name, Group: group, Workload: wl, Workflows: wfs, Budget: budget,
-			Policies: slices.Clone(pols), TimeScale: scale(wl),
+			Policies: slices.Clone(pols), TimeScale: scale(wl), Reps: max(m.Reps, 1),
 		}
 	}
 	if slices.Contains(m.Workloads, WorkloadTraces) && !fits(m.Traces, budgets[len(budgets)-1]) {

@@ -98,6 +98,29 @@ func TestDefaultMatrixCases(t *testing.T) {
 	}
 }
 
+// TestEstimateReps: the estimate counts every repetition; the full matrix
+// repeats each case 3 times, --quick once.
+func TestEstimateReps(t *testing.T) {
+	m := DefaultMatrix()
+	m.Only = []string{GroupMain}
+	three := mustCases(t, m)
+	m.Reps = 1
+	one := mustCases(t, m)
+	m.Reps = 0 // means once
+	zero := mustCases(t, m)
+	for i := range three {
+		if three[i].Reps != 3 || one[i].Reps != 1 || zero[i].Reps != 1 {
+			t.Fatalf("%s: reps %d, %d, %d; want 3, 1, 1", three[i].Name, three[i].Reps, one[i].Reps, zero[i].Reps)
+		}
+	}
+	if e3, e1 := Estimate(three), Estimate(one); e3 != 3*e1 || e1 != Estimate(zero) {
+		t.Errorf("estimate with 3 reps %s, with 1 %s; want three times", e3, e1)
+	}
+	if q := mustCases(t, QuickMatrix()); q[0].Reps != 1 {
+		t.Errorf("quick reps %d, want 1", q[0].Reps)
+	}
+}
+
 func TestQuickMatrix(t *testing.T) {
 	cs := mustCases(t, QuickMatrix())
 	if len(cs) != 1 {
@@ -183,6 +206,7 @@ func TestMatrixErrors(t *testing.T) {
 		{"zero time scale", func(m *Matrix) { m.TimeScale = 0 }},
 		{"bad static N", func(m *Matrix) { m.StaticNs = []int{0} }},
 		{"region too large", func(m *Matrix) { m.Regions = []float64{0.5} }},
+		{"negative repetitions", func(m *Matrix) { m.Reps = -1 }},
 		{"traces too big for every budget", func(m *Matrix) {
 			m.Workloads = []string{WorkloadTraces}
 			m.Traces = []trajectory.Workflow{{ID: "t", Actions: []trajectory.Action{{Mem: &trajectory.MemProfile{PeakMiB: 4096, RampS: 1}}}}}

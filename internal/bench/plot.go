@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
@@ -149,7 +150,9 @@ func WriteWorkloadsPlot(w io.Writer, r *Results) (bool, error) {
 				if !slices.Contains(series, m.Policy) {
 					series = append(series, m.Policy)
 				}
-				vals[[2]string{o.Case.Workload, m.Policy}] = m.MakespanS
+				if m.MakespanS.Finite() { // no bar for a run that did not finish
+					vals[[2]string{o.Case.Workload, m.Policy}] = float64(m.MakespanS)
+				}
 			}
 		}
 		p, err := bars{
@@ -175,20 +178,23 @@ func WriteAblationPlot(w io.Writer, r *Results) (bool, error) {
 	ms := map[string]float64{}
 	ooms := map[string]float64{}
 	var labels []string
-	add := func(policy string, mk, oom float64) {
-		if !slices.Contains(labels, policy) {
-			labels = append(labels, policy)
+	add := func(m report.Metrics) {
+		if !slices.Contains(labels, m.Policy) {
+			labels = append(labels, m.Policy)
 		}
-		ms[policy], ooms[policy] = mk, oom
+		if m.MakespanS.Finite() { // no bar for a run that did not finish
+			ms[m.Policy] = float64(m.MakespanS)
+		}
+		ooms[m.Policy] = float64(m.OOMEvents)
 	}
 	if h := r.Headline(); h != nil {
-		if m, ok := metricsOf(h.Comparison, "tenon"); ok {
-			add("tenon", m.MakespanS, float64(m.OOMEvents))
+		if m, ok := h.Comparison.Policy("tenon"); ok {
+			add(m)
 		}
 	}
 	for _, o := range outs {
 		for _, m := range o.Comparison.Results {
-			add(m.Policy, m.MakespanS, float64(m.OOMEvents))
+			add(m)
 		}
 	}
 	one := func(title, y string, vals map[string]float64) (*plot.Plot, error) {
@@ -223,7 +229,9 @@ func sweep(title, xlabel string, outs []Outcome, policies func(string) bool) (mk
 				order = append(order, m.Policy)
 			}
 			l := lines[m.Policy]
-			l[0] = append(l[0], plotter.XY{X: o.Case.X, Y: m.MakespanS})
+			if m.MakespanS.Finite() { // no point for a run that did not finish
+				l[0] = append(l[0], plotter.XY{X: o.Case.X, Y: float64(m.MakespanS)})
+			}
 			l[1] = append(l[1], plotter.XY{X: o.Case.X, Y: float64(m.OOMEvents)})
 			lines[m.Policy] = l
 		}
@@ -231,6 +239,9 @@ func sweep(title, xlabel string, outs []Outcome, policies func(string) bool) (mk
 	for i, name := range order {
 		for k, p := range []*plot.Plot{mk, oom} {
 			xys := lines[name][k]
+			if len(xys) == 0 {
+				continue // no run of this policy finished
+			}
 			slices.SortFunc(xys, func(a, b plotter.XY) int { return cmpFloat(a.X, b.X) })
 			l, s, err := plotter.NewLinePoints(xys)
 			if err != nil {

@@ -11,18 +11,23 @@ import (
 	"github.com/tenon-dev/tenon/internal/report"
 )
 
-// RunFunc replays one case under its (resolved) policies. It may return a
-// partial comparison together with an error (e.g. one policy failed).
-type RunFunc func(ctx context.Context, c Case) (*report.Comparison, error)
+// RunFunc replays one case under its (resolved) policies, as repetition
+// rep (from 0) of c.Reps. It may return a partial comparison together with
+// an error (e.g. one policy failed).
+type RunFunc func(ctx context.Context, c Case, rep int) (*report.Comparison, error)
 
 // Outcome is what one case produced.
 type Outcome struct {
 	Case Case
-	// Comparison holds the policies that finished; nil when none did.
+	// Reps are the comparisons of each repetition that returned one, in
+	// run order.
+	Reps []*report.Comparison
+	// Comparison is their median and min–max (report.Aggregate): what the
+	// tables, goals and plots read; nil when no repetition returned one.
 	Comparison *report.Comparison
 	// Err is the case's error, nil on success.
 	Err error
-	// Wall is how long the case took.
+	// Wall is how long the case took, every repetition.
 	Wall time.Duration
 }
 
@@ -46,9 +51,10 @@ func (r *Results) Partial() bool { return r.Interrupted || len(r.Outcomes) < r.C
 type Config struct {
 	// Run replays one case; required.
 	Run RunFunc
-	// Progress, if set, is called before each case with its index (from 0)
-	// and the number of cases.
-	Progress func(i, n int, c Case)
+	// Progress, if set, is called before each repetition of a case with
+	// the case's index (from 0), the number of cases and the repetition
+	// (from 0).
+	Progress func(i, n int, c Case, rep int)
 	// FallbackStatic replaces BestStatic when no static sweep ran or no
 	// Static-N reached 100% success (e.g. "static-4").
 	FallbackStatic string
@@ -56,10 +62,12 @@ type Config struct {
 	Clock clock.Clock
 }
 
-// Run runs the cases in order. A failed case is recorded and the run goes
-// on; a cancelled context stops the run after recording the case in flight
-// (with whatever it returned), and Results.Interrupted is set. After the last
-// static-sweep case, BestStatic is resolved for the cases that follow.
+// Run runs the cases in order, each c.Reps times. A failed case is
+// recorded and the run goes on (its remaining repetitions are skipped); a
+// cancelled context stops the run after recording the case in flight (with
+// whatever it returned), and Results.Interrupted is set. After the last
+// static-sweep case, BestStatic is resolved for the cases that follow, on
+// the medians.
 func Run(ctx context.Context, cases []Case, cfg Config) *Results {
 	clk := cfg.Clock
 	if clk == nil {
@@ -82,23 +90,9 @@ func Run(ctx context.Context, cases []Case, cfg Config) *Results {
 			resolve()
 		}
 		c.Policies = resolvePolicies(c.Policies, res.BestStatic)
-		if cfg.Progress != nil {
-			cfg.Progress(i, len(cases), c)
-		}
-		start := clk.Now()
-		cmp, err := cfg.Run(ctx, c)
-		out := Outcome{Case: c, Comparison: cmp, Err: err, Wall: clk.Now().Sub(start)}
-		if err == nil && cmp == nil {
-			out.Err = errors.New("no result")
-		}
-		interrupted := ctx.Err() != nil
-		if interrupted && out.Err == nil {
-			// The run may return what finished without an error; say that
-			// the case's numbers are cut short.
-			out.Err = fmt.Errorf("interrupted: %w", ctx.Err())
-		}
+		out := runCase(ctx, clk, cfg, c, i, len(cases))
 		res.Outcomes = append(res.Outcomes, out)
-		if interrupted {
+		if ctx.Err() != nil {
 			res.Interrupted = true
 			break
 		}
@@ -107,6 +101,37 @@ func Run(ctx context.Context, cases []Case, cfg Config) *Results {
 		resolve()
 	}
 	return res
+}
+
+// runCase replays case i of n c.Reps times, until one fails.
+func runCase(ctx context.Context, clk clock.Clock, cfg Config, c Case, i, n int) Outcome {
+	out := Outcome{Case: c}
+	reps := max(c.Reps, 1)
+	start := clk.Now()
+	for rep := 0; rep < reps && out.Err == nil; rep++ {
+		if cfg.Progress != nil {
+			cfg.Progress(i, n, c, rep)
+		}
+		cmp, err := cfg.Run(ctx, c, rep)
+		if cmp != nil {
+			out.Reps = append(out.Reps, cmp)
+		}
+		switch {
+		case err == nil && cmp == nil:
+			err = errors.New("no result")
+		case ctx.Err() != nil && err == nil:
+			// The run may return what finished without an error; say that
+			// the case's numbers are cut short.
+			err = fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		if err != nil && reps > 1 {
+			err = fmt.Errorf("repetition %d of %d: %w", rep+1, reps, err)
+		}
+		out.Err = err
+	}
+	out.Wall = clk.Now().Sub(start)
+	out.Comparison = report.Aggregate(out.Reps)
+	return out
 }
 
 // resolvePolicies replaces BestStatic by best, dropping duplicates.
@@ -139,7 +164,7 @@ func SelectBestStatic(outs []Outcome) (name string, complete bool, why string) {
 		case !ca && a.Completed != b.Completed:
 			return a.Completed > b.Completed
 		}
-		return a.MakespanS < b.MakespanS
+		return a.RunS < b.RunS
 	}
 	for _, o := range outs {
 		if o.Case.Group != GroupStatic || o.Comparison == nil {
@@ -170,19 +195,6 @@ func (r *Results) Headline() *Outcome {
 		}
 	}
 	return nil
-}
-
-// metricsOf finds a policy's metrics in a comparison.
-func metricsOf(c *report.Comparison, policy string) (report.Metrics, bool) {
-	if c == nil {
-		return report.Metrics{}, false
-	}
-	for _, m := range c.Results {
-		if m.Policy == policy {
-			return m, true
-		}
-	}
-	return report.Metrics{}, false
 }
 
 // usesBestStatic reports whether a static sweep ran or a case replayed the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ func sweepMatrix() Matrix {
 	m.Workloads, m.N, m.Budgets = []string{WorkloadSWE}, 4, m.Budgets[:1]
 	m.Only = []string{GroupStatic, GroupMain, GroupLoad}
 	m.LoadNs = []int{2}
+	m.Reps = 1 // TestRunReps repeats
 	return m
 }
 
@@ -35,12 +37,12 @@ func TestRunResolvesBestStaticAndContinuesPastFailures(t *testing.T) {
 	}
 	var seen []string
 	clk := clocktest.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	run := func(ctx context.Context, c Case) (*report.Comparison, error) { // each case takes a second
+	run := func(ctx context.Context, c Case, rep int) (*report.Comparison, error) { // each case takes a second
 		clk.Advance(time.Second)
-		return table.run(ctx, c)
+		return table.run(ctx, c, rep)
 	}
 	res := Run(context.Background(), cs, Config{Run: run, FallbackStatic: "static-4", Clock: clk,
-		Progress: func(i, n int, c Case) { seen = append(seen, c.Name) }})
+		Progress: func(i, n int, c Case, _ int) { seen = append(seen, c.Name) }})
 	if res.BestStatic != "static-3" {
 		t.Fatalf("best static %q (%s), want static-3", res.BestStatic, res.BestStaticWhy)
 	}
@@ -99,7 +101,7 @@ func TestRunFallbackStatic(t *testing.T) {
 	m.Only = []string{GroupLoad}
 	cs := mustCases(t, m)
 	var got []string
-	Run(context.Background(), cs, Config{Run: func(_ context.Context, c Case) (*report.Comparison, error) {
+	Run(context.Background(), cs, Config{Run: func(_ context.Context, c Case, _ int) (*report.Comparison, error) {
 		got = c.Policies
 		return &report.Comparison{}, nil
 	}, FallbackStatic: "static-4"})
@@ -113,7 +115,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	res := Run(ctx, cs, Config{Run: func(ctx context.Context, c Case) (*report.Comparison, error) {
+	res := Run(ctx, cs, Config{Run: func(ctx context.Context, c Case, _ int) (*report.Comparison, error) {
 		calls++
 		if calls == 2 {
 			cancel() // interrupted in the middle of the second case, which returns no error
@@ -126,5 +128,56 @@ func TestRunStopsOnCancel(t *testing.T) {
 	}
 	if !errors.Is(res.Outcomes[1].Err, context.Canceled) || res.Outcomes[1].Comparison == nil {
 		t.Errorf("interrupted case kept err %v, comparison %v", res.Outcomes[1].Err, res.Outcomes[1].Comparison)
+	}
+}
+
+// TestRunReps: every case is replayed Reps times; its comparison is the
+// median of the repetitions, the best static is chosen on medians, and a
+// failed repetition ends the case with what it had.
+func TestRunReps(t *testing.T) {
+	m := sweepMatrix()
+	m.Only, m.StaticNs, m.Reps = []string{GroupStatic, GroupMain}, []int{2, 3}, 3
+	m.Policies = []string{"eager", "tenon"}
+	cs := mustCases(t, m)
+	makespans := map[string][]float64{ // per rep
+		"static-2": {90, 50, 95},  // median 90
+		"static-3": {60, 100, 70}, // median 70: the best on medians, though static-2 had the fastest rep
+		"eager":    {40, 45, 50},
+		"tenon":    {20, 30, 25},
+	}
+	var progress []int
+	res := Run(context.Background(), cs, Config{Progress: func(_, _ int, _ Case, rep int) { progress = append(progress, rep) },
+		Run: func(_ context.Context, c Case, rep int) (*report.Comparison, error) {
+			cmp := &report.Comparison{LowerBoundS: 10}
+			for _, p := range c.Policies {
+				if c.Group == GroupMain && rep == 2 && p == "tenon" {
+					return cmp, errFake // the third rep of the main case fails half way
+				}
+				cmp.Results = append(cmp.Results, metrics(p, makespans[p][rep], 4, 4, 0))
+			}
+			return cmp, nil
+		}})
+	if !slices.Equal(progress, []int{0, 1, 2, 0, 1, 2, 0, 1, 2}) {
+		t.Errorf("progress reps %v, want 0,1,2 per case", progress)
+	}
+	if res.BestStatic != "static-3" {
+		t.Errorf("best static %s, want static-3 (on medians)", res.BestStatic)
+	}
+	static3 := res.Outcomes[1]
+	if len(static3.Reps) != 3 || static3.Err != nil {
+		t.Fatalf("static-3: %d reps, err %v", len(static3.Reps), static3.Err)
+	}
+	if m, _ := static3.Comparison.Policy("static-3"); m.MakespanS != 70 || m.Reps != 3 || m.Spread.MakespanS != [2]report.Seconds{60, 100} {
+		t.Errorf("static-3 median %+v, want 70 (60–100) over 3", m)
+	}
+	head := res.Headline()
+	if head == nil || len(head.Reps) != 3 || !errors.Is(head.Err, errFake) || !strings.Contains(head.Err.Error(), "repetition 3 of 3") {
+		t.Fatalf("headline %+v, want 3 reps and the third's error", head)
+	}
+	eager, _ := head.Comparison.Policy("eager")
+	tenon, _ := head.Comparison.Policy("tenon")
+	if eager.MakespanS != 45 || eager.Reps != 3 || tenon.MakespanS != 25 || tenon.Reps != 2 {
+		t.Errorf("headline medians eager %v over %d, tenon %v over %d; want 45 over 3, 25 over 2",
+			eager.MakespanS, eager.Reps, tenon.MakespanS, tenon.Reps)
 	}
 }

@@ -26,8 +26,10 @@ func TestWriteMarkdown(t *testing.T) {
 		{"complete", fakeResults(metrics("tenon", 14, 20, 20, 0)), []string{
 			"# tenon bench: bench-test", "tenon bench --quick", "`abc123` (working tree dirty)", "status: complete",
 			"| tenon OOM events | 0 | 0 | met |", "### main/swe/1GiB (headline)", "### static/swe/1GiB/N=2",
-			"| eager | 120.0 s | - | 8.57x |", "| tenon | 14.0 s | 1.40x | - |", "60% (12/20)", "![a.png](a.png)",
-		}, []string{"PARTIAL"}},
+			"| eager | dnf | 0.0/h | - | eager did not finish 8 of 20 | 60.0 s | dnf |", "| agent-reservation | 200.0 s | 0.0/h | - | 14.29x |",
+			"| tenon | 14.0 s | 0.0/h | 1.40x | - |", "60% (12/20)", "![a.png](a.png)",
+			"| speedup over Eager | >= 5.5x | eager did not finish 8 of 20 | did not finish |",
+		}, []string{"PARTIAL", "8.57x"}},
 		{"partial with a failed case", func() *Results {
 			r := fakeResults(metrics("tenon", 50, 19, 20, 3))
 			r.Cases, r.Interrupted = 9, true
@@ -136,9 +138,16 @@ func TestReadJSON(t *testing.T) {
 	r.BestStatic, r.BestStaticWhy = "static-2", "fastest at 100 %"
 	r.Outcomes[0].Wall = 1500 * time.Millisecond
 	r.Outcomes = append(r.Outcomes, Outcome{Case: Case{Name: "ablation/swe/1GiB", Group: GroupAblation, X: 2}, Err: errFake})
+	head := &r.Outcomes[2] // two repetitions, the second slower
+	slow := &report.Comparison{LowerBoundS: 10, Results: []report.Metrics{metrics("eager", 150, 12, 20, 90), metrics("tenon", 18, 20, 20, 0)}}
+	head.Reps = []*report.Comparison{head.Comparison, slow}
+	head.Comparison = report.Aggregate(head.Reps)
 	var b bytes.Buffer
 	if err := WriteJSON(&b, testMeta(), r); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"reps": [`) || !strings.Contains(b.String(), `"spread": {`) {
+		t.Errorf("JSON lacks the repetitions or the spread:\n%s", b.String())
 	}
 	got, err := ReadJSON(&b)
 	if err != nil {
@@ -160,6 +169,15 @@ func TestReadJSON(t *testing.T) {
 		if (o.Comparison == nil) != (w.Comparison == nil) || o.Comparison != nil && len(o.Comparison.Results) != len(w.Comparison.Results) {
 			t.Errorf("outcome %d: comparison %+v, want %+v", i, o.Comparison, w.Comparison)
 		}
+	}
+	if reps := got.Outcomes[2].Reps; len(reps) != 2 || reps[1].Results[1].MakespanS != 18 {
+		t.Errorf("headline reps read back as %+v, want 2 with tenon at 18 s in the second", reps)
+	}
+	if reps := got.Outcomes[0].Reps; len(reps) != 1 || reps[0] != got.Outcomes[0].Comparison {
+		t.Errorf("a case of one repetition reads back as %d reps, want its comparison", len(reps))
+	}
+	if m, _ := got.Headline().Comparison.Policy("tenon"); m.Reps != 2 || m.Spread == nil || m.Spread.MakespanS != [2]report.Seconds{14, 18} {
+		t.Errorf("headline tenon read back as %+v, want 2 reps, makespan 14–18 s", m)
 	}
 	wantGoals, gotGoals := goalByName(Goals(r)), goalByName(Goals(got))
 	for name, g := range wantGoals {

@@ -20,6 +20,8 @@ import (
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
+var inf = math.Inf(1)
+
 func TestPercentile(t *testing.T) {
 	tests := []struct {
 		name string
@@ -33,10 +35,14 @@ func TestPercentile(t *testing.T) {
 		{name: "median even", xs: []float64{4, 1, 3, 2}, p: 50, want: 2.5},
 		{name: "p95 interpolates", xs: []float64{0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100}, p: 95, want: 95},
 		{name: "max", xs: []float64{5, 9, 1}, p: 100, want: 9},
+		{name: "below the unfinished", xs: []float64{inf, 1, 2, 3}, p: 50, want: 2.5},
+		{name: "towards the unfinished", xs: []float64{inf, 1, 2, 3}, p: 95, want: inf},
+		{name: "on the unfinished", xs: []float64{inf, inf, 1}, p: 50, want: inf},
+		{name: "exactly on a finite rank", xs: []float64{inf, 1, 2}, p: 50, want: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Percentile(tt.xs, tt.p); math.Abs(got-tt.want) > 1e-9 {
+			if got := Percentile(tt.xs, tt.p); got != tt.want && math.Abs(got-tt.want) > 1e-9 {
 				t.Errorf("Percentile(%v, %g) = %g, want %g", tt.xs, tt.p, got, tt.want)
 			}
 		})
@@ -61,14 +67,38 @@ func result(policy string, makespan float64, lat ...float64) *replay.Result {
 }
 
 func TestSummarize(t *testing.T) {
-	m := Summarize(result("p", 100, 10, 20, 30, -90))
-	want := Metrics{
-		Policy: "p", MakespanS: 100, P50S: 20, P95S: 29, PeakBytes: units.GiB / 2, OOMEvents: 2,
-		Attempts: 5, FailedAttempts: 2, Workflows: 4, Completed: 3, Failed: 1,
-		AttemptFailureRate: 0.4, PeakOverBudget: 0.5,
+	tests := []struct {
+		name string
+		res  *replay.Result
+		want Metrics
+	}{
+		{name: "every workflow completed", res: result("p", 100, 10, 20, 30, 90), want: Metrics{
+			Policy: "p", MakespanS: 100, P50S: 25, P95S: 81, PeakBytes: units.GiB / 2,
+			Attempts: 4, Workflows: 4, Completed: 4, RunS: 100, GoodputPerHour: 4 * 36, PeakOverBudget: 0.5,
+		}},
+		// The failed workflow ranks last, as an infinite latency: the
+		// median moves up and P95 falls on it.
+		{name: "one unfinished", res: result("p", 100, 10, 20, 30, -90), want: Metrics{
+			Policy: "p", MakespanS: DNF, P50S: 25, P95S: DNF, PeakBytes: units.GiB / 2, OOMEvents: 2,
+			Attempts: 5, FailedAttempts: 2, Workflows: 4, Completed: 3, Unfinished: 1, Failed: 1,
+			RunS: 100, GoodputPerHour: 3 * 36, AttemptFailureRate: 0.4, PeakOverBudget: 0.5,
+		}},
+		// A policy that fails its slow half cannot look fast: its median is
+		// dnf, where over completed workflows alone it would be 12.5 s.
+		{name: "slow half unfinished", res: result("p", 40, 10, 15, -30, -40), want: Metrics{
+			Policy: "p", MakespanS: DNF, P50S: DNF, P95S: DNF, PeakBytes: units.GiB / 2, OOMEvents: 4,
+			Attempts: 6, FailedAttempts: 4, Workflows: 4, Completed: 2, Unfinished: 2, Failed: 2,
+			RunS: 40, GoodputPerHour: 2 * 90, AttemptFailureRate: 4.0 / 6, PeakOverBudget: 0.5,
+		}},
 	}
-	if m != want {
-		t.Errorf("Summarize =\n%+v\nwant\n%+v", m, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := Summarize(tt.res)
+			m.P95S = Seconds(math.Round(float64(m.P95S)*1e6) / 1e6) // interpolation error; +Inf stays
+			if m != tt.want {
+				t.Errorf("Summarize =\n%+v\nwant\n%+v", m, tt.want)
+			}
+		})
 	}
 }
 
@@ -84,7 +114,7 @@ func workload() []trajectory.Workflow {
 
 func TestCompare(t *testing.T) {
 	wfs := workload()
-	c := Compare(wfs, units.GiB, 0.5, result("static-1", 40, 10, 20), result("eager", 80, 10, 20))
+	c := Compare(wfs, units.GiB, 0.5, result("static-1", 40, 10, 20), result("eager", 80, 10, 20), result("gate", 30, 10, -20))
 	if want := 2100.0 / 1024; math.Abs(c.Oversubscription-want) > 1e-9 {
 		t.Errorf("oversubscription = %g, want %g", c.Oversubscription, want)
 	}
@@ -101,6 +131,10 @@ func TestCompare(t *testing.T) {
 	}
 	if got, want := c.Results[0].OverLowerBound, 40/c.LowerBoundS; math.Abs(got-want) > 1e-9 {
 		t.Errorf("makespan / bound = %g, want %g", got, want)
+	}
+	// gate ended sooner but gave up on a workflow: no speedup, no bound ratio.
+	if g := c.Results[2]; g.SpeedupVsEager != 0 || g.VsEagerDidNotFinish != "gate did not finish 1 of 2" || g.OverLowerBound != 0 {
+		t.Errorf("gate = %+v, want no ratio and did not finish 1 of 2", g)
 	}
 }
 
@@ -124,7 +158,7 @@ func TestJSONContract(t *testing.T) {
 		t.Fatalf("results = %v, want one", doc["results"])
 	}
 	row := res[0].(map[string]any)
-	for _, k := range []string{"policy", "makespan_s", "p50_s", "p95_s", "peak_bytes", "oom_events", "timeouts", "attempts", "failed_attempts", "workflows", "completed"} {
+	for _, k := range []string{"policy", "makespan_s", "p50_s", "p95_s", "peak_bytes", "oom_events", "timeouts", "attempts", "failed_attempts", "workflows", "completed", "unfinished", "run_s", "goodput_per_h", "attempt_failure_rate"} {
 		if _, ok := row[k]; !ok {
 			t.Errorf("result lacks %q", k)
 		}
@@ -138,23 +172,108 @@ func TestJSONContract(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
+	tests := []struct {
+		name    string
+		results []*replay.Result
+		want    []string
+		lines   int
+	}{
+		{name: "every run finished", results: []*replay.Result{result("eager", 80, 10, 20), result("static-2", 40, 10, 20)},
+			want: []string{"eager", "static-2", "2.00x", "1.00x", "1.00 GiB", "512.0 MiB", "80.0 s", "90.0/h", "180.0/h", "2/2"}, lines: 5},
+		// Eager gave up on a workflow: its makespan is dnf and no ratio is
+		// printed against it; the footnote says what dnf means.
+		{name: "eager did not finish", results: []*replay.Result{result("eager", 80, 10, -20), result("static-2", 40, 10, 20)},
+			want: []string{"dnf", "eager did not finish 1 of 2", "40.0 s", "45.0/h", "66.7%", "1/2", "2/2", "dnf: did not finish"}, lines: 9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Compare(workload(), units.GiB, 1, tt.results...)
+			var buf bytes.Buffer
+			if err := WriteTable(&buf, c); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			for _, s := range tt.want {
+				if !strings.Contains(out, s) {
+					t.Errorf("table lacks %q:\n%s", s, out)
+				}
+			}
+			if strings.Contains(out, "2.00x") && strings.Contains(tt.name, "did not finish") {
+				t.Errorf("table has a ratio against a run that did not finish:\n%s", out)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if len(lines) != tt.lines {
+				t.Fatalf("table has %d lines, want %d:\n%s", len(lines), tt.lines, out)
+			}
+			if len(lines[2]) != len(lines[3]) || len(lines[3]) != len(lines[4]) {
+				t.Errorf("rows not aligned:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestSpeedup(t *testing.T) {
+	done := func(p string, s Seconds) Metrics {
+		return Metrics{Policy: p, MakespanS: s, RunS: float64(s), Workflows: 12, Completed: 12}
+	}
+	dnf := func(p string, run float64, left int) Metrics {
+		return Metrics{Policy: p, MakespanS: DNF, RunS: run, Workflows: 12, Completed: 12 - left, Unfinished: left}
+	}
+	tests := []struct {
+		name    string
+		m, base Metrics
+		ratio   float64
+		dnf     string
+	}{
+		{name: "both finished", m: done("tenon", 20), base: done("eager", 50), ratio: 2.5},
+		{name: "base gave up early", m: done("tenon", 60), base: dnf("eager", 30, 5), dnf: "eager did not finish 5 of 12"},
+		{name: "m gave up", m: dnf("tenon", 20, 1), base: done("eager", 50), dnf: "tenon did not finish 1 of 12"},
+		{name: "neither finished", m: dnf("tenon", 20, 1), base: dnf("eager", 30, 5), dnf: "tenon did not finish 1 of 12; eager did not finish 5 of 12"},
+		{name: "itself, unfinished", m: dnf("eager", 30, 5), base: dnf("eager", 30, 5), dnf: "eager did not finish 5 of 12"},
+		{name: "unknown makespan", m: done("tenon", 0), base: done("eager", 50)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, d := Speedup(tt.m, tt.base)
+			if math.Abs(r-tt.ratio) > 1e-9 || d != tt.dnf {
+				t.Errorf("Speedup = %g, %q; want %g, %q", r, d, tt.ratio, tt.dnf)
+			}
+			want := tt.dnf
+			if want == "" {
+				want = Ratio(tt.ratio)
+			}
+			if got := VersusText(r, d); got != want {
+				t.Errorf("VersusText = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestSecondsJSON: a dnf makespan or percentile is null in JSON, with the
+// unfinished count beside it, and reads back as DNF.
+func TestSecondsJSON(t *testing.T) {
 	c := Compare(workload(), units.GiB, 1, result("eager", 80, 10, -20), result("static-2", 40, 10, 20))
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, c); err != nil {
+	if err := WriteJSON(&buf, c); err != nil {
 		t.Fatal(err)
 	}
-	out := buf.String()
-	for _, s := range []string{"eager", "static-2", "2.00x", "1.00 GiB", "512.0 MiB", "80.0 s", "66.7%", "1/2", "2/2"} {
-		if !strings.Contains(out, s) {
-			t.Errorf("table lacks %q:\n%s", s, out)
+	for _, s := range []string{`"makespan_s": null`, `"p95_s": null`, `"unfinished": 1`, `"run_s": 80`, `"vs_eager_did_not_finish": "eager did not finish 1 of 2"`, `"makespan_s": 40`} {
+		if !strings.Contains(buf.String(), s) {
+			t.Errorf("JSON lacks %s:\n%s", s, buf.String())
 		}
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("table has %d lines, want 5:\n%s", len(lines), out)
+	if strings.Contains(buf.String(), "speedup_vs_eager\"") {
+		t.Errorf("JSON has a speedup against a run that did not finish:\n%s", buf.String())
 	}
-	if len(lines[2]) != len(lines[3]) || len(lines[3]) != len(lines[4]) {
-		t.Errorf("rows not aligned:\n%s", out)
+	var back Comparison
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if m := back.Results[0]; m.MakespanS.Finite() || m.P50S.Finite() || m.P95S.Finite() || m.Unfinished != 1 {
+		t.Errorf("read back %+v, want dnf makespan and percentiles, 1 unfinished", m)
+	}
+	if m := back.Results[1]; m.MakespanS != 40 {
+		t.Errorf("read back makespan %v, want 40", m.MakespanS)
 	}
 }
 

@@ -19,15 +19,20 @@ func WriteTable(w io.Writer, c *Comparison) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\t", width, "policy")
-	fmt.Fprintln(tw, "makespan\tvs eager\t/ bound\tP50\tP95\tpeak mem\t/ budget\tOOM\ttimeouts\tattempts\tfail rate\tdone\t")
+	fmt.Fprintln(tw, "makespan\tgoodput\tvs eager\t/ bound\tP50\tP95\tpeak mem\t/ budget\tOOM\ttimeouts\tattempts\tfail rate\tdone\t")
+	dnf := false
 	for _, m := range c.Results {
-		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f%%\t%d/%d\t\n",
-			width, m.Policy, seconds(m.MakespanS), ratio(m.SpeedupVsEager), ratio(m.OverLowerBound),
-			seconds(m.P50S), seconds(m.P95S), units.FormatSize(m.PeakBytes), ratio(m.PeakOverBudget),
+		dnf = dnf || m.Unfinished > 0
+		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f%%\t%d/%d\t\n",
+			width, m.Policy, m.MakespanS, Goodput(m.GoodputPerHour), VersusText(m.SpeedupVsEager, m.VsEagerDidNotFinish),
+			Ratio(m.OverLowerBound), m.P50S, m.P95S, units.FormatSize(m.PeakBytes), Ratio(m.PeakOverBudget),
 			m.OOMEvents, m.Timeouts, m.Attempts, 100*m.AttemptFailureRate, m.Completed, m.Workflows)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing report table: %w", err)
+	}
+	if dnf {
+		fmt.Fprintln(w, "\ndnf: did not finish. A workflow that never completed has no latency: the makespan of a run that\nleft one unfinished, and a percentile that falls on one, are dnf. Goodput is completed workflows\nper hour of the run.")
 	}
 	return writeResidency(w, c, width)
 }
@@ -58,8 +63,21 @@ func writeResidency(w io.Writer, c *Comparison, width int) error {
 
 func seconds(s float64) string { return fmt.Sprintf("%.1f s", s) }
 
-// ratio renders a ratio as "2.31x", "-" when unknown (0).
-func ratio(r float64) string {
+// Goodput renders completed workflows per hour: "123.4/h".
+func Goodput(perHour float64) string { return fmt.Sprintf("%.1f/h", perHour) }
+
+// VersusText renders a comparison of makespans: the ratio ("2.31x"), or
+// the did-not-finish text (see Speedup) when either run left work
+// unfinished, "-" when neither is known.
+func VersusText(ratio float64, dnf string) string {
+	if dnf != "" {
+		return dnf
+	}
+	return Ratio(ratio)
+}
+
+// Ratio renders a ratio as "2.31x", "-" when unknown (0).
+func Ratio(r float64) string {
 	if r == 0 {
 		return "-"
 	}

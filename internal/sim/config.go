@@ -53,7 +53,9 @@ type Config struct {
 	Predictors *Predictors
 
 	// ActionTimeout fails an attempt whose action has not completed this
-	// long after it started, frozen time included (0: none).
+	// long after it started, frozen time included (0: none). `tenon sim`
+	// gives it the live replay's default (replay.DefaultActionTimeout at
+	// time scale 1, through internal/app), so both hosts time out alike.
 	ActionTimeout time.Duration
 	// Horizon stops a run that has not finished by this simulated time; its
 	// unfinished workflows are failed and counted in Result.Stalled. 0 means
