@@ -206,8 +206,11 @@ func (m Matrix) Cases() ([]Case, error) {
 	}
 	head := m.Workloads[0]
 	scale := func(wl string) float64 {
-		if wl == WorkloadTraces {
+		switch wl {
+		case WorkloadTraces:
 			return TracesTimeScale(m.Traces, m.TimeScale)
+		case WorkloadSWEReal: // real-length workflows, compressed as the traces are
+			return TracesTimeScale(wls[wl], m.TimeScale)
 		}
 		return m.TimeScale
 	}
@@ -251,7 +254,15 @@ func (m Matrix) Cases() ([]Case, error) {
 		}
 	}
 	if m.wants(GroupAblation) {
-		out = append(out, mk(GroupAblation, fmt.Sprintf("ablation/%s/%s", head, sizeName(tight)), head, wls[head], tight, AblationPolicies))
+		// The ablations run on the headline workload and on the real-shape
+		// one, where sandboxes idle between many small actions (what
+		// residency and the predictor are for).
+		for _, w := range m.Workloads {
+			if w != head && (w != WorkloadSWEReal || !fits(wls[w], tight)) {
+				continue
+			}
+			out = append(out, mk(GroupAblation, fmt.Sprintf("ablation/%s/%s", w, sizeName(tight)), w, wls[w], tight, AblationPolicies))
+		}
 	}
 	if m.wants(GroupLoad) && head != WorkloadTraces {
 		for _, n := range m.LoadNs {
@@ -284,9 +295,9 @@ func sizeName(b int64) string {
 	return strconv.FormatFloat(float64(b)/float64(units.MiB), 'f', -1, 64) + "MiB"
 }
 
-// TracesMaxLengthS is how long the longest imported trace may replay: the
-// traces are real (minutes of model time per task), so they are compressed
-// further than the generated workloads.
+// TracesMaxLengthS is how long the longest imported trace (or real-shape
+// workflow) may replay: they are real (minutes of model time per task), so
+// they are compressed further than the generated workloads.
 const TracesMaxLengthS = 60
 
 // TracesTimeScale is the time scale of the traces workload: the matrix's,

@@ -38,7 +38,14 @@ func TestDefaultMatrixCases(t *testing.T) {
 				t.Errorf("%s: policies %v, want %v", c.Name, c.Policies, want)
 			}
 		}
-		if c.TimeScale != m.TimeScale || len(c.Workflows) == 0 {
+		wantScale := m.TimeScale
+		if c.Workload == WorkloadSWEReal { // real-length workflows, compressed as the traces are
+			wantScale = TracesTimeScale(c.Workflows, m.TimeScale)
+			if wantScale >= m.TimeScale {
+				t.Errorf("%s: real-length workflows not compressed beyond the matrix's %g", c.Name, m.TimeScale)
+			}
+		}
+		if c.TimeScale != wantScale || len(c.Workflows) == 0 {
 			t.Errorf("%s: time scale %g, %d workflows", c.Name, c.TimeScale, len(c.Workflows))
 		}
 	}
@@ -71,6 +78,7 @@ func TestDefaultMatrixCases(t *testing.T) {
 	}
 	// Load sweep rises towards the headline; region params are yellow = red.
 	prev = 0
+	var ablations []string
 	for _, c := range cs {
 		switch c.Group {
 		case GroupLoad:
@@ -86,10 +94,15 @@ func TestDefaultMatrixCases(t *testing.T) {
 				t.Errorf("%s: params %v x %g", c.Name, c.Params, c.X)
 			}
 		case GroupAblation:
-			if !slices.Equal(c.Policies, AblationPolicies) || c.Workload != WorkloadSWE || c.Budget != units.GiB {
+			ablations = append(ablations, c.Workload)
+			if !slices.Equal(c.Policies, AblationPolicies) || c.Budget != units.GiB {
 				t.Errorf("%s: %v on %s at %d", c.Name, c.Policies, c.Workload, c.Budget)
 			}
 		}
+	}
+	// The ablations run on the headline workload and the real-shape one.
+	if !slices.Equal(ablations, []string{WorkloadSWE, WorkloadSWEReal}) {
+		t.Errorf("ablations on %v, want [swe swe-real]", ablations)
 	}
 	// The estimate adds up per policy: dropping a group shortens it.
 	m.Only = []string{GroupStatic, GroupMain, GroupAblation, GroupLoad}
