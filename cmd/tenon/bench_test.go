@@ -64,8 +64,8 @@ func TestBenchDryRun(t *testing.T) {
 		contains  []string
 		wantCases int
 	}{
-		{"full matrix", nil, []string{"static/swe/1GiB/N=2", "main/swe/1GiB", "main/swe/2GiB", "ablation/swe/1GiB", "load/swe/1GiB/n=8", "region/swe/1GiB/0.25", "static-best", "estimated"}, 20},
-		{"every budget", []string{"--every-budget", "--only", "main"}, []string{"main/swe-duplicate/2GiB", "main/rl/1.5GiB"}, 12},
+		{"full matrix", nil, []string{"static/swe/1GiB/N=2", "main/swe/1GiB", "main/swe/2GiB", "ablation/swe/1GiB", "load/swe/1GiB/n=8", "region/swe/1GiB/0.25", "static-best", "estimated", "main/swe-real/1GiB", "ablation/swe-real/1GiB"}, 22},
+		{"every budget", []string{"--every-budget", "--only", "main"}, []string{"main/swe-duplicate/2GiB", "main/rl/1.5GiB", "main/swe-real/2GiB"}, 15},
 		{"quick", []string{"--quick"}, []string{"main/swe/1GiB", "eager,tenon"}, 1},
 		{"only region, custom budget", []string{"--only", "region", "--budgets", "768MiB"}, []string{"region/swe/768MiB/0.05"}, 5},
 		{"policies override", []string{"--only", "main", "--workloads", "rl", "--budgets", "1GiB", "--policies", "eager,static-2"}, []string{"main/rl/1GiB", "eager,static-2"}, 1},
