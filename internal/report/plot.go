@@ -71,9 +71,15 @@ func WritePlot(w io.Writer, c *Comparison) error {
 		b.Width = vg.Points(1)
 		mem.Add(b)
 		mem.Legend.Add("budget", b)
-		mem.Y.Max = max(mem.Y.Max, 1.1*float64(c.BudgetBytes)/float64(units.GiB))
+		mem.Y.Max = max(mem.Y.Max, float64(c.BudgetBytes)/float64(units.GiB))
 	}
 	mem.Y.Min, conc.Y.Min = 0, 0
+	// Both panels share the time axis (same range, so the same ticks), and
+	// the y ranges leave the top of each panel to its legend, clear of the lines.
+	mem.X.Min, conc.X.Min = 0, 0
+	mem.X.Max, conc.X.Max = max(tmax, 1), max(tmax, 1)
+	mem.Y.Max *= 1.45
+	conc.Y.Max = max(conc.Y.Max, 1) * 1.35
 
 	img := vgimg.New(PlotWidth, PlotHeight)
 	dc := draw.New(img)
