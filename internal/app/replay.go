@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/units"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -54,7 +55,26 @@ func Replay(ctx context.Context, cfg ReplayConfig) (*report.Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnInfeasible(cfg.Progress, cfg.Label, cfg.Workflows, cfg.Budget)
 	return cfg.replayRuns(ctx, runs)
+}
+
+// warnInfeasible says up front which workflows cannot fit the budget
+// (trajectory.ErrInfeasible): no policy starts them, and the results count
+// them apart.
+func warnInfeasible(w io.Writer, label string, wfs []trajectory.Workflow, budget int64) {
+	bad := trajectory.Infeasible(wfs, budget)
+	if w == nil || len(bad) == 0 {
+		return
+	}
+	if label != "" {
+		label += ": "
+	}
+	fmt.Fprintf(w, "%s%d of %d workflows cannot fit the %s budget and will not be started (reported as infeasible):\n",
+		label, len(bad), len(wfs), units.FormatSize(budget))
+	for _, wf := range bad {
+		fmt.Fprintf(w, "  %v\n", wf.Feasible(budget))
+	}
 }
 
 // policyRun is one policy's replay: the policy, built once, and the run

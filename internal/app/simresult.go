@@ -12,11 +12,11 @@ func simReplay(r *sim.Result) *replay.Result {
 	out := &replay.Result{
 		Policy: r.Policy, Budget: r.Budget, TimeScale: 1, Makespan: r.Makespan, PeakBytes: r.PeakBytes,
 		Attempts: r.Attempts, FailedAttempts: r.FailedAttempts, OOMEvents: r.OOMEvents,
-		Timeouts: r.Timeouts, Completed: r.Completed, Failed: r.Failed, Actions: r.Actions,
+		Timeouts: r.Timeouts, Completed: r.Completed, Failed: r.Failed, Actions: r.Actions, Infeasible: r.Infeasible,
 	}
 	for _, w := range r.Workflows {
 		out.Workflows = append(out.Workflows, replay.WorkflowResult{ID: w.ID, Submit: w.Submit, End: w.End,
-			Latency: w.Latency, Attempts: w.Attempts, Completed: w.Completed, OOMs: w.OOMs})
+			Latency: w.Latency, Attempts: w.Attempts, Completed: w.Completed, Infeasible: w.Infeasible, OOMs: w.OOMs})
 	}
 	for _, s := range r.Samples {
 		out.Samples = append(out.Samples, replay.Sample{T: s.T, MemBytes: s.MemBytes, Running: s.Running, Live: s.Live})

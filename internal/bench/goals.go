@@ -148,11 +148,11 @@ func goalsOf(r *Results, staticName string) []Goal {
 	}
 	if hasTenon {
 		pct := 0.0
-		if tenon.Workflows > 0 {
-			pct = 100 * float64(tenon.Completed) / float64(tenon.Workflows)
+		if feasible := tenon.Workflows - tenon.Infeasible; feasible > 0 {
+			pct = 100 * float64(tenon.Completed) / float64(feasible)
 		}
 		success.Value, success.Known, success.Met = pct, true, pct >= TargetSuccessPct
-		success.Measured = fmt.Sprintf("%.1f%% (%d/%d)", pct, tenon.Completed, tenon.Workflows)
+		success.Measured = fmt.Sprintf("%.1f%% (%s)", pct, report.Done(tenon))
 		oom.Value, oom.Known, oom.Met = float64(tenon.OOMEvents), true, tenon.OOMEvents <= TargetOOM
 		oom.Measured = fmt.Sprintf("%d", tenon.OOMEvents)
 		switch v := tenon.OverLowerBound; {

@@ -249,6 +249,8 @@ func (m *Machine) Active() int { return m.active }
 
 // Submit queues an attempt of agent id (attempt counts from 1) running wf
 // and returns the agents that may start now (possibly id), in arrival order.
+// An attempt whose workflow's profiled peak exceeds the budget is refused
+// with an error wrapping trajectory.ErrInfeasible.
 func (m *Machine) Submit(now time.Time, id string, attempt int, wf *trajectory.Workflow, obs Observer) (started []string, err error) {
 	m.now = now
 	c, obs := m.begin(Call{Kind: "submit", T: now, Agent: id, Attempt: attempt}, obs)
@@ -263,6 +265,13 @@ func (m *Machine) Submit(now time.Time, id string, attempt int, wf *trajectory.W
 	}()
 	if a := m.agents[id]; a != nil {
 		return nil, fmt.Errorf("%w: %s: agent %s already has an attempt", ErrBadOption, m.cfg.Name, id)
+	}
+	if wf != nil {
+		// An attempt that can never fit the budget is not started: every
+		// policy would only collect its OOM kills (trajectory.ErrInfeasible).
+		if err := wf.Feasible(m.cfg.Budget); err != nil {
+			return nil, err
+		}
 	}
 	a := &agentState{id: id, wf: wf, attempt: attempt, admIdx: -1, needPeak: -1}
 	if m.cfg.Reservation {

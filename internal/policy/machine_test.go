@@ -162,19 +162,20 @@ func TestStaticN(t *testing.T) {
 }
 
 func TestReservation(t *testing.T) {
-	m := mustMachine(t, Config{Spec: Spec{Name: "agent-reservation", Reservation: true}, Budget: 1024 << 20})
+	// Each reservation is the profiled peak plus a 100 MiB margin.
+	m := mustMachine(t, Config{Spec: Spec{Name: "agent-reservation", Reservation: true}, Budget: 1024 << 20, ReserveMargin: 100 << 20})
 	obs := &fakeObs{}
-	if got := submit(t, m, 0, "huge", wfPeak("huge", 2000), obs); !slices.Equal(got, []string{"huge"}) {
-		t.Fatalf("the first agent must start even above the budget: %v", got)
+	if got := submit(t, m, 0, "huge", wfPeak("huge", 1000), obs); !slices.Equal(got, []string{"huge"}) {
+		t.Fatalf("the first agent must start even when its reservation exceeds the budget: %v", got)
 	}
 	if got := submit(t, m, 1, "a", wfPeak("a", 600), obs); len(got) != 0 {
 		t.Fatalf("a started beside huge: %v", got)
 	}
-	if got := submit(t, m, 2, "b", wfPeak("b", 300), obs); len(got) != 0 {
+	if got := submit(t, m, 2, "b", wfPeak("b", 200), obs); len(got) != 0 {
 		t.Fatalf("b started ahead of a (head of line): %v", got)
 	}
 	if got := m.AgentEnd(at(3), "huge", obs); !slices.Equal(got, []string{"a", "b"}) {
-		t.Fatalf("after huge ended: %v, want [a b] (900 MiB fit)", got)
+		t.Fatalf("after huge ended: %v, want [a b] (700 + 300 MiB fit)", got)
 	}
 	if got := submit(t, m, 4, "c", wfPeak("c", 200), obs); len(got) != 0 {
 		t.Fatalf("c started past the budget: %v", got)
@@ -424,5 +425,23 @@ func TestPacing(t *testing.T) {
 	obs.avail = 700 << 20
 	if got := m.Pace(at(3), obs); !slices.Equal(got, []string{"b"}) || m.Active() != 2 {
 		t.Fatalf("Pace = %v (active %d), want [b]", got, m.Active())
+	}
+}
+
+// TestInfeasible: an attempt whose workflow cannot fit the budget is
+// refused, under every policy, and holds nothing.
+func TestInfeasible(t *testing.T) {
+	for _, sp := range []Spec{{Name: "eager"}, {Name: "static-1", StaticN: 1}, {Name: "agent-reservation", Reservation: true}} {
+		t.Run(sp.Name, func(t *testing.T) {
+			m := mustMachine(t, Config{Spec: sp, Budget: 100 << 20})
+			obs := &fakeObs{}
+			_, err := m.Submit(at(0), "big", 1, wfPeak("big", 101), obs)
+			if !errors.Is(err, trajectory.ErrInfeasible) || !strings.Contains(err.Error(), "big") {
+				t.Fatalf("Submit of a 101 MiB workflow under 100 MiB = %v, want ErrInfeasible naming it", err)
+			}
+			if got := submit(t, m, 1, "fits", wfPeak("fits", 100), obs); !slices.Equal(got, []string{"fits"}) {
+				t.Fatalf("a workflow at the budget did not start: %v", got)
+			}
+		})
 	}
 }

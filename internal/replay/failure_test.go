@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -204,5 +205,35 @@ func TestConfigErrors(t *testing.T) {
 				t.Errorf("err = %v, want ErrConfig", err)
 			}
 		})
+	}
+}
+
+// TestInfeasibleWorkflowIsNotStarted: a workflow whose profile peaks above
+// the budget is reported infeasible with no attempt, not as retried OOM
+// kills; the feasible one runs.
+func TestInfeasibleWorkflowIsNotStarted(t *testing.T) {
+	var res *Result
+	synctest.Test(t, func(t *testing.T) {
+		be := fake.New(fake.Options{Budget: 1 << 30})
+		defer be.Close()
+		p, err := live.Build("eager", policy.Options{Budget: 1 << 30}, live.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wfs := []trajectory.Workflow{memWF("big", 0, 2000), memWF("small", 0, 100)}
+		res, err = Run(context.Background(), Config{Workflows: wfs, Backend: be, Policy: p, Budget: 1 << 30, Domain: be})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	big, small := res.Workflows[0], res.Workflows[1]
+	if !big.Infeasible || big.Attempts != 0 || big.Completed || !strings.Contains(big.Err, "cannot fit the budget") {
+		t.Errorf("big: %+v", big)
+	}
+	if !small.Completed || small.Infeasible {
+		t.Errorf("small: %+v", small)
+	}
+	if res.Infeasible != 1 || res.Failed != 0 || res.OOMEvents != 0 || res.Completed != 1 {
+		t.Errorf("infeasible %d failed %d OOM %d completed %d, want 1 0 0 1", res.Infeasible, res.Failed, res.OOMEvents, res.Completed)
 	}
 }

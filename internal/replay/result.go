@@ -27,8 +27,11 @@ type Result struct {
 	Lost           int // sandboxes that could not be created or died
 	Completed      int // workflows that completed
 	Failed         int // workflows that exhausted retries or were cancelled
-	Actions        int // actions executed (Exec called), every attempt
-	NonZeroExits   int // actions that exited non-zero without OOM or timeout
+	// Infeasible counts the workflows that cannot fit the budget
+	// (trajectory.ErrInfeasible): never started, not counted in Failed.
+	Infeasible   int
+	Actions      int // actions executed (Exec called), every attempt
+	NonZeroExits int // actions that exited non-zero without OOM or timeout
 
 	// Residency sums the residency manager's events; zero for policies
 	// that keep every sandbox resident.
@@ -84,9 +87,12 @@ type WorkflowResult struct {
 	Latency   time.Duration // End - Submit, retries included
 	Attempts  int
 	Completed bool
-	OOMs      int
-	Timeouts  int
-	Lost      int
+	// Infeasible: the workflow cannot fit the budget and was never started
+	// (trajectory.ErrInfeasible).
+	Infeasible bool
+	OOMs       int
+	Timeouts   int
+	Lost       int
 	// StartRetries counts sandbox starts that failed and were retried
 	// within the attempt (see startRetries).
 	StartRetries int
@@ -111,7 +117,7 @@ type Sample struct {
 // completed one's all but the last.
 func (res *Result) Tally() {
 	res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost = 0, 0, 0, 0, 0
-	res.Completed, res.Failed, res.Actions, res.NonZeroExits = 0, 0, 0, 0
+	res.Completed, res.Failed, res.Actions, res.NonZeroExits, res.Infeasible = 0, 0, 0, 0, 0
 	for _, s := range res.Samples {
 		res.PeakBytes = max(res.PeakBytes, s.MemBytes)
 	}
@@ -122,10 +128,13 @@ func (res *Result) Tally() {
 		res.Lost += w.Lost
 		res.Actions += w.Actions
 		res.NonZeroExits += w.NonZeroExits
-		if w.Completed {
+		switch {
+		case w.Infeasible:
+			res.Infeasible++
+		case w.Completed:
 			res.Completed++
 			res.FailedAttempts += w.Attempts - 1
-		} else {
+		default:
 			res.Failed++
 			res.FailedAttempts += w.Attempts
 		}

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/clock"
 	"os"
 	"path/filepath"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
 // workflow runs workflow i to completion or failure.
@@ -45,6 +46,10 @@ func (r *runner) workflow(ctx context.Context, i int) (res WorkflowResult) {
 	for attempt := 1; ; attempt++ {
 		a := &controller.Agent{ID: wf.ID, Workflow: wf, Attempt: attempt, Submitted: submitted}
 		if err := r.cfg.Policy.AgentReady(ctx, a); err != nil {
+			if errors.Is(err, trajectory.ErrInfeasible) {
+				res.Infeasible = true
+				return finish(err)
+			}
 			return finish(fmt.Errorf("waiting to start attempt %d: %w", attempt, err))
 		}
 		a.Started = clk.Now()

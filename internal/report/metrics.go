@@ -32,6 +32,10 @@ type Metrics struct {
 	FailedAttempts int     `json:"failed_attempts"`
 	Workflows      int     `json:"workflows"`
 	Completed      int     `json:"completed"`
+	// Infeasible workflows cannot fit the budget (trajectory.ErrInfeasible):
+	// no policy can complete them, so they are reported apart and left out
+	// of the makespan and the percentiles.
+	Infeasible int `json:"infeasible,omitempty"`
 	// Unfinished is Workflows - Completed: workflows that gave up after
 	// their retries, were cancelled or stalled.
 	Unfinished int `json:"unfinished"`
@@ -82,9 +86,9 @@ func Summarize(res *replay.Result) Metrics {
 		OOMEvents: res.OOMEvents, Timeouts: res.Timeouts, Attempts: res.Attempts,
 		FailedAttempts: res.FailedAttempts, Workflows: len(res.Workflows),
 		Completed: res.Completed, Failed: res.Failed, Lost: res.Lost,
-		RunS: res.Makespan.Seconds(),
+		RunS: res.Makespan.Seconds(), Infeasible: res.Infeasible,
 	}
-	m.Unfinished = m.Workflows - m.Completed
+	m.Unfinished = m.Workflows - m.Completed - m.Infeasible
 	m.MakespanS = Seconds(m.RunS)
 	if m.Unfinished > 0 {
 		m.MakespanS = DNF
@@ -92,6 +96,9 @@ func Summarize(res *replay.Result) Metrics {
 	lat := make([]float64, 0, len(res.Workflows))
 	var queued time.Duration
 	for _, w := range res.Workflows {
+		if w.Infeasible {
+			continue
+		}
 		l := math.Inf(1)
 		if w.Completed {
 			l = w.Latency.Seconds()
@@ -146,7 +153,7 @@ func (m Metrics) DidNotFinish() string {
 	if m.Unfinished <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s did not finish %d of %d", m.Policy, m.Unfinished, m.Workflows)
+	return fmt.Sprintf("%s did not finish %d of %d", m.Policy, m.Unfinished, m.Workflows-m.Infeasible)
 }
 
 // Speedup is how many times sooner m finished the work than base: base's

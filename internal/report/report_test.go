@@ -360,3 +360,25 @@ func TestResidencyReport(t *testing.T) {
 		t.Errorf("JSON lacks the residency summary:\n%s", buf.String())
 	}
 }
+
+// TestInfeasibleLeftOut: infeasible workflows are counted apart and left out
+// of the makespan, the percentiles and "did not finish".
+func TestInfeasibleLeftOut(t *testing.T) {
+	res := result("tenon", 10, 4, 6)
+	res.Workflows = append(res.Workflows, replay.WorkflowResult{ID: "big", Infeasible: true})
+	res.Infeasible = 1
+	m := Summarize(res)
+	if m.Infeasible != 1 || m.Unfinished != 0 || !m.MakespanS.Finite() || !m.P95S.Finite() {
+		t.Fatalf("metrics %+v: want 1 infeasible, nothing unfinished, a makespan", m)
+	}
+	if got := Done(m); got != "2/2 (+1 infeasible)" {
+		t.Errorf("Done = %q", got)
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, &Comparison{Results: []Metrics{m}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "infeasible: 1 of 3 workflows") {
+		t.Errorf("table lacks the infeasible line:\n%s", b.String())
+	}
+}

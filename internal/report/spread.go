@@ -115,7 +115,8 @@ func median(ms []Metrics) Metrics {
 			Timeouts: span(timeouts), Completed: span(completed), AttemptFailureRate: span(failRate),
 		},
 	}
-	m.Unfinished = m.Workflows - m.Completed
+	m.Infeasible = ms[0].Infeasible // a property of the workload and budget: the same in every repetition
+	m.Unfinished = m.Workflows - m.Completed - m.Infeasible
 	// The median repetition by run length lends its residency counters.
 	byRun := slices.Clone(ms)
 	slices.SortStableFunc(byRun, func(a, b Metrics) int { return cmp.Compare(a.RunS, b.RunS) })

@@ -23,13 +23,19 @@ func WriteTable(w io.Writer, c *Comparison) error {
 	dnf := false
 	for _, m := range c.Results {
 		dnf = dnf || m.Unfinished > 0
-		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f%%\t%d/%d\t\n",
+		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.1f%%\t%s\t\n",
 			width, m.Policy, m.MakespanS, Goodput(m.GoodputPerHour), VersusText(m.SpeedupVsEager, m.VsEagerDidNotFinish),
 			Ratio(m.OverLowerBound), m.P50S, m.P95S, units.FormatSize(m.PeakBytes), Ratio(m.PeakOverBudget),
-			m.OOMEvents, m.Timeouts, m.Attempts, 100*m.AttemptFailureRate, m.Completed, m.Workflows)
+			m.OOMEvents, m.Timeouts, m.Attempts, 100*m.AttemptFailureRate, Done(m))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing report table: %w", err)
+	}
+	for _, m := range c.Results {
+		if m.Infeasible > 0 {
+			fmt.Fprintf(w, "\ninfeasible: %d of %d workflows peak above the budget; no policy can complete them, so\nthey are never started and are left out of makespan and percentiles.\n", m.Infeasible, m.Workflows)
+			break
+		}
 	}
 	if dnf {
 		fmt.Fprintln(w, "\ndnf: did not finish. A workflow that never completed has no latency: the makespan of a run that\nleft one unfinished, and a percentile that falls on one, are dnf. Goodput is completed workflows\nper hour of the run.")
@@ -82,4 +88,12 @@ func Ratio(r float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", r)
+}
+
+// Done is the completed share, e.g. "8/12", or "8/11 (+1 infeasible)".
+func Done(m Metrics) string {
+	if m.Infeasible > 0 {
+		return fmt.Sprintf("%d/%d (+%d infeasible)", m.Completed, m.Workflows-m.Infeasible, m.Infeasible)
+	}
+	return fmt.Sprintf("%d/%d", m.Completed, m.Workflows)
 }

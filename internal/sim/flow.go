@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
 // enqueueAttempt submits a new attempt to the decision core and starts
@@ -12,7 +14,16 @@ import (
 func (s *sim) enqueueAttempt(ag *agent) {
 	ag.phase = phQueued
 	started, err := s.m.Submit(s.clock(), ag.wf.ID, ag.attempt+1, ag.wf, s)
-	if err != nil {
+	switch {
+	case errors.Is(err, trajectory.ErrInfeasible):
+		// It can never fit the budget: never started, reported apart.
+		ag.phase, ag.res.Infeasible = phDone, true
+		ag.res.End, ag.res.Latency = s.now, s.now-ag.res.Submit
+		s.res.Infeasible++
+		s.left--
+		s.debugf("infeasible %s: %v", ag.wf.ID, err)
+		return
+	case err != nil:
 		panic(fmt.Sprintf("sim: %v", err)) // a bookkeeping bug, not a run condition
 	}
 	s.startAll(started)

@@ -163,7 +163,7 @@ func TestOOMHoldPolicies(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.pol+"/hold="+tc.hold.String(), func(t *testing.T) {
 			run := func() *Result {
-				cfg := Config{Workflows: wfs, Policy: mustSpec(t, tc.pol), Budget: 512 * tMiB, Retries: 5,
+				cfg := Config{Workflows: wfs, Policy: mustSpec(t, tc.pol), Budget: 1024 * tMiB, Retries: 5,
 					Create: DefaultCreate, Teardown: DefaultTeardown, Rematerialize: DefaultRematerialize,
 					SandboxBase: 4 * tMiB, Predictors: preds, Hold: tc.hold}
 				s, err := newSim(cfg)

@@ -21,6 +21,9 @@ type Result struct {
 	Failed         int
 	Actions        int // actions started, every attempt
 	Stalled        int // workflows still unfinished at Config.Horizon (counted in Failed)
+	// Infeasible counts workflows that cannot fit the budget
+	// (trajectory.ErrInfeasible): never started, not counted in Failed.
+	Infeasible int
 
 	Teardowns          int           // residency teardowns (not final destroys)
 	Rematerializations int           //
@@ -53,7 +56,9 @@ type WorkflowResult struct {
 	Latency   time.Duration // End − Submit, retries included
 	Attempts  int
 	Completed bool
-	OOMs      int
+	// Infeasible: the workflow cannot fit the budget and was never started.
+	Infeasible bool
+	OOMs       int
 }
 
 // Sample is one point of the memory time series.

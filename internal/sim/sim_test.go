@@ -136,8 +136,11 @@ func TestRetriesCapped(t *testing.T) {
 	}{{"no retries", 0}, {"two retries", 2}, {"five retries", 5}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			wfs := []trajectory.Workflow{wf("big", 0, memAction(1, 600, 1, 1))}
-			r, err := Run(t.Context(), Config{Workflows: wfs, Policy: mustSpec(t, "eager"), Budget: 512 * tMiB, Retries: tc.retries})
+			// The profile fits (500 MiB) but not with the sandbox's base
+			// memory: every attempt is OOM-killed.
+			wfs := []trajectory.Workflow{wf("big", 0, memAction(1, 500, 1, 1))}
+			r, err := Run(t.Context(), Config{Workflows: wfs, Policy: mustSpec(t, "eager"), Budget: 512 * tMiB, Retries: tc.retries,
+				SandboxBase: 64 * tMiB})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,5 +353,27 @@ func TestPressureResidency(t *testing.T) {
 	}
 	if (PressureResidency{}).MayRematerialize(gate.Red) || !(PressureResidency{}).MayRematerialize(gate.Yellow) {
 		t.Fatal("rematerialization: want none in red, demand-driven in yellow")
+	}
+}
+
+// TestInfeasibleWorkflow: a workflow whose profile peaks above the budget is
+// never started and is reported as infeasible, not failed, under every
+// policy; the others run.
+func TestInfeasibleWorkflow(t *testing.T) {
+	wfs := []trajectory.Workflow{wf("big", 0, memAction(1, 600, 1, 1)), wf("small", 0, memAction(1, 100, 1, 1))}
+	for _, pol := range []string{"eager", "static-1", "agent-reservation", "gate"} {
+		t.Run(pol, func(t *testing.T) {
+			r, err := Run(t.Context(), Config{Workflows: wfs, Policy: mustSpec(t, pol), Budget: 512 * tMiB})
+			if err != nil {
+				t.Fatal(err)
+			}
+			big, small := r.Workflows[0], r.Workflows[1]
+			if !big.Infeasible || big.Attempts != 0 || r.Infeasible != 1 || r.Failed != 0 || r.OOMEvents != 0 {
+				t.Fatalf("big %+v, result infeasible %d failed %d OOM %d", big, r.Infeasible, r.Failed, r.OOMEvents)
+			}
+			if !small.Completed || small.Infeasible || r.Completed != 1 {
+				t.Fatalf("small %+v", small)
+			}
+		})
 	}
 }

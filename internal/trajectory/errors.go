@@ -60,3 +60,9 @@ func (e formatError) Error() string { return string(e) }
 
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e formatError) Unwrap() error { return ErrInvalid }
+
+// ErrInfeasible means a workflow can never complete under a budget: its
+// profiled peak (the largest memory its sandbox holds: what earlier
+// actions left behind plus one action's peak) exceeds the budget, so every
+// attempt would be OOM-killed whatever the policy.
+var ErrInfeasible = errors.New("trajectory: workflow cannot fit the budget")

@@ -1,6 +1,10 @@
 package trajectory
 
-import "github.com/tenon-dev/tenon/internal/units"
+import (
+	"fmt"
+
+	"github.com/tenon-dev/tenon/internal/units"
+)
 
 // DurationS is how long the action runs when replayed: for a Mem profile
 // ramp_s + hold_s + retain_s; for a Run action the recorded duration (0 when
@@ -119,4 +123,28 @@ func Oversubscription(wfs []Workflow, budgetBytes int64) float64 {
 		s += w.ProfiledPeakMiB()
 	}
 	return s * float64(units.MiB) / float64(budgetBytes)
+}
+
+// Feasible returns nil when w's profiled peak fits budgetBytes (or there
+// is no budget), else an error wrapping ErrInfeasible that names the peak
+// and the budget.
+func (w Workflow) Feasible(budgetBytes int64) error {
+	peak := int64(w.ProfiledPeakMiB() * float64(units.MiB))
+	if budgetBytes <= 0 || peak <= budgetBytes {
+		return nil
+	}
+	return fmt.Errorf("%w: %s peaks at %s, above the %s budget", ErrInfeasible, w.ID,
+		units.FormatSize(peak), units.FormatSize(budgetBytes))
+}
+
+// Infeasible lists the workflows of wfs that cannot fit budgetBytes
+// (Feasible), in order.
+func Infeasible(wfs []Workflow, budgetBytes int64) []Workflow {
+	var out []Workflow
+	for _, w := range wfs {
+		if w.Feasible(budgetBytes) != nil {
+			out = append(out, w)
+		}
+	}
+	return out
 }
