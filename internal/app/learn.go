@@ -55,6 +55,7 @@ type learner struct {
 	heavy  int64            // heavy-action threshold
 	every  int              // RetrainEvery
 	online bool             // false when a model was given (--model)
+	origin string           // what the start predictor is, for the status line
 	log    *slog.Logger
 	swap   func(predict.Predictor) error // set once the policy is built
 
@@ -95,18 +96,21 @@ func openLearner(dir, modelFile string, heavy int64, every int, log *slog.Logger
 			return nil, nil, err
 		}
 		log.Info("predictor: model file given; online retraining off (measurements are still kept)", "model", modelFile, "dir", dir)
+		l.origin = "predictor " + modelFile + " (not retrained)"
 		return l, l.wrap(m, ex), nil
 	}
 	if v, path := latestModel(dir); v > 0 {
 		m, err := predict.Load(path)
 		if err == nil {
 			l.version = v
+			l.origin = fmt.Sprintf("predictor model v%d, retrained every %d actions", v, every)
 			log.Info("predictor: saved model loaded", "version", v, "model", path, "measurements", len(recs), "retrain_every", every)
 			return l, l.wrap(m, ex), nil
 		}
 		log.Warn("predictor: saved model unreadable, starting from class priors", "model", path, "err", err)
 	}
 	l.pending = len(recs)
+	l.origin = fmt.Sprintf("predictor class priors, retrained every %d actions", every)
 	log.Info("predictor: class priors from the workload calibration until the first retrain", "measurements", len(recs), "retrain_every", every)
 	return l, l.prior(), nil
 }

@@ -104,6 +104,9 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		if cfg.Listen != "" {
 			fmt.Fprintf(cfg.Status, ", tcp %s", cfg.Listen)
 		}
+		if lrn != nil {
+			fmt.Fprintf(cfg.Status, ", %s", lrn.origin)
+		}
 		fmt.Fprintln(cfg.Status)
 	}
 	var serveErr error

@@ -122,7 +122,7 @@ func TestServeDefaults(t *testing.T) {
 	if err := d.stop(t); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
-	if !strings.Contains(d.status.String(), "policy tenon, backend fake") {
+	if s := d.status.String(); !strings.Contains(s, "policy tenon, backend fake") || !strings.Contains(s, "predictor class priors") {
 		t.Errorf("status line %q", d.status.String())
 	}
 	logs := d.logs.String()
