@@ -58,7 +58,7 @@ Needs root. Takes a few minutes.`)
 		len(wfs), units.FormatSize(int64(budget)), trajectory.Oversubscription(wfs, int64(budget)), pols)
 	c, err := app.Replay(ctx, app.ReplayConfig{
 		Workflows: wfs, Policies: pols.items, Budget: int64(budget),
-		Backend: *backend, Domain: "tenon", StateDir: *stateDir, TimeScale: *scale, ActionTimeout: timeout.config(), EventLog: *events,
+		Backend: *backend, Domain: "tenon-run", StateDir: *stateDir, TimeScale: *scale, ActionTimeout: timeout.config(), EventLog: *events,
 		Progress: env.stderr, Log: env.log,
 	})
 	if c != nil {

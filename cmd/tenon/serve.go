@@ -22,7 +22,14 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		`The API listens on a unix socket (mode 0600). --listen adds a TCP listener, which
 requires a bearer token (--token or TENON_TOKEN). See docs/api.md.
 SIGTERM or Ctrl-C stops accepting requests, waits for running actions up to
---drain-timeout, releases every sandbox and keeps the agent registry for the next start.`)
+--drain-timeout, releases every sandbox and keeps the agent registry for the next start.
+One daemon owns a state directory and a workload domain: a second one on
+either refuses to start and names the owner's pid.
+The tenon policy's predictor starts from per-class priors (the bundled
+workload calibration) and retrains on the daemon's own measured actions
+every `+fmt.Sprint(app.RetrainEvery)+` actions; the models are kept, versioned, in
+<state-dir>/model and the newest is loaded at start. --model starts from a
+trained model instead (tenon predict train) and turns retraining off.`)
 	socket := fs.String("socket", defaultSocket, "unix socket path")
 	listen := fs.String("listen", "", "also listen on TCP, e.g. 127.0.0.1:7878 (needs a token)")
 	token := fs.String("token", os.Getenv("TENON_TOKEN"), "bearer token for TCP clients (default $TENON_TOKEN)")
@@ -35,6 +42,7 @@ SIGTERM or Ctrl-C stops accepting requests, waits for running actions up to
 	upstream := fs.String("upstream", "", "OpenAI-compatible base URL the model proxy forwards to, e.g. http://127.0.0.1:8000/v1")
 	upstreamKey := fs.String("upstream-key", os.Getenv("TENON_UPSTREAM_KEY"), "API key sent upstream (default $TENON_UPSTREAM_KEY)")
 	drain := fs.Duration("drain-timeout", 60*time.Second, "how long shutdown waits for running actions")
+	model := fs.String("model", "", "trained predictor file (tenon predict train); default: learn online from class priors")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
@@ -44,7 +52,7 @@ SIGTERM or Ctrl-C stops accepting requests, waits for running actions up to
 	}
 	return app.Serve(ctx, app.ServeConfig{
 		Socket: *socket, Listen: *listen, Token: *token, StateDir: *stateDir, Budget: int64(budget),
-		Domain: *domain, Policy: *pol, Backend: *backend, Upstream: *upstream, UpstreamKey: *upstreamKey,
+		Domain: *domain, Policy: *pol, Model: *model, Backend: *backend, Upstream: *upstream, UpstreamKey: *upstreamKey,
 		Drain: *drain, Status: env.stderr, Log: env.log,
 	})
 }

@@ -20,9 +20,18 @@ import (
 // constructs a policy: every caller builds each policy once per run and
 // passes it along.
 func buildPolicy(name string, opts policy.Options, stateDir string, log *slog.Logger) (controller.Policy, error) {
-	lo := live.Options{Logger: log}
+	p, err := buildLive(name, opts, stateDir, live.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// buildLive is buildPolicy with the live adapter's options (the daemon's
+// measurement hook) and its concrete type (to swap retrained models in).
+func buildLive(name string, opts policy.Options, stateDir string, lo live.Options) (*live.Policy, error) {
 	if stateDir != "" {
-		lo.Residency = residencyIn(filepath.Join(stateDir, "residency"), opts.TimeScale, log)
+		lo.Residency = residencyIn(filepath.Join(stateDir, "residency"), opts.TimeScale, lo.Logger)
 	}
 	return live.Build(name, opts, lo)
 }

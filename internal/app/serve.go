@@ -8,9 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/api"
+	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -24,7 +27,10 @@ type ServeConfig struct {
 	Budget   int64
 	Domain   string // name of the workload domain cgroup
 	Policy   string
-	Backend  string // one of BackendNames
+	// Model is a trained predictor file (predict.Load) for policies with
+	// admission; "" starts from class priors and learns online.
+	Model   string
+	Backend string // one of BackendNames
 	// Upstream is the OpenAI-compatible base URL the model proxy forwards
 	// to, with UpstreamKey as its API key.
 	Upstream, UpstreamKey string
@@ -43,14 +49,28 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		return api.ErrNoToken
 	}
 	log := discardLog(cfg.Log)
+	if cfg.StateDir == "" {
+		return errors.New("serve: a state directory is required (--state-dir)")
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("creating state directory: %w", err)
+	}
+	lock, err := cgroup.AcquireOwner(filepath.Join(cfg.StateDir, "serve.lock"), "state directory "+cfg.StateDir, "/proc", "tenon serve")
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, cfg.StateDir, cfg.Domain, cfg.Budget, log)
 	if err != nil {
 		return err
 	}
 	defer closeBackend()
-	p, err := buildPolicy(cfg.Policy, policy.Options{Budget: cfg.Budget}, "", log)
+	p, lrn, err := servePolicy(cfg, log)
 	if err != nil {
 		return err
+	}
+	if lrn != nil {
+		defer lrn.Close()
 	}
 	srv, err := api.New(ctx, api.Config{
 		StateDir: cfg.StateDir, Backend: be, Policy: p, Budget: cfg.Budget, Domain: dom, Logger: log,
@@ -80,9 +100,12 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		go func() { errc <- srv.Serve(l) }()
 	}
 	if cfg.Status != nil {
-		fmt.Fprintf(cfg.Status, "tenon serve: policy %s, backend %s, budget %s, socket %s", p.Name(), be.Name(), units.FormatSize(cfg.Budget), cfg.Socket)
+		fmt.Fprintf(cfg.Status, "tenon serve: policy %s, backend %s, budget %s, socket %s, state %s", p.Name(), be.Name(), units.FormatSize(cfg.Budget), cfg.Socket, cfg.StateDir)
 		if cfg.Listen != "" {
 			fmt.Fprintf(cfg.Status, ", tcp %s", cfg.Listen)
+		}
+		if lrn != nil {
+			fmt.Fprintf(cfg.Status, ", %s", lrn.origin)
 		}
 		fmt.Fprintln(cfg.Status)
 	}
@@ -95,4 +118,40 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	defer cancel()
 	err = srv.Shutdown(sctx)
 	return errors.Join(serveErr, err)
+}
+
+// servePolicy builds the daemon's policy with its residency state in the
+// state directory and, for a policy with admission, the learner: the
+// predictor starts from --model, the saved model or the class priors and
+// learns from the daemon's measured actions.
+func servePolicy(cfg ServeConfig, log *slog.Logger) (*live.Policy, *learner, error) {
+	sp, err := policy.ParseSpec(cfg.Policy)
+	if err != nil {
+		return nil, nil, err
+	}
+	popts := policy.Options{Budget: cfg.Budget}
+	lo := live.Options{Logger: log}
+	var lrn *learner
+	switch {
+	case sp.Admission && sp.Predictor != policy.PredCurrent && cfg.Model == "":
+		return nil, nil, fmt.Errorf("policy %q uses the %s predictor, which the daemon does not learn online: pass --model with a model of that kind (tenon predict train), or use --policy tenon", cfg.Policy, sp.Predictor)
+	case sp.Admission:
+		if lrn, popts.Predictor, err = openLearner(filepath.Join(cfg.StateDir, "model"), cfg.Model, cfg.Budget/8, RetrainEvery, log); err != nil {
+			return nil, nil, err
+		}
+		lo.Measured = lrn.Record
+	case cfg.Model != "":
+		log.Warn("--model unused: the policy has no admission, hence no predictor", "policy", cfg.Policy)
+	}
+	p, err := buildLive(cfg.Policy, popts, cfg.StateDir, lo)
+	if err != nil {
+		if lrn != nil {
+			lrn.Close()
+		}
+		return nil, nil, err
+	}
+	if lrn != nil {
+		lrn.swap = p.SetModel
+	}
+	return p, lrn, nil
 }

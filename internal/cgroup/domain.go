@@ -23,13 +23,17 @@ type Domain struct {
 	group  *group
 	budget int64
 	log    *slog.Logger
+	lock   *OwnerLock
 }
 
 // OpenDomain creates the domain group name (DefaultDomain when "") with a
-// memory limit of budget bytes. A group of that name left by a crashed run
-// is adopted: its tasks are killed and its children deleted first. A budget
-// above the machine's MemTotal (<layout.ProcRoot>/meminfo) fails with
-// ErrBudgetTooLarge.
+// memory limit of budget bytes, owned by this process for as long as the
+// domain is open: an owner lock (AcquireOwner) on <layout.LockDir>/<name>.lock
+// holds its owner record (pid, boot id). A domain owned by a live process
+// fails with *InUseError naming it. A group of that name whose owner is
+// gone (a crashed run) is adopted: its tasks are killed and its children
+// deleted first. A budget above the machine's MemTotal
+// (<layout.ProcRoot>/meminfo) fails with ErrBudgetTooLarge.
 func OpenDomain(ctx context.Context, layout *Layout, name string, budget int64, log *slog.Logger) (*Domain, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -55,7 +59,26 @@ func OpenDomain(ctx context.Context, layout *Layout, name string, budget int64, 
 		return nil, fmt.Errorf("%w: budget %s > %s of RAM: pass a budget below the machine's memory",
 			ErrBudgetTooLarge, units.FormatSize(budget), units.FormatSize(total))
 	}
+	lock, err := AcquireOwner(domainLockPath(layout, name), fmt.Sprintf("workload domain %q", name), procRoot, processCommand())
+	if err != nil {
+		return nil, err
+	}
+	d, err := openOwned(ctx, layout, name, budget, lock.Previous, log)
+	if err != nil {
+		_ = lock.Release()
+		return nil, err
+	}
+	d.lock = lock
+	return d, nil
+}
+
+// openOwned is OpenDomain once this process owns the domain; prev is the
+// record of a previous owner that died holding it.
+func openOwned(ctx context.Context, layout *Layout, name string, budget int64, prev Owner, log *slog.Logger) (*Domain, error) {
 	if old, err := Open(layout, name); err == nil {
+		if prev.PID > 0 {
+			log.Info("the workload domain's previous owner is gone", "domain", name, "pid", prev.PID, "command", prev.Command, "since", prev.Since)
+		}
 		if err := adopt(ctx, old.(*group), log); err != nil {
 			return nil, fmt.Errorf("adopting stale domain %s: %w", name, err)
 		}
@@ -171,6 +194,8 @@ func (d *Domain) Close(ctx context.Context) error {
 	if len(errs) == 0 {
 		d.log.Info("workload domain removed", "group", d.group.path)
 	}
+	errs = append(errs, d.lock.Release())
+	d.lock = nil
 	return errors.Join(errs...)
 }
 
@@ -196,4 +221,23 @@ func (d *Domain) DisableSwap() error {
 		return fmt.Errorf("disabling swap for domain %s: %w", d.group.path, err)
 	}
 	return nil
+}
+
+// domainLockPath is the owner lock of domain name.
+func domainLockPath(layout *Layout, name string) string {
+	dir := layout.LockDir
+	if dir == "" {
+		dir = DefaultLockDir
+	}
+	return filepath.Join(dir, strings.ReplaceAll(strings.Trim(name, "/"), "/", "_")+".lock")
+}
+
+// processCommand names this process in owner records: the program and its
+// subcommand ("tenon serve"), never its flags (they may hold tokens).
+func processCommand() string {
+	cmd := filepath.Base(os.Args[0])
+	if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-") {
+		cmd += " " + os.Args[1]
+	}
+	return cmd
 }

@@ -35,4 +35,8 @@ var (
 	// limit instead of OOM-killing: that needs cgroup v1's memory.oom_control
 	// (oom_kill_disable), which cgroup v2 does not have.
 	ErrNoOOMHold = errors.New("cgroup: no OOM hold: memory.oom_control (oom_kill_disable) needs the cgroup v1 memory controller")
+
+	// ErrInUse means a workload domain or a state directory is owned by
+	// another live process (InUseError names it).
+	ErrInUse = errors.New("cgroup: in use by another process")
 )

@@ -74,7 +74,7 @@ func newFakeKernel(t *testing.T) *fakeKernel {
 func fakeV1(t *testing.T) *Layout {
 	t.Helper()
 	root := t.TempDir()
-	l := &Layout{Controllers: map[string]Mount{}, ProcRoot: filepath.Join(root, "proc")}
+	l := &Layout{Controllers: map[string]Mount{}, ProcRoot: filepath.Join(root, "proc"), LockDir: filepath.Join(root, "locks")}
 	for _, c := range controllers {
 		l.Controllers[c] = Mount{Version: V1, Root: filepath.Join(root, c)}
 		mkdir(t, l.Controllers[c].Root)
@@ -94,6 +94,7 @@ func fakeV2(t *testing.T) *Layout {
 		t.Fatal(err)
 	}
 	l.ProcRoot = filepath.Join(root, "proc")
+	l.LockDir = filepath.Join(root, "locks")
 	mkdir(t, l.ProcRoot)
 	return l
 }

@@ -36,6 +36,8 @@ type Layout struct {
 	UnifiedControllers []string
 	// ProcRoot is the proc file system (/proc), for host pressure and meminfo.
 	ProcRoot string
+	// LockDir holds the workload domains' owner locks; "" is DefaultLockDir.
+	LockDir string
 }
 
 // Controller returns where a controller lives.

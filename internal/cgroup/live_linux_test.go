@@ -23,6 +23,9 @@ func liveLayout(t *testing.T) *Layout {
 		t.Skip("live cgroup test needs root")
 	}
 	l, err := Detect("/proc")
+	if l != nil {
+		l.LockDir = t.TempDir()
+	}
 	if errors.Is(err, ErrNoMemoryController) {
 		t.Skip("live cgroup test needs a memory controller")
 	}
@@ -260,13 +263,21 @@ func TestLiveAdoptStaleDomain(t *testing.T) {
 	if err := g.Freeze(fctx); err != nil {
 		t.Fatalf("Freeze: %v", err)
 	}
-	// A second OpenDomain of the same name is what a restart after a crash does.
+	// A second OpenDomain of the same name while the first is open is
+	// refused; once its owner is gone (its lock dropped as a crash drops
+	// it, the record left behind) it is what a restart after a crash does.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	d, err := OpenDomain(ctx, l, g.Path()[:strings.Index(g.Path(), "/")], 64<<20, nil)
+	name := g.Path()[:strings.Index(g.Path(), "/")]
+	if _, err := OpenDomain(ctx, l, name, 64<<20, nil); !errors.Is(err, ErrInUse) {
+		t.Fatalf("OpenDomain of an owned domain = %v, want ErrInUse", err)
+	}
+	stale.lock.unlock()
+	d, err := OpenDomain(ctx, l, name, 64<<20, nil)
 	if err != nil {
 		t.Fatalf("OpenDomain over a stale domain: %v", err)
 	}
+	defer d.lock.Release()
 	select {
 	case <-h.done:
 	case <-time.After(5 * time.Second):

@@ -226,6 +226,7 @@ func (p *Policy) armHold(env controller.Env) {
 	}
 	h, ok := env.Domain.(controller.OOMHolder)
 	if !ok {
+		p.log.Warn("OOM hold off: the gate runs without it", "why", "the workload domain has no OOM hold (a simulated backend)")
 		p.m.DisableHold()
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/predict"
 	"github.com/tenon-dev/tenon/internal/residency"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
@@ -38,6 +39,12 @@ type Options struct {
 	// Limits overrides how memory.high limits are put on sandboxes (tests);
 	// nil detects the host's cgroup layout at Start.
 	Limits Limiter
+	// Measured, when set, receives every admitted action that ran (an
+	// OOM-killed one too: its peak is a lower bound of its need) with its
+	// memory above the sandbox's level at admission, the label a predictor
+	// learns from. Only policies with admission measure that level. It is
+	// called outside the adapter's lock and must not block.
+	Measured func(predict.ActionRecord)
 }
 
 // Policy is a policy.Machine behind the controller.Policy interface.
@@ -199,7 +206,11 @@ func (p *Policy) Stop(ctx context.Context) error {
 // Residency and a factory was given, else the keep-resident default.
 func (p *Policy) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
 	cfg := p.m.Config()
-	if !cfg.Residency || p.opts.Residency == nil {
+	if !cfg.Residency {
+		return controller.NewResident(h)
+	}
+	if p.opts.Residency == nil {
+		p.log.Warn("residency off: sandboxes stay resident", "policy", cfg.Name, "why", "no state directory for recovery records")
 		return controller.NewResident(h)
 	}
 	mgr, closer, err := p.opts.Residency(h, p.pressure, p.residencyEvent)
@@ -350,13 +361,41 @@ func (p *Policy) ActionDone(a *controller.Agent, g controller.Grant, o controlle
 		p.mu.Unlock()
 	}
 	p.mu.Lock()
-	err := p.m.ActionDone(p.env.Clock.Now(), a.ID, policy.Done{Index: o.Index, PeakBytes: o.PeakBytes,
+	now := p.env.Clock.Now()
+	adm, measured := p.m.AdmittedIn(a.SandboxID, 0)
+	err := p.m.ActionDone(now, a.ID, policy.Done{Index: o.Index, PeakBytes: o.PeakBytes,
 		AvgBytes: o.AvgBytes, Duration: o.Duration, OOM: o.OOM, Lost: o.Err != nil})
 	p.mu.Unlock()
 	if err != nil {
 		p.log.Warn("releasing an action", "agent", a.ID, "err", err)
 	}
+	if measured && o.Err == nil && p.opts.Measured != nil {
+		if act := a.Action(); act != nil {
+			p.opts.Measured(measurement(a, act, o, adm.Before, now))
+		}
+	}
 	p.poke()
+}
+
+// measurement is the record of a's action act that ended at now with
+// outcome o, its memory taken above before. The workflow id names the
+// attempt (agent id and start time), so actions of a later attempt or a
+// re-created agent of the same id form a history of their own.
+func measurement(a *controller.Agent, act *trajectory.Action, o controller.Outcome, before int64, now time.Time) predict.ActionRecord {
+	end := now.Sub(a.Started).Seconds()
+	return predict.ActionRecord{Event: predict.EventActionDone,
+		WorkflowID: a.ID + "@" + a.Started.UTC().Format(time.RFC3339Nano), Index: o.Index,
+		Class: act.Class, Command: act.Command, Background: act.Hints.Background,
+		PeakBytes: max(o.PeakBytes-before, 0), AvgBytes: max(o.AvgBytes-before, 0),
+		DurationS: o.Duration.Seconds(), StartS: max(end-o.Duration.Seconds(), 0), EndS: end}
+}
+
+// SetModel swaps the machine's predictor (policy.Machine.SetModel) under
+// the adapter's lock: actions that become ready afterwards use p.
+func (p *Policy) SetModel(pred predict.Predictor) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.m.SetModel(pred)
 }
 
 // SandboxUp prepares a memory limiter for the sandbox (AgentCgroup).

@@ -238,3 +238,62 @@ func TestHoldLifecycle(t *testing.T) {
 		}
 	})
 }
+
+// TestMeasuredAndSetModel: an admitted action's measurement reaches the
+// Measured hook with its memory above the sandbox's level at admission,
+// and SetModel swaps the machine's predictor under the adapter's lock.
+func TestMeasuredAndSetModel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := policy.NewMachine(policy.Config{Spec: policy.Spec{Name: "admission", Admission: true, Predictor: policy.PredCurrent},
+			Budget: units.GiB, Model: constPred{peak: 100 * units.MiB}, Margin: 100 * units.MiB})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []predict.ActionRecord
+		p := New(m, Options{Measured: func(r predict.ActionRecord) { got = append(got, r) }})
+		be := &tapeHost{Manual: clocktest.NewManual(time.Time{}), paused: map[string]bool{}, mem: map[string]int64{"sa": 50 * units.MiB}}
+		if err := p.Start(t.Context(), controller.Env{Clock: clock.Real{}, Budget: units.GiB, Domain: &fakeDomain{avail: units.GiB},
+			Backend: be, Live: func() []controller.LiveSandbox { return nil }, Emit: func(controller.Event) {}}); err != nil {
+			t.Fatal(err)
+		}
+		a := agent("a")
+		a.SandboxID = "sa"
+		if err := p.AgentReady(t.Context(), a); err != nil {
+			t.Fatal(err)
+		}
+		a.Started = time.Now()
+		g, err := p.ActionReady(t.Context(), a, a.Action())
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		p.ActionDone(a, g, controller.Outcome{Index: 0, Sandbox: "sa", PeakBytes: 80 * units.MiB, AvgBytes: 60 * units.MiB, Duration: time.Second})
+		if len(got) != 1 {
+			t.Fatalf("Measured got %d records, want 1", len(got))
+		}
+		r := got[0]
+		if r.PeakBytes != 30*units.MiB || r.AvgBytes != 10*units.MiB || r.Class != "bash" || r.Command != "c" ||
+			r.EndS != 2 || r.StartS != 1 || r.DurationS != 1 || r.Event != predict.EventActionDone {
+			t.Errorf("record %+v: want peak 30 MiB and avg 10 MiB above the 50 MiB level, from 1 s to 2 s", r)
+		}
+		g, err = p.ActionReady(t.Context(), a, a.Action())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.ActionDone(a, g, controller.Outcome{Err: errors.New("sandbox gone")})
+		if len(got) != 1 {
+			t.Errorf("a lost action was measured: %+v", got)
+		}
+		next := constPred{peak: 300 * units.MiB}
+		if err := p.SetModel(next); err != nil {
+			t.Fatal(err)
+		}
+		if p.Machine().Config().Model != next {
+			t.Errorf("model after SetModel %v, want %v", p.Machine().Config().Model, next)
+		}
+		p.AgentDone(a, nil)
+		if err := p.Stop(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

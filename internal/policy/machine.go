@@ -209,6 +209,21 @@ func (m *Machine) Config() Config { return m.cfg }
 // Name is the policy's name.
 func (m *Machine) Name() string { return m.cfg.Name }
 
+// SetModel replaces the predictor admission uses (a host that learns
+// online swaps in each retrained model). Actions that become ready from now
+// on are predicted by p; actions already queued or admitted keep their
+// predictions. It fails on a machine without admission or with a nil p.
+func (m *Machine) SetModel(p predict.Predictor) error {
+	if m.adm == nil {
+		return fmt.Errorf("%w: %s: no admission, no predictor to replace", ErrBadOption, m.cfg.Name)
+	}
+	if p == nil {
+		return fmt.Errorf("%w: %s: nil predictor", ErrBadOption, m.cfg.Name)
+	}
+	m.cfg.Model = p
+	return nil
+}
+
 // HoldArmed reports whether the machine runs the OOM hold (a hold timeout
 // is set, as the registry does for the gate policies, and the host has not
 // disabled it).

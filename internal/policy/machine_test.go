@@ -445,3 +445,41 @@ func TestInfeasible(t *testing.T) {
 		})
 	}
 }
+
+// TestSetModel swaps the predictor between two actions: the queued one
+// keeps its prediction, the next one is predicted by the new model; a
+// machine without admission refuses.
+func TestSetModel(t *testing.T) {
+	m := admissionMachine(t, 100<<20)
+	obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{}}
+	for _, id := range []string{"a", "b"} {
+		if got := submit(t, m, 0, id, nil, obs); !slices.Equal(got, []string{id}) {
+			t.Fatalf("%s did not start: %v", id, got)
+		}
+	}
+	act := &trajectory.Action{Class: "bash", Command: "c"}
+	if _, _, err := m.ActionReady(at(10), "a", 0, act, "sa"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetModel(constPred{peak: 300 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.ActionReady(at(20), "b", 0, act, "sb"); err != nil {
+		t.Fatal(err)
+	}
+	peaks := map[string]int64{}
+	st := m.Status()
+	for _, q := range append(st.Light, st.Heavy...) {
+		peaks[q.ID] = q.PredPeak
+	}
+	if peaks["sa/0"] != 100<<20 || peaks["sb/0"] != 300<<20 {
+		t.Errorf("queued predictions %v, want sa/0 100 MiB (old model) and sb/0 300 MiB (new)", peaks)
+	}
+	if err := m.SetModel(nil); !errors.Is(err, ErrBadOption) {
+		t.Errorf("SetModel(nil) = %v, want ErrBadOption", err)
+	}
+	eager := mustMachine(t, Config{Spec: Spec{Name: "eager"}})
+	if err := eager.SetModel(constPred{peak: 1}); !errors.Is(err, ErrBadOption) {
+		t.Errorf("SetModel without admission = %v, want ErrBadOption", err)
+	}
+}

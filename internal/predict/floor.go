@@ -48,14 +48,19 @@ func (c ClassFloor) Predict(ctx ActionContext) Descriptor {
 		return d
 	}
 	d.PredPeak = floor
-	heavy := c.HeavyThreshold
-	if heavy <= 0 {
-		heavy = DefaultHeavyThreshold
-	}
-	if floor > heavy {
+	if heavyPeak(floor, c.HeavyThreshold) {
 		d.HeavyRisk = 1
 	}
 	return d
+}
+
+// heavyPeak reports whether peak is above the heavy threshold (0:
+// DefaultHeavyThreshold).
+func heavyPeak(peak, threshold int64) bool {
+	if threshold <= 0 {
+		threshold = DefaultHeavyThreshold
+	}
+	return peak > threshold
 }
 
 // ClassPriors returns, per normalized class, the q-quantile (0 < q <= 1) of

@@ -1,7 +1,7 @@
 // Package store keeps tenon's durable state in an embedded bbolt database:
-// recovery records (what a torn-down sandbox needs to be rebuilt) and the
+// recovery records (what a torn-down sandbox needs to be rebuilt), the
 // agent registry (which logical agents exist and whether their sandbox is
-// resident).
+// resident) and measured actions (what the daemon's predictor learns from).
 //
 // Every write is one bbolt update transaction, which bbolt fsyncs before it
 // returns: once PutRecord returns nil the record survives a crash. Values

@@ -11,6 +11,8 @@ import (
 var (
 	bucketAgents  = []byte("agents")
 	bucketRecords = []byte("records") // one sub-bucket per agent, keyed by big-endian generation
+	// bucketMeasurements holds measured actions, keyed by big-endian sequence.
+	bucketMeasurements = []byte("measurements")
 )
 
 // Options tune Open.
@@ -43,7 +45,7 @@ func OpenWith(path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketAgents, bucketRecords} {
+		for _, b := range [][]byte{bucketAgents, bucketRecords, bucketMeasurements} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
