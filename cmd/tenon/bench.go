@@ -96,10 +96,6 @@ next to it, and runs nothing.`)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon bench: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
-	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *replot != "" {

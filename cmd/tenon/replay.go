@@ -50,7 +50,7 @@ Policies:`+policyHelp())
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	if *wl == "" || fs.NArg() != 0 {
+	if *wl == "" {
 		fmt.Fprintln(env.stderr, "tenon replay: give the workload with --workload FILE (e.g. workloads/default.jsonl)")
 		return errUsage
 	}

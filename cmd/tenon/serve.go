@@ -38,10 +38,6 @@ SIGTERM or Ctrl-C stops accepting requests, waits for running actions up to
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon serve: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
-	}
 	return app.Serve(ctx, app.ServeConfig{
 		Socket: *socket, Listen: *listen, Token: *token, StateDir: *stateDir, Budget: int64(budget),
 		Domain: *domain, Policy: *pol, Backend: *backend, Upstream: *upstream, UpstreamKey: *upstreamKey,

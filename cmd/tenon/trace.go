@@ -24,7 +24,7 @@ func runTraceImport(_ context.Context, env *cliEnv, args []string) error {
 before it (samples widened to the nearest on each side), the model wait as the gap to the
 previous call, and a mem profile that reproduces it. A summary goes to stderr.`)
 	out := fs.String("o", "-", "output trajectory file (JSONL); - for stdout")
-	if err := parseFlags(env, fs, args); err != nil {
+	if err := parseFlagsArgs(env, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
