@@ -40,6 +40,9 @@ const (
 //     above with background = true when retain_mib > 0 so the retained memory
 //     stays for the rest of the workflow.
 //
+// A call without an end (Call.EndInferred) gets one from inferEnd, and its
+// after is the last sample before the next call starts (see inferEnd).
+//
 // Values are rounded to 0.1 MiB and 1 ms. Convert returns a workflow with
 // no actions when there are no samples or calls.
 func Convert(id, image string, samples []Sample, calls []Call) trajectory.Workflow {
@@ -51,13 +54,19 @@ func Convert(id, image string, samples []Sample, calls []Call) trajectory.Workfl
 	base := -1.0
 	var floor float64
 	prevEnd := samples[0].Epoch
-	for _, c := range calls {
+	for ci, c := range calls {
 		start, end := epoch(c.Start), math.Max(epoch(c.End), epoch(c.Start))
 		lo := sort.Search(len(samples), func(i int) bool { return samples[i].Epoch > start }) - 1
 		lo = max(lo, 0)
+		settled := -1 // the sample giving the level after the call; -1: hi
+		if c.EndInferred {
+			until := nextStart(samples, calls, ci)
+			end = inferEnd(samples, lo, start, until)
+			settled = sort.Search(len(samples), func(i int) bool { return samples[i].Epoch > until }) - 1
+		}
 		hi := sort.Search(len(samples), func(i int) bool { return samples[i].Epoch >= end })
 		hi = max(min(hi, len(samples)-1), lo)
-		before, after := mib(lo), mib(hi)
+		before, after := mib(lo), mib(max(hi, settled))
 		if base < 0 {
 			base = before
 		}
@@ -78,7 +87,7 @@ func Convert(id, image string, samples []Sample, calls []Call) trajectory.Workfl
 		m := &trajectory.MemProfile{
 			PeakMiB:   math.Max(1, r1(math.Max(recPeak, retain))),
 			RampS:     ramp,
-			HoldS:     math.Max(0, r3(dur)-ramp),
+			HoldS:     math.Max(0, r3(r3(dur)-ramp)),
 			RetainMiB: r1(retain),
 		}
 		m.RetainMiB = math.Min(m.RetainMiB, m.PeakMiB)

@@ -127,7 +127,20 @@ func TestImportNoRuns(t *testing.T) {
 // TestImportSharedTraces imports the real AgentCgroup traces when the
 // checkout sits next to ../shared/traces (as on the project machines).
 func TestImportSharedTraces(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "..", "shared", "traces", "agentcgroup-haiku")
+	wfs, rep := importShared(t, "agentcgroup-haiku")
+	if len(wfs) != 45 || rep.Runs != 58 || rep.Skipped != 13 {
+		t.Errorf("imported %d workflows of %d runs (%d skipped), want 45 of 58 (13 skipped)", len(wfs), rep.Runs, rep.Skipped)
+	}
+	if rep.P95PeakMiB <= rep.MedianPeakMiB || rep.MedianWaitS <= 0 {
+		t.Errorf("implausible report %+v", rep)
+	}
+}
+
+// importShared imports ../shared/traces/<set> and logs the summary, or
+// skips when the set is not there.
+func importShared(t *testing.T, set string) ([]trajectory.Workflow, Report) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "..", "..", "shared", "traces", set)
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("real traces not present at %s: %v", dir, err)
 	}
@@ -135,15 +148,12 @@ func TestImportSharedTraces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(wfs) != 45 || rep.Runs != 58 || rep.Skipped != 13 {
-		t.Errorf("imported %d workflows of %d runs (%d skipped), want 45 of 58 (13 skipped)", len(wfs), rep.Runs, rep.Skipped)
-	}
-	if rep.P95PeakMiB <= rep.MedianPeakMiB || rep.MedianWaitS <= 0 {
-		t.Errorf("implausible report %+v", rep)
-	}
 	var sb testWriter
-	rep.Print(&sb)
+	if err := rep.Print(&sb); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("\n%s", sb)
+	return wfs, rep
 }
 
 type testWriter []byte

@@ -19,6 +19,7 @@ type Report struct {
 	Imported      int          // workflows produced
 	Skipped       int          // runs skipped (len(SkippedRuns))
 	SkippedRuns   []SkippedRun // which and why
+	Warnings      Warnings     // what imported runs lacked or held wrong, by kind
 	Actions       int          // actions over all workflows
 	MedianPeakMiB float64      // median recorded action peak
 	P95PeakMiB    float64      // 95th percentile recorded action peak
@@ -28,12 +29,33 @@ type Report struct {
 
 // Print writes the report for people.
 func (r Report) Print(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "runs %d, imported %d, skipped %d (no tool calls or samples)\n"+
-		"actions %d\n"+
+	p := &printer{w: w}
+	p.printf("runs %d, imported %d, skipped %d\n", r.Runs, r.Imported, r.Skipped)
+	for _, s := range r.SkippedRuns {
+		p.printf("  skipped %s: %s\n", s.Run, s.Reason)
+	}
+	if len(r.Warnings) == 0 {
+		p.printf("warnings: none\n")
+	} else {
+		p.printf("warnings: %s\n", r.Warnings)
+	}
+	p.printf("actions %d\n"+
 		"action peak MiB: median %.1f, P95 %.1f, max %.1f\n"+
 		"model wait s: median %.2f\n",
-		r.Runs, r.Imported, r.Skipped, r.Actions, r.MedianPeakMiB, r.P95PeakMiB, r.MaxPeakMiB, r.MedianWaitS)
-	return err
+		r.Actions, r.MedianPeakMiB, r.P95PeakMiB, r.MaxPeakMiB, r.MedianWaitS)
+	return p.err
+}
+
+// printer keeps the first write error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, a ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, a...)
+	}
 }
 
 // Quantile is the q-quantile (0..1) of xs by linear interpolation between
