@@ -56,6 +56,9 @@ func Import(dir string) ([]trajectory.Workflow, Report, error) {
 		}
 		rep.Warnings.merge(warn)
 		wfs = append(wfs, w)
+		restartable, boundaries := w.RestartableBoundaries()
+		rep.Restartable += restartable
+		rep.Boundaries += boundaries
 		for _, a := range w.Actions {
 			peaks = append(peaks, a.Recorded.PeakMiB)
 			waits = append(waits, a.Wait)

@@ -21,6 +21,8 @@ type Report struct {
 	SkippedRuns   []SkippedRun // which and why
 	Warnings      Warnings     // what imported runs lacked or held wrong, by kind
 	Actions       int          // actions over all workflows
+	Boundaries    int          // action boundaries (trajectory.Workflow.RestartableBoundaries)
+	Restartable   int          // boundaries with no background process alive
 	MedianPeakMiB float64      // median recorded action peak
 	P95PeakMiB    float64      // 95th percentile recorded action peak
 	MaxPeakMiB    float64      // largest recorded action peak
@@ -39,11 +41,21 @@ func (r Report) Print(w io.Writer) error {
 	} else {
 		p.printf("warnings: %s\n", r.Warnings)
 	}
+	p.printf("restartable boundaries: %d of %d (%.1f %%)\n", r.Restartable, r.Boundaries, 100*r.RestartableShare())
 	p.printf("actions %d\n"+
 		"action peak MiB: median %.1f, P95 %.1f, max %.1f\n"+
 		"model wait s: median %.2f\n",
 		r.Actions, r.MedianPeakMiB, r.P95PeakMiB, r.MaxPeakMiB, r.MedianWaitS)
 	return p.err
+}
+
+// RestartableShare is the share of action boundaries with no background
+// process alive, where a sandbox is restart-safe; 0 without boundaries.
+func (r Report) RestartableShare() float64 {
+	if r.Boundaries == 0 {
+		return 0
+	}
+	return float64(r.Restartable) / float64(r.Boundaries)
 }
 
 // printer keeps the first write error.
