@@ -80,6 +80,7 @@ next to it, and runs nothing.`)
 	fs.Var(&workloadsFlag, "workloads", "comma-separated `workloads`: "+strings.Join(bench.WorkloadNames, ", ")+" (default all; swe with --quick); the first is the headline")
 	fs.Var(&pols, "policies", "comma-separated `policies` replacing the main group's (static-best: the static sweep's best)")
 	traces := fs.String("traces", "", "directory of AgentCgroup trace runs to add as workload \"traces\"")
+	image := fs.String("image", "", imageHelp+"; applies to --traces")
 	scale := fs.Float64("time-scale", def.TimeScale, "multiply arrivals, model waits and tool times of every case (0.25 with --quick)")
 	n := fs.Int("n", def.N, "workflows of the swe workload (others scale from it; 8 with --quick)")
 	seed := fs.Int64("seed", def.Seed, "workload generator seed")
@@ -95,10 +96,6 @@ next to it, and runs nothing.`)
 	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon bench: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -118,8 +115,8 @@ next to it, and runs nothing.`)
 	if strings.ContainsAny(*name, `/\`) || strings.TrimSpace(*name) == "" {
 		return fmt.Errorf("--name %q: want a plain file name without directories", *name)
 	}
-	cases, err := benchCases(set, benchFlagValues{
-		quick: *quick, everyBudget: *everyBudget, traces: *traces, backend: *backend,
+	cases, err := benchCases(env, set, benchFlagValues{
+		image: *image, quick: *quick, everyBudget: *everyBudget, traces: *traces, backend: *backend,
 		budgets: budgets.items, workloads: workloadsFlag.items, policies: pols.items, only: only.items,
 		timeScale: *scale, n: *n, seed: *seed, reps: *reps,
 	})
@@ -154,7 +151,7 @@ next to it, and runs nothing.`)
 // benchFlagValues are the flags that pick the cases.
 type benchFlagValues struct {
 	quick, everyBudget                 bool
-	traces, backend                    string
+	traces, backend, image             string
 	budgets, workloads, policies, only []string
 	timeScale                          float64
 	n, reps                            int
@@ -162,7 +159,7 @@ type benchFlagValues struct {
 }
 
 // benchCases builds the matrix the flags ask for and returns its cases.
-func benchCases(set map[string]bool, v benchFlagValues) ([]bench.Case, error) {
+func benchCases(env *cliEnv, set map[string]bool, v benchFlagValues) ([]bench.Case, error) {
 	m := bench.DefaultMatrix()
 	if v.quick {
 		m = bench.QuickMatrix()
@@ -179,7 +176,7 @@ func benchCases(set map[string]bool, v benchFlagValues) ([]bench.Case, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--traces: %w", err)
 		}
-		m.Traces = wfs
+		m.Traces = overrideImage(env, "tenon bench", wfs, v.image)
 		if !slices.Contains(m.Workloads, bench.WorkloadTraces) {
 			m.Workloads = append(m.Workloads, bench.WorkloadTraces)
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -40,7 +39,7 @@ change while they are read, so prefer cgroups for exact numbers. Needs root.`)
 	plotPath := fs.String("plot", "", "write a stacked-bar PNG to this file")
 	config := fs.String("config", "siblings", "configuration label for the report")
 	freezeTimeout := fs.Duration("freeze-timeout", 10*time.Second, "bound on freezing and thawing the siblings")
-	if err := parseFlags(env, fs, args); err != nil {
+	if err := parseFlagsArgs(env, fs, args); err != nil {
 		return err
 	}
 	pidList, err := pids.ints("--pid")
@@ -98,10 +97,6 @@ directory removed at the end, also on Ctrl-C. Needs root.`)
 	plotPath := fs.String("plot", "", "write a stacked-bar PNG to this file")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon census swarm: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
 	}
 	if len(ns.items) == 0 {
 		ns.items = []string{"4"}

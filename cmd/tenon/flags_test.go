@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"io"
 	"slices"
@@ -118,5 +119,77 @@ func TestTimeoutFlag(t *testing.T) {
 				t.Errorf("config %v String %q, want %v %q", got, f.String(), tt.want, tt.str)
 			}
 		})
+	}
+}
+
+// TestParseFlagsAnywhere: flags count wherever they come, before or after
+// the arguments; "--" ends the flags; a command without arguments rejects
+// a leftover one instead of ignoring the flags after it.
+func TestParseFlagsAnywhere(t *testing.T) {
+	tests := []struct {
+		name     string
+		noArgs   bool // parseFlags instead of parseFlagsArgs
+		args     []string
+		wantOut  string
+		wantV    bool
+		wantArgs []string
+		wantErr  string // in the error or on stderr
+	}{
+		{name: "flags first", args: []string{"-o", "f", "DIR"}, wantOut: "f", wantArgs: []string{"DIR"}},
+		{name: "flags after the argument", args: []string{"DIR", "-o", "f"}, wantOut: "f", wantArgs: []string{"DIR"}},
+		{name: "flags between arguments", args: []string{"A", "--v", "B", "-o=f", "C"}, wantOut: "f", wantV: true, wantArgs: []string{"A", "B", "C"}},
+		{name: "-- ends the flags", args: []string{"DIR", "--", "-o", "f"}, wantOut: "-", wantArgs: []string{"DIR", "-o", "f"}},
+		{name: "-- first", args: []string{"--", "--v"}, wantOut: "-", wantArgs: []string{"--v"}},
+		{name: "no arguments", args: []string{"--v"}, wantOut: "-", wantV: true},
+		{name: "unknown flag after the argument", args: []string{"DIR", "--fast"}, wantErr: "flag provided but not defined: -fast"},
+		{name: "no-argument command: flag after a stray argument still parsed, argument refused",
+			noArgs: true, args: []string{"now", "--v"}, wantErr: `tenon test: unexpected argument "now"`},
+		{name: "no-argument command: only flags", noArgs: true, args: []string{"--v", "-o", "f"}, wantOut: "f", wantV: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTestEnv()
+			fs := newFlags(&env.cliEnv, "test", "DIR", "A test command.", "")
+			out := fs.String("o", "-", "output")
+			v := fs.Bool("v", false, "verbose")
+			parse := parseFlagsArgs
+			if tt.noArgs {
+				parse = parseFlags
+			}
+			err := parse(&env.cliEnv, fs, tt.args)
+			if tt.wantErr != "" {
+				if err == nil {
+					t.Fatalf("no error; args %q", fs.Args())
+				}
+				if msg := err.Error() + env.errOut.String(); !strings.Contains(msg, tt.wantErr) {
+					t.Fatalf("error %q, want %q", msg, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v (stderr %q)", err, env.errOut.String())
+			}
+			if *out != tt.wantOut || *v != tt.wantV || !slices.Equal(fs.Args(), tt.wantArgs) {
+				t.Errorf("-o %q -v %v args %q; want %q %v %q", *out, *v, fs.Args(), tt.wantOut, tt.wantV, tt.wantArgs)
+			}
+		})
+	}
+}
+
+// TestParseFlagsHelp: -h anywhere before "--" prints the usage on stdout;
+// after "--" it is an argument.
+func TestParseFlagsHelp(t *testing.T) {
+	env := newTestEnv()
+	fs := newFlags(&env.cliEnv, "test", "DIR", "A test command.", "")
+	if err := parseFlagsArgs(&env.cliEnv, fs, []string{"DIR", "-h"}); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err %v, want flag.ErrHelp", err)
+	}
+	if !strings.Contains(env.out.String(), "Usage: tenon test [flags] DIR") {
+		t.Errorf("stdout %q lacks the usage", env.out.String())
+	}
+	env = newTestEnv()
+	fs = newFlags(&env.cliEnv, "test", "DIR", "A test command.", "")
+	if err := parseFlagsArgs(&env.cliEnv, fs, []string{"--", "-h"}); err != nil || !slices.Equal(fs.Args(), []string{"-h"}) {
+		t.Errorf("after --: err %v args %q, want nil [-h]", err, fs.Args())
 	}
 }

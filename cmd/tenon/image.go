@@ -28,10 +28,6 @@ running (DOCKER_HOST selects it).`)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon image build: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
-	}
 	cli, err := docker.NewClient()
 	if err != nil {
 		return fmt.Errorf("docker client: %w", err)

@@ -138,16 +138,55 @@ func newFlags(env *cliEnv, name, argsUsage, summary, details string) *flag.FlagS
 	return fs
 }
 
-// parseFlags parses args, mapping -h to flag.ErrHelp with usage on stdout.
+// parseFlags parses the flags of a command that takes no arguments: flags
+// may come in any order, and any argument left over is a usage error
+// (rather than a flag silently ignored after it).
 func parseFlags(env *cliEnv, fs *flag.FlagSet, args []string) error {
+	if err := parseFlagsArgs(env, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(env.stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return errUsage
+	}
+	return nil
+}
+
+// parseFlagsArgs parses args, flags and positional arguments interleaved:
+// Go's flag package stops at the first argument, so parsing resumes after
+// each one and flags after an argument count ("DIR -o FILE" is "-o FILE
+// DIR"). A "--" ends the flags; everything after it is an argument. The
+// arguments are then fs.Args(), in order. -h (before any "--") prints the
+// usage on stdout and returns flag.ErrHelp.
+func parseFlagsArgs(env *cliEnv, fs *flag.FlagSet, args []string) error {
 	for _, a := range args {
+		if a == "--" {
+			break
+		}
 		if a == "-h" || a == "--help" || a == "-help" {
 			fs.SetOutput(env.stdout)
 			fs.Usage()
 			return flag.ErrHelp
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return errUsage
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			pos = append(pos, rest...) // fs.Parse stopped at "--"
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+	// Leave the arguments in fs.Args(): after "--" the flag package takes
+	// everything as an argument.
+	if err := fs.Parse(append([]string{"--"}, pos...)); err != nil {
 		return errUsage
 	}
 	return nil

@@ -195,10 +195,6 @@ predictions is printed to stderr with the example and task counts.`)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon predict train: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
-	}
 	if *out == "" || *out == "-" {
 		fmt.Fprintln(env.stderr, "tenon predict train: -o FILE is required")
 		return errUsage
@@ -245,10 +241,6 @@ recall of "heavy" (peak above --heavy, and above 256MiB in a second list).`)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon predict eval: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
 	}
 	if heavy <= 0 {
 		return fmt.Errorf("--heavy %s: want a positive size", units.FormatSize(int64(heavy)))

@@ -21,6 +21,22 @@ func policyHelp() string {
 	return s
 }
 
+// imageHelp documents --image of replay and bench.
+const imageHelp = "run every workflow in this base `image` instead of the one it names " +
+	"(imported traces name their SWE image; host: the process backend's only image)"
+
+// overrideImage applies --image (none when image is "") and says on
+// stderr what it replaced.
+func overrideImage(env *cliEnv, cmd string, wfs []trajectory.Workflow, image string) []trajectory.Workflow {
+	if image == "" {
+		return wfs
+	}
+	out, n := app.OverrideImage(wfs, image)
+	fmt.Fprintf(env.stderr, "%s: --image %s: %d of %d workflows named another image; every workflow runs in %q\n",
+		cmd, image, n, len(wfs), image)
+	return out
+}
+
 func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "replay", "",
 		"Replay recorded or generated agent workflows in real sandboxes under a memory budget.",
@@ -47,10 +63,11 @@ Policies:`+policyHelp())
 	events := fs.String("events", "", "write the event log (JSONL) to this file")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	plot := fs.String("plot", "", "write a PNG of memory and concurrency over time")
+	image := fs.String("image", "", imageHelp)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	if *wl == "" || fs.NArg() != 0 {
+	if *wl == "" {
 		fmt.Fprintln(env.stderr, "tenon replay: give the workload with --workload FILE (e.g. workloads/default.jsonl)")
 		return errUsage
 	}
@@ -64,6 +81,7 @@ Policies:`+policyHelp())
 	if err != nil {
 		return err
 	}
+	wfs = overrideImage(env, "tenon replay", wfs, *image)
 	r := *retries
 	if r == 0 {
 		r = -1 // replay.Config: negative means none

@@ -43,10 +43,6 @@ Needs root. Takes a few minutes.`)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon run: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
-	}
 	if *scale <= 0 {
 		return fmt.Errorf("--time-scale must be positive")
 	}

@@ -46,10 +46,6 @@ trained model instead (tenon predict train) and turns retraining off.`)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon serve: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
-	}
 	return app.Serve(ctx, app.ServeConfig{
 		Socket: *socket, Listen: *listen, Token: *token, StateDir: *stateDir, Budget: int64(budget),
 		Domain: *domain, Policy: *pol, Model: *model, Backend: *backend, Upstream: *upstream, UpstreamKey: *upstreamKey,

@@ -68,10 +68,6 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon sim: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
-	}
 	if len(pols.items) == 0 {
 		pols.items = []string{"eager", "static-4", "tenon"}
 	}

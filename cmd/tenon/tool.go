@@ -35,10 +35,6 @@ Flags:
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon tool mem: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
-	}
 	if err := memtool.Validate(o.Profile); err != nil {
 		return err
 	}

@@ -22,9 +22,11 @@ func runTraceImport(_ context.Context, env *cliEnv, args []string) error {
 		"Convert AgentCgroup trace runs (DIR/<task>/attempt_N/{resources,tool_calls}.json) into a trajectory file.",
 		`One workflow per run with tool calls. Per call: duration, memory relative to the level just
 before it (samples widened to the nearest on each side), the model wait as the gap to the
-previous call, and a mem profile that reproduces it. A summary goes to stderr.`)
+previous call, and a mem profile that reproduces it. Damaged runs never stop the import: a summary
+on stderr lists skipped runs with the reason and counts warnings by kind (ends inferred for the
+older layout without end_timestamp, missing commands, unknown tools, dropped samples).`)
 	out := fs.String("o", "-", "output trajectory file (JSONL); - for stdout")
-	if err := parseFlags(env, fs, args); err != nil {
+	if err := parseFlagsArgs(env, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

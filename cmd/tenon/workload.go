@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/tenon-dev/tenon/internal/trajectory"
@@ -37,10 +36,6 @@ Every action is a mem profile, so the workload replays on any backend.`)
 	out := fs.String("o", "-", "output trajectory file (JSONL); - for stdout")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(env.stderr, "tenon workload gen: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
 	}
 	wfs, err := workload.Generate(*kind, *n, *seed, workload.Options{
 		Duplicate: *dup, QPS: *qps, Window: *window,

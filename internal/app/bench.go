@@ -52,6 +52,9 @@ type BenchPlan struct {
 func PlanBench(cfg BenchConfig) (*BenchPlan, error) {
 	p := &BenchPlan{cfg: cfg, runs: map[string]map[string]policyRun{}}
 	for _, c := range cfg.Cases {
+		if err := checkImages(cfg.Backend, c.Workflows); err != nil {
+			return nil, fmt.Errorf("case %s: %w", c.Name, err)
+		}
 		rc := p.replayConfig(c, 0, "")
 		p.runs[c.Name] = map[string]policyRun{}
 		for _, name := range c.Policies {

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/report"
+	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
@@ -51,6 +53,9 @@ type ReplayConfig struct {
 // that cannot run stops the whole comparison with its error; a cancelled
 // context returns what finished so far together with the error.
 func Replay(ctx context.Context, cfg ReplayConfig) (*report.Comparison, error) {
+	if err := checkImages(cfg.Backend, cfg.Workflows); err != nil {
+		return nil, err
+	}
 	runs, err := cfg.buildRuns(cfg.Policies)
 	if err != nil {
 		return nil, err
@@ -75,6 +80,38 @@ func warnInfeasible(w io.Writer, label string, wfs []trajectory.Workflow, budget
 	for _, wf := range bad {
 		fmt.Fprintf(w, "  %v\n", wf.Feasible(budget))
 	}
+}
+
+// OverrideImage returns a copy of wfs with every workflow's image set to
+// image (the replay's --image), and how many workflows named another one
+// (rather than none, the backend's default).
+func OverrideImage(wfs []trajectory.Workflow, image string) ([]trajectory.Workflow, int) {
+	out := slices.Clone(wfs)
+	n := 0
+	for i := range out {
+		if out[i].Image != "" && out[i].Image != image {
+			n++
+		}
+		out[i].Image = image
+	}
+	return out, n
+}
+
+// checkImages fails before any replay when a workflow names an image the
+// process backend cannot provide (it has only the host's root, "host"):
+// every sandbox start would fail, and the workflow with it. Imported
+// traces name the image they were recorded in; --image overrides it.
+func checkImages(backend string, wfs []trajectory.Workflow) error {
+	if backend != "process" {
+		return nil
+	}
+	for _, w := range wfs {
+		if w.Image != "" && w.Image != "host" {
+			return fmt.Errorf("workflow %s: image %q: the process backend has only \"host\"; "+
+				"run every workflow on the host with --image host, or use --backend docker: %w", w.ID, w.Image, sandbox.ErrUnsupportedImage)
+		}
+	}
+	return nil
 }
 
 // policyRun is one policy's replay: the policy, built once, and the run

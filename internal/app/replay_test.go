@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/replay"
+	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
 	"github.com/tenon-dev/tenon/internal/workload"
@@ -164,5 +165,38 @@ func TestActionTimeout(t *testing.T) {
 				t.Errorf("actionTimeout(%v) = %v, want %v", tt.d, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestReplayImages: the process backend refuses, before any work, a
+// workflow naming an image it lacks, and the error names --image;
+// OverrideImage replaces every image without touching its input.
+func TestReplayImages(t *testing.T) {
+	wfs := testWorkflows(t, 3)
+	wfs[1].Image = "swerebench/sweb.eval.x86_64.example-1"
+	state := filepath.Join(t.TempDir(), "state")
+	_, err := Replay(context.Background(), ReplayConfig{
+		Workflows: wfs, Policies: []string{"eager"}, Budget: units.GiB, Backend: "process", StateDir: state, TimeScale: testScale,
+	})
+	if !errors.Is(err, sandbox.ErrUnsupportedImage) || !strings.Contains(err.Error(), "--image host") || !strings.Contains(err.Error(), wfs[1].ID) {
+		t.Fatalf("err %v; want ErrUnsupportedImage naming the workflow and --image host", err)
+	}
+	if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state directory made before the image check (%v)", err)
+	}
+	host, n := OverrideImage(wfs, "host")
+	if n != 1 || wfs[1].Image == "host" {
+		t.Fatalf("replaced %d named images (want 1); input changed: %q", n, wfs[1].Image)
+	}
+	for _, w := range host {
+		if w.Image != "host" {
+			t.Errorf("workflow %s image %q after the override", w.ID, w.Image)
+		}
+	}
+	if err := checkImages("process", host); err != nil {
+		t.Errorf("overridden workflows refused: %v", err)
+	}
+	if err := checkImages("docker", wfs); err != nil {
+		t.Errorf("docker refused an image up front: %v", err)
 	}
 }

@@ -97,6 +97,26 @@ func (w Workflow) AreaMiBS(baseMiB float64) float64 {
 	return area
 }
 
+// RestartableBoundaries counts the workflow's action boundaries (after
+// each action but the last, where residency may tear the sandbox down for
+// the model wait) and those with no background process alive: none of the
+// actions so far left one holding memory (pins), so the sandbox is
+// restart-safe there.
+func (w Workflow) RestartableBoundaries() (restartable, total int) {
+	pinned := false
+	for i, a := range w.Actions {
+		pinned = pinned || a.pins()
+		if i == len(w.Actions)-1 {
+			break
+		}
+		total++
+		if !pinned {
+			restartable++
+		}
+	}
+	return restartable, total
+}
+
 // pins reports whether the action leaves a background process holding
 // memory, which makes its sandbox not restartable for the rest of the
 // workflow. A Run action's background hint is not counted: nothing in the

@@ -106,3 +106,34 @@ func TestLowerBound(t *testing.T) {
 		})
 	}
 }
+
+// TestRestartableBoundaries: a boundary after each action but the last;
+// restartable until an action leaves a background process holding memory.
+func TestRestartableBoundaries(t *testing.T) {
+	bg := func(retain float64, mem, hint bool) Action {
+		a := held(1, 10, 1)
+		a.Mem.RetainMiB, a.Mem.Background, a.Hints.Background = retain, mem, hint
+		return a
+	}
+	files := held(1, 10, 1)
+	files.Mem.FilesMiB = 5
+	tests := []struct {
+		name               string
+		acts               []Action
+		restartable, total int
+	}{
+		{"one action: no boundary", []Action{held(1, 10, 1)}, 0, 0},
+		{"files and retention without a process stay restartable", []Action{files, bg(5, false, false), held(1, 1, 1)}, 2, 2},
+		{"background process pins the rest", []Action{held(1, 1, 1), bg(5, true, false), held(1, 1, 1), held(1, 1, 1)}, 1, 3},
+		{"hint with retained memory pins", []Action{bg(5, false, true), held(1, 1, 1)}, 0, 1},
+		{"background holding nothing does not pin", []Action{bg(0, true, true), held(1, 1, 1)}, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, n := flow("w", 0, tt.acts...).RestartableBoundaries()
+			if r != tt.restartable || n != tt.total {
+				t.Errorf("restartable %d of %d, want %d of %d", r, n, tt.restartable, tt.total)
+			}
+		})
+	}
+}

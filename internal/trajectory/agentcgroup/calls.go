@@ -2,6 +2,7 @@ package agentcgroup
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -10,34 +11,53 @@ import (
 // Call is one tool call of tool_calls.json.
 type Call struct {
 	Start, End time.Time
-	Tool       string
-	Input      map[string]any
+	// EndInferred: the file gave no usable end_timestamp (the older
+	// layout has none): Convert infers the end.
+	EndInferred bool
+	Tool        string
+	Input       map[string]any
 }
 
-// ParseCalls reads tool_calls.json in file order.
-func ParseCalls(r io.Reader) ([]Call, error) {
-	var raw []struct {
-		Timestamp    string         `json:"timestamp"`
-		EndTimestamp string         `json:"end_timestamp"`
-		Tool         string         `json:"tool"`
-		Input        map[string]any `json:"input"`
-	}
-	if err := json.NewDecoder(r).Decode(&raw); err != nil {
-		return nil, fmt.Errorf("decoding tool_calls.json: %w", err)
-	}
-	out := make([]Call, 0, len(raw))
-	for i, c := range raw {
+// ParseCalls reads tool_calls.json in file order. A call without a valid
+// timestamp is dropped (WarnBadCall); a missing, unreadable or earlier
+// end_timestamp leaves End zero and EndInferred set, for Convert to infer;
+// a file cut off inside the array
+// keeps the complete calls (WarnTruncated). Anything that is not an array
+// of calls is an error.
+func ParseCalls(r io.Reader) ([]Call, Warnings, error) {
+	var out []Call
+	warn := Warnings{}
+	err := decodeArray(json.NewDecoder(r), func(_ int, raw json.RawMessage) {
+		var c struct {
+			Timestamp    string         `json:"timestamp"`
+			EndTimestamp string         `json:"end_timestamp"`
+			Tool         string         `json:"tool"`
+			Input        map[string]any `json:"input"`
+		}
+		if json.Unmarshal(raw, &c) != nil {
+			warn.add(WarnBadCall, 1)
+			return
+		}
 		start, err := time.Parse(time.RFC3339Nano, c.Timestamp)
 		if err != nil {
-			return nil, fmt.Errorf("tool call %d: timestamp: %w", i, err)
+			warn.add(WarnBadCall, 1)
+			return
 		}
+		call := Call{Start: start, Tool: c.Tool, Input: c.Input}
 		end, err := time.Parse(time.RFC3339Nano, c.EndTimestamp)
-		if err != nil {
-			return nil, fmt.Errorf("tool call %d: end_timestamp: %w", i, err)
+		if err != nil || end.Before(start) {
+			call.EndInferred = true
+		} else {
+			call.End = end
 		}
-		out = append(out, Call{Start: start, End: end, Tool: c.Tool, Input: c.Input})
+		out = append(out, call)
+	})
+	if errors.Is(err, errTruncated) {
+		warn.add(WarnTruncated, 1)
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("tool_calls.json: %w", err)
 	}
-	return out, nil
+	return out, warn, nil
 }
 
 func epoch(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -43,35 +43,81 @@ func ClassifyCommand(cmd string) string {
 	return ClassBash
 }
 
+// ClassUnknown is the class of a call that names no tool.
+const ClassUnknown = "unknown"
+
+// knownTools are the Claude Code tools the importer expects; any other
+// tool is imported under its lowercased name with WarnUnknownTool.
+var knownTools = map[string]bool{
+	"Bash": true, "BashOutput": true, "KillShell": true, "KillBash": true,
+	"Read": true, "Edit": true, "MultiEdit": true, "Write": true, "NotebookEdit": true, "NotebookRead": true,
+	"Grep": true, "Glob": true, "LS": true,
+	"Task": true, "TaskOutput": true, "TodoWrite": true, "ExitPlanMode": true,
+	"WebSearch": true, "WebFetch": true,
+}
+
+func knownTool(tool string) bool { return knownTools[tool] }
+
+// carriesCommand are the tools whose input names what they act on
+// (commandText); a call of one without it, or of any tool without an
+// input, is counted under WarnNoCommand.
+var carriesCommand = map[string]bool{
+	"Bash": true, "Read": true, "Edit": true, "MultiEdit": true, "Write": true, "NotebookEdit": true,
+	"Grep": true, "Glob": true, "Task": true, "WebSearch": true, "WebFetch": true,
+}
+
 // Classify returns the class and command text of a tool call: Bash is
 // classified by its command; Read is read; Edit, MultiEdit, Write and
 // NotebookEdit are edit; Grep and Glob are search; any other tool is its
-// name lowercased. The command is input.command for Bash, the file path for
-// file tools, the pattern (and path) for searches, the query or URL for web
-// tools, the description for Task, else the tool name.
+// name lowercased (unknown when the call names no tool). The command is
+// commandText, or the class when the call carries none (the older
+// AgentCgroup layout records no input).
 func Classify(tool string, input map[string]any) (class, command string) {
+	command = commandText(tool, input)
+	switch tool {
+	case "Bash":
+		class = ClassifyCommand(command)
+	case "Read":
+		class = ClassRead
+	case "Edit", "MultiEdit", "Write", "NotebookEdit":
+		class = ClassEdit
+	case "Grep", "Glob":
+		class = ClassSearch
+	case "":
+		class = ClassUnknown
+	default:
+		class = strings.ToLower(tool)
+	}
+	if command == "" {
+		command = class
+	}
+	return class, command
+}
+
+// commandText is what the agent asked the tool for: input.command for
+// Bash, the file path for file tools, the pattern (and path) for searches,
+// the query or URL for web tools, the description for Task; "" when the
+// input has none of these.
+func commandText(tool string, input map[string]any) string {
 	s := func(k string) string { v, _ := input[k].(string); return v }
 	switch tool {
 	case "Bash":
-		return ClassifyCommand(s("command")), s("command")
-	case "Read":
-		return ClassRead, s("file_path")
-	case "Edit", "MultiEdit", "Write":
-		return ClassEdit, s("file_path")
+		return s("command")
+	case "Read", "Edit", "MultiEdit", "Write":
+		return s("file_path")
 	case "NotebookEdit":
-		return ClassEdit, s("notebook_path")
+		return s("notebook_path")
 	case "Grep", "Glob":
 		cmd := s("pattern")
-		if p := s("path"); p != "" {
+		if p := s("path"); p != "" && cmd != "" {
 			cmd += " " + p
 		}
-		return ClassSearch, cmd
+		return cmd
 	}
-	class = strings.ToLower(tool)
 	for _, k := range []string{"query", "url", "description", "command"} {
 		if v := s(k); v != "" {
-			return class, v
+			return v
 		}
 	}
-	return class, class
+	return ""
 }

@@ -35,10 +35,19 @@ const (
 //     retain_mib_i = F_i - F_{i-1}. That is, a call retains the amount by which
 //     it raises the container's high-water resident floor above the level
 //     before the first call; noise that goes up and down is not counted twice.
-//   - mem profile: peak_mib = max(1, recorded peak, retain_mib), ramp_s =
-//     min(duration/3, MaxRampS), hold_s = duration - ramp_s, retain_mib as
-//     above with background = true when retain_mib > 0 so the retained memory
-//     stays for the rest of the workflow.
+//   - mem profile: peak_mib = max(1, recorded peak, retained), ramp_s =
+//     min(duration/3, MaxRampS), hold_s = duration - ramp_s;
+//   - the retained amount stays for the rest of the workflow either way; how
+//     depends on the evidence of a process outliving the call
+//     (leavesProcess: Bash's run_in_background, or a command that
+//     StartsBackground): with it, retain_mib with background = true (a
+//     background process holds it: the sandbox is no longer restart-safe);
+//     without it, files_mib (page cache and the agent harness, not a process
+//     of the call: restart-safe, captured and restored with the sandbox's
+//     writable layer). hints.background is the evidence.
+//
+// A call without an end (Call.EndInferred) gets one from inferEnd, and its
+// after is the last sample before the next call starts (see inferEnd).
 //
 // Values are rounded to 0.1 MiB and 1 ms. Convert returns a workflow with
 // no actions when there are no samples or calls.
@@ -51,13 +60,19 @@ func Convert(id, image string, samples []Sample, calls []Call) trajectory.Workfl
 	base := -1.0
 	var floor float64
 	prevEnd := samples[0].Epoch
-	for _, c := range calls {
+	for ci, c := range calls {
 		start, end := epoch(c.Start), math.Max(epoch(c.End), epoch(c.Start))
 		lo := sort.Search(len(samples), func(i int) bool { return samples[i].Epoch > start }) - 1
 		lo = max(lo, 0)
+		settled := -1 // the sample giving the level after the call; -1: hi
+		if c.EndInferred {
+			until := nextStart(samples, calls, ci)
+			end = inferEnd(samples, lo, start, until)
+			settled = sort.Search(len(samples), func(i int) bool { return samples[i].Epoch > until }) - 1
+		}
 		hi := sort.Search(len(samples), func(i int) bool { return samples[i].Epoch >= end })
 		hi = max(min(hi, len(samples)-1), lo)
-		before, after := mib(lo), mib(hi)
+		before, after := mib(lo), mib(max(hi, settled))
 		if base < 0 {
 			base = before
 		}
@@ -76,14 +91,16 @@ func Convert(id, image string, samples []Sample, calls []Call) trajectory.Workfl
 		class, cmd := Classify(c.Tool, c.Input)
 		ramp := r3(math.Min(dur/3, MaxRampS))
 		m := &trajectory.MemProfile{
-			PeakMiB:   math.Max(1, r1(math.Max(recPeak, retain))),
-			RampS:     ramp,
-			HoldS:     math.Max(0, r3(dur)-ramp),
-			RetainMiB: r1(retain),
+			PeakMiB: math.Max(1, r1(math.Max(recPeak, retain))),
+			RampS:   ramp,
+			HoldS:   math.Max(0, r3(r3(dur)-ramp)),
 		}
-		m.RetainMiB = math.Min(m.RetainMiB, m.PeakMiB)
-		m.Background = m.RetainMiB > 0
-		bg, _ := c.Input["run_in_background"].(bool)
+		bg := leavesProcess(c)
+		if kept := math.Min(r1(retain), m.PeakMiB); bg {
+			m.RetainMiB, m.Background = kept, kept > 0
+		} else {
+			m.FilesMiB = kept
+		}
 		w.Actions = append(w.Actions, trajectory.Action{
 			Wait:     r3(math.Max(0, start-prevEnd)),
 			Class:    class,
@@ -95,6 +112,16 @@ func Convert(id, image string, samples []Sample, calls []Call) trajectory.Workfl
 		prevEnd = end
 	}
 	return w
+}
+
+// leavesProcess reports the trace's evidence that a process outlives the
+// call: Bash's run_in_background, or a Bash command that StartsBackground.
+// The traces record no process lists, so memory that stays is not evidence.
+func leavesProcess(c Call) bool {
+	if bg, _ := c.Input["run_in_background"].(bool); bg {
+		return true
+	}
+	return c.Tool == "Bash" && StartsBackground(commandText(c.Tool, c.Input))
 }
 
 func r1(v float64) float64 { return math.Round(v*10) / 10 }

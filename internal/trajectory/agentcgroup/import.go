@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,11 +19,14 @@ var ErrNoRuns = errors.New("agentcgroup: no <task>/attempt_N run directories fou
 
 // Import reads every run under dir (laid out as <task>/attempt_N/ holding
 // resources.json, tool_calls.json and results.json) and returns one workflow
-// per run, in task order. A run without tool_calls.json, without
-// resources.json, or with no valid sample or call is skipped and listed in
-// the report. The workflow id is the task name, suffixed ".attempt_N" for
-// attempts other than 1; the image comes from results.json when present.
-// Malformed files are errors.
+// per run, in task order. The workflow id is the task name, suffixed
+// ".attempt_N" for attempts other than 1; the image comes from results.json
+// when present. No run aborts the import: a run that cannot be read, or
+// holds no usable sample or call, is skipped and listed with the reason in
+// the report; what a run it imports lacks or holds wrong (a missing end
+// time, command or sample, an unknown tool, a truncated file) is repaired
+// or dropped as ParseCalls, ParseSamples and Convert say, and counted in
+// Report.Warnings. Only a directory without runs is an error.
 func Import(dir string) ([]trajectory.Workflow, Report, error) {
 	runs, err := filepath.Glob(filepath.Join(dir, "*", "attempt_*"))
 	if err != nil {
@@ -30,7 +34,7 @@ func Import(dir string) ([]trajectory.Workflow, Report, error) {
 	}
 	sort.Strings(runs)
 	var (
-		rep   Report
+		rep   = Report{Warnings: Warnings{}}
 		wfs   []trajectory.Workflow
 		peaks []float64
 		waits []float64
@@ -45,15 +49,16 @@ func Import(dir string) ([]trajectory.Workflow, Report, error) {
 		if attempt != "attempt_1" {
 			id += "." + attempt
 		}
-		w, reason, err := importRun(run, id)
+		w, warn, err := importRun(run, id)
 		if err != nil {
-			return nil, Report{}, fmt.Errorf("importing run %s: %w", id, err)
-		}
-		if reason != "" {
-			rep.SkippedRuns = append(rep.SkippedRuns, SkippedRun{Run: id, Reason: reason})
+			rep.SkippedRuns = append(rep.SkippedRuns, SkippedRun{Run: id, Reason: err.Error()})
 			continue
 		}
+		rep.Warnings.merge(warn)
 		wfs = append(wfs, w)
+		restartable, boundaries := w.RestartableBoundaries()
+		rep.Restartable += restartable
+		rep.Boundaries += boundaries
 		for _, a := range w.Actions {
 			peaks = append(peaks, a.Recorded.PeakMiB)
 			waits = append(waits, a.Wait)
@@ -70,47 +75,78 @@ func Import(dir string) ([]trajectory.Workflow, Report, error) {
 	return wfs, rep, nil
 }
 
-// importRun converts one run; a non-empty reason means skip it.
-func importRun(run, id string) (trajectory.Workflow, string, error) {
-	cf, err := os.Open(filepath.Join(run, "tool_calls.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return trajectory.Workflow{}, "no tool_calls.json", nil
-	} else if err != nil {
-		return trajectory.Workflow{}, "", err
-	}
-	defer cf.Close()
-	calls, err := ParseCalls(cf)
+// importRun converts one run with its warnings; an error is the reason to
+// skip it.
+func importRun(run, id string) (trajectory.Workflow, Warnings, error) {
+	warn := Warnings{}
+	calls, err := readFile(filepath.Join(run, "tool_calls.json"), ParseCalls, warn)
 	if err != nil {
-		return trajectory.Workflow{}, "", err
+		return trajectory.Workflow{}, nil, err
 	}
-	rf, err := os.Open(filepath.Join(run, "resources.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return trajectory.Workflow{}, "no resources.json", nil
-	} else if err != nil {
-		return trajectory.Workflow{}, "", err
-	}
-	defer rf.Close()
-	samples, err := ParseSamples(rf)
+	samples, err := readFile(filepath.Join(run, "resources.json"), ParseSamples, warn)
 	if err != nil {
-		return trajectory.Workflow{}, "", err
+		return trajectory.Workflow{}, nil, err
 	}
 	switch {
 	case len(calls) == 0:
-		return trajectory.Workflow{}, "no tool calls", nil
+		return trajectory.Workflow{}, nil, errors.New("no tool calls")
 	case len(samples) == 0:
-		return trajectory.Workflow{}, "no valid memory samples", nil
+		return trajectory.Workflow{}, nil, errors.New("no valid memory samples")
+	}
+	// A run whose samples stop early (the container's stats ended first)
+	// has calls without memory data: drop them.
+	last := samples[len(samples)-1].Epoch
+	kept := calls[:0]
+	for _, c := range calls {
+		if epoch(c.Start) > last {
+			warn.add(WarnAfterSamples, 1)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	if len(kept) == 0 {
+		return trajectory.Workflow{}, nil, errors.New("every tool call is after the last memory sample")
+	}
+	for _, c := range kept {
+		if c.EndInferred {
+			warn.add(WarnInferredEnd, 1)
+		}
+		if !knownTool(c.Tool) {
+			warn.add(WarnUnknownTool, 1)
+		}
+		if commandText(c.Tool, c.Input) == "" && (c.Input == nil || carriesCommand[c.Tool]) {
+			warn.add(WarnNoCommand, 1)
+		}
 	}
 	image, err := readImage(filepath.Join(run, "results.json"))
 	if err != nil {
-		return trajectory.Workflow{}, "", err
+		warn.add(WarnNoResultsJSON, 1)
 	}
-	w := Convert(id, image, samples, calls)
+	w := Convert(id, image, samples, kept)
 	if err := w.Validate(); err != nil {
-		return trajectory.Workflow{}, "", fmt.Errorf("converted workflow invalid: %w", err)
+		return trajectory.Workflow{}, nil, fmt.Errorf("converted workflow invalid: %w", err)
 	}
-	return w, "", nil
+	return w, warn, nil
 }
 
+// readFile opens path and parses it, adding the parser's warnings to warn.
+// A missing file is "no NAME".
+func readFile[T any](path string, parse func(io.Reader) (T, Warnings, error), warn Warnings) (T, error) {
+	var zero T
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return zero, fmt.Errorf("no %s", filepath.Base(path))
+	} else if err != nil {
+		return zero, err
+	}
+	defer f.Close()
+	v, w, err := parse(f)
+	if err != nil {
+		return zero, err
+	}
+	warn.merge(w)
+	return v, nil
+}
 func readImage(path string) (string, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -19,7 +19,10 @@ type Report struct {
 	Imported      int          // workflows produced
 	Skipped       int          // runs skipped (len(SkippedRuns))
 	SkippedRuns   []SkippedRun // which and why
+	Warnings      Warnings     // what imported runs lacked or held wrong, by kind
 	Actions       int          // actions over all workflows
+	Boundaries    int          // action boundaries (trajectory.Workflow.RestartableBoundaries)
+	Restartable   int          // boundaries with no background process alive
 	MedianPeakMiB float64      // median recorded action peak
 	P95PeakMiB    float64      // 95th percentile recorded action peak
 	MaxPeakMiB    float64      // largest recorded action peak
@@ -28,12 +31,43 @@ type Report struct {
 
 // Print writes the report for people.
 func (r Report) Print(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "runs %d, imported %d, skipped %d (no tool calls or samples)\n"+
-		"actions %d\n"+
+	p := &printer{w: w}
+	p.printf("runs %d, imported %d, skipped %d\n", r.Runs, r.Imported, r.Skipped)
+	for _, s := range r.SkippedRuns {
+		p.printf("  skipped %s: %s\n", s.Run, s.Reason)
+	}
+	if len(r.Warnings) == 0 {
+		p.printf("warnings: none\n")
+	} else {
+		p.printf("warnings: %s\n", r.Warnings)
+	}
+	p.printf("restartable boundaries: %d of %d (%.1f %%)\n", r.Restartable, r.Boundaries, 100*r.RestartableShare())
+	p.printf("actions %d\n"+
 		"action peak MiB: median %.1f, P95 %.1f, max %.1f\n"+
 		"model wait s: median %.2f\n",
-		r.Runs, r.Imported, r.Skipped, r.Actions, r.MedianPeakMiB, r.P95PeakMiB, r.MaxPeakMiB, r.MedianWaitS)
-	return err
+		r.Actions, r.MedianPeakMiB, r.P95PeakMiB, r.MaxPeakMiB, r.MedianWaitS)
+	return p.err
+}
+
+// RestartableShare is the share of action boundaries with no background
+// process alive, where a sandbox is restart-safe; 0 without boundaries.
+func (r Report) RestartableShare() float64 {
+	if r.Boundaries == 0 {
+		return 0
+	}
+	return float64(r.Restartable) / float64(r.Boundaries)
+}
+
+// printer keeps the first write error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, a ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, a...)
+	}
 }
 
 // Quantile is the q-quantile (0..1) of xs by linear interpolation between

@@ -2,6 +2,7 @@ package agentcgroup
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -36,27 +37,52 @@ func ParseMemUsage(s string) (usage, limit int64, ok bool, err error) {
 }
 
 // ParseSamples reads resources.json and returns its valid samples sorted by
-// epoch. Samples of a stopped container (zero limit) are dropped.
-func ParseSamples(r io.Reader) ([]Sample, error) {
-	var doc struct {
-		Samples []struct {
-			Epoch    float64 `json:"epoch"`
-			MemUsage string  `json:"mem_usage"`
-		} `json:"samples"`
+// epoch. Samples of a stopped container (zero limit) are dropped silently;
+// samples without an epoch or with an unreadable mem_usage are dropped
+// with WarnBadSample; a file cut off inside the samples keeps the complete
+// ones (WarnTruncated). Anything that is not an object with a "samples"
+// array is an error.
+func ParseSamples(r io.Reader) ([]Sample, Warnings, error) {
+	dec := json.NewDecoder(r)
+	if err := expectDelim(dec, '{'); err != nil {
+		return nil, nil, fmt.Errorf("resources.json: %w", err)
 	}
-	if err := json.NewDecoder(r).Decode(&doc); err != nil {
-		return nil, fmt.Errorf("decoding resources.json: %w", err)
-	}
-	out := make([]Sample, 0, len(doc.Samples))
-	for i, s := range doc.Samples {
-		u, _, ok, err := ParseMemUsage(s.MemUsage)
-		if err != nil {
-			return nil, fmt.Errorf("resources.json sample %d: %w", i, err)
+	var out []Sample
+	warn := Warnings{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if tok != "samples" && err == nil {
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+			if err == nil {
+				continue
+			}
 		}
-		if ok && s.Epoch > 0 {
-			out = append(out, Sample{Epoch: s.Epoch, Bytes: u})
+		if err == nil {
+			err = decodeArray(dec, func(_ int, raw json.RawMessage) {
+				var s struct {
+					Epoch    float64 `json:"epoch"`
+					MemUsage string  `json:"mem_usage"`
+				}
+				if json.Unmarshal(raw, &s) != nil || s.Epoch <= 0 {
+					warn.add(WarnBadSample, 1)
+					return
+				}
+				u, _, ok, err := ParseMemUsage(s.MemUsage)
+				if err != nil {
+					warn.add(WarnBadSample, 1)
+				} else if ok {
+					out = append(out, Sample{Epoch: s.Epoch, Bytes: u})
+				}
+			})
+		}
+		if err = truncated(err); errors.Is(err, errTruncated) {
+			warn.add(WarnTruncated, 1)
+			break
+		} else if err != nil {
+			return nil, nil, fmt.Errorf("resources.json: %w", err)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Epoch < out[j].Epoch })
-	return out, nil
+	return out, warn, nil
 }

@@ -1,6 +1,7 @@
 package agentcgroup
 
 import (
+	"maps"
 	"strings"
 	"testing"
 )
@@ -45,7 +46,7 @@ func TestParseSamplesSortsAndDropsStopped(t *testing.T) {
 		{"epoch": 12, "mem_usage": "2MiB / 1GiB"},
 		{"epoch": 11, "mem_usage": "1MiB / 1GiB"},
 		{"epoch": 13, "mem_usage": "0B / 0B"}]}`
-	got, err := ParseSamples(strings.NewReader(in))
+	got, _, err := ParseSamples(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,9 +55,41 @@ func TestParseSamplesSortsAndDropsStopped(t *testing.T) {
 	}
 }
 
-func TestParseSamplesBadUnit(t *testing.T) {
-	_, err := ParseSamples(strings.NewReader(`{"samples":[{"epoch":1,"mem_usage":"3QB / 1GB"}]}`))
-	if err == nil || !strings.Contains(err.Error(), "sample 0") {
-		t.Errorf("err = %v, want an error naming sample 0", err)
+// TestParseSamplesDamaged: unreadable samples are dropped and counted, a
+// file cut off inside the samples keeps the complete ones.
+func TestParseSamplesDamaged(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		warn Warnings
+	}{
+		{"bad unit dropped", `{"samples":[{"epoch":1,"mem_usage":"3QB / 1GB"},{"epoch":2,"mem_usage":"3MB / 1GB"}]}`, 1, Warnings{WarnBadSample: 1}},
+		{"no epoch dropped", `{"samples":[{"mem_usage":"3MB / 1GB"},{"epoch":2,"mem_usage":"3MB / 1GB"}]}`, 1, Warnings{WarnBadSample: 1}},
+		{"other keys skipped", `{"meta":{"a":[1,2]},"samples":[{"epoch":2,"mem_usage":"3MB / 1GB"}],"z":1}`, 1, Warnings{}},
+		{"truncated inside a sample", `{"samples":[{"epoch":1,"mem_usage":"3MB / 1GB"},{"epoch":2,"mem_u`, 1, Warnings{WarnTruncated: 1}},
+		{"truncated after the samples", `{"samples":[{"epoch":1,"mem_usage":"3MB / 1GB"}], "note": "ab`, 1, Warnings{WarnTruncated: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, warn, err := ParseSamples(strings.NewReader(tt.in))
+			if err != nil || len(got) != tt.n || !maps.Equal(warn, tt.warn) {
+				t.Errorf("%d samples, warnings %v, err %v; want %d, %v", len(got), warn, err, tt.n, tt.warn)
+			}
+		})
+	}
+}
+
+// TestParseSamplesUnusable: a file that is not a samples object is an
+// error that says what is wrong.
+func TestParseSamplesUnusable(t *testing.T) {
+	for in, want := range map[string]string{
+		``:      "resources.json: empty file",
+		`[1,2]`: `resources.json: want "{", found [`,
+		`{"samples":[{"epoch":1,"mem_usage":"3MB / 1GB"} x]}`: "resources.json: expected comma after array element",
+	} {
+		if _, _, err := ParseSamples(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseSamples(%q): err %v, want %q", in, err, want)
+		}
 	}
 }
