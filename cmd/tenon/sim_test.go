@@ -58,7 +58,7 @@ func TestSimCommand(t *testing.T) {
 // prefixed with the policy, and every sandbox's memory at each OOM kill.
 func TestSimTrace(t *testing.T) {
 	env := newTestEnv()
-	err := runSim(t.Context(), &env.cliEnv, []string{"--n", "8", "--budget", "1GiB", "--oversub", "4", "--policy", "eager", "--trace", "--json"})
+	err := runSim(t.Context(), &env.cliEnv, []string{"--workload", "../../workloads/default.jsonl", "--budget", "2GiB", "--policy", "eager", "--trace", "--json"})
 	if err != nil {
 		t.Fatalf("%v (stderr %s)", err, env.errOut.String())
 	}
