@@ -113,23 +113,29 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 		},
 	})
 	if !sr.Admitted {
+		if errors.Is(err, sandbox.ErrUnsupportedImage) {
+			return ExecResponse{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		}
 		if errors.Is(err, controller.ErrSandboxLost) {
 			return ExecResponse{}, err
 		}
 		return ExecResponse{}, s.ctxErr(qctx, ag)
 	}
 	o, er := sr.Outcome, sr.Exec
-	if o.Failure() != nil {
+	if keep, why := keepSandbox(ctx, o); !keep {
 		// The sandbox is presumed broken after an OOM kill or a backend
 		// failure: release it; the next action gets a fresh one over the
 		// same workspace.
 		if err := s.mgr.Release(context.WithoutCancel(ctx), a); err != nil {
-			s.log.Warn("releasing failed sandbox", "agent", a.ID, "err", err)
+			s.log.Warn("releasing failed sandbox", "agent", a.ID, "reason", why, "err", err)
 		}
 	}
 	if o.Err != nil {
 		if ctx.Err() != nil {
 			return ExecResponse{}, s.ctxErr(ctx, ag)
+		}
+		if errors.Is(o.Err, sandbox.ErrInvalidSpec) {
+			return ExecResponse{}, fmt.Errorf("%w: %w", ErrBadRequest, o.Err)
 		}
 		return ExecResponse{}, fmt.Errorf("%w: %w", controller.ErrSandboxLost, o.Err)
 	}
@@ -139,6 +145,26 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 		DurationS: o.Duration.Seconds(), QueuedS: o.Queued.Seconds(), PeakBytes: er.PeakMemory,
 		OOM: er.OOMKilled, TimedOut: er.TimedOut, Sandbox: o.Sandbox,
 	}, nil
+}
+
+// keepSandbox decides whether the sandbox of an admitted action survives
+// it. Only an OOM kill or a backend failure destroy it (why says which): a
+// timeout or a cancellation (the client hung up) killed the action's
+// process tree and leave the sandbox, its /tmp and /root as they were, and
+// a request the backend refused as malformed never touched it. A
+// cancellation counts only when the backend confirmed the kill with a
+// result (exit -1, killed by a signal); one that gave up waiting for the
+// result (the process backend after its cancel grace) is a failure.
+func keepSandbox(ctx context.Context, o controller.Outcome) (keep bool, why string) {
+	switch {
+	case o.OOM:
+		return false, "oom"
+	case o.Err == nil, errors.Is(o.Err, sandbox.ErrInvalidSpec):
+		return true, ""
+	case controller.Cancelled(ctx, o) && o.Exit == -1:
+		return true, ""
+	}
+	return false, "backend failure"
 }
 
 // ctxErr explains why an action's context ended.

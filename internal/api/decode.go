@@ -1,29 +1,29 @@
 package api
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"strings"
 )
 
-// decode reads one JSON object from r into v, refusing unknown fields and
-// trailing data. Errors wrap ErrBadRequest.
+// decode reads one JSON object from r into v, refusing anything but an
+// object (null would leave v zero and pass for an empty request), unknown
+// fields and trailing data. Errors wrap ErrBadRequest.
 func decode(r io.Reader, v any) error {
-	dec := json.NewDecoder(r)
+	br := bufio.NewReader(r)
+	if err := wantObject(br); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(br)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return fmt.Errorf("%w: body larger than %d bytes", ErrBadRequest, mbe.Limit)
-		}
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w: empty body, want a JSON object", ErrBadRequest)
-		}
-		return fmt.Errorf("%w: decoding JSON: %v", ErrBadRequest, err)
+		return bodyErr("decoding JSON", err)
 	}
 	if dec.More() {
 		return fmt.Errorf("%w: trailing data after the JSON object", ErrBadRequest)
@@ -32,6 +32,36 @@ func decode(r io.Reader, v any) error {
 		return fmt.Errorf("%w: trailing data after the JSON object", ErrBadRequest)
 	}
 	return nil
+}
+
+// bodyErr explains an error reading or decoding a request body.
+func bodyErr(doing string, err error) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return fmt.Errorf("%w: body larger than %d bytes", ErrBadRequest, mbe.Limit)
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%w: empty body, want a JSON object", ErrBadRequest)
+	}
+	return fmt.Errorf("%w: %s: %v", ErrBadRequest, doing, err)
+}
+
+// wantObject checks that the first non-space byte of br opens an object,
+// leaving it unread.
+func wantObject(br *bufio.Reader) error {
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return bodyErr("reading body", err)
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{':
+			return br.UnreadByte()
+		}
+		return fmt.Errorf("%w: the body must be a JSON object ({...}), got one starting with %q", ErrBadRequest, c)
+	}
 }
 
 // DecodeCreateAgent parses and validates a POST /v1/agents body.
@@ -68,6 +98,9 @@ func DecodeExec(r io.Reader) (ExecRequest, error) {
 		return req, fmt.Errorf("%w: \"mem_hint_bytes\" must be >= 0", ErrBadRequest)
 	case strings.ContainsRune(req.Command, 0) || strings.ContainsRune(req.Cwd, 0):
 		return req, fmt.Errorf("%w: NUL byte in command or cwd", ErrBadRequest)
+	case req.Cwd != "" && !path.IsAbs(req.Cwd):
+		return req, fmt.Errorf("%w: \"cwd\" must be an absolute path in the sandbox (such as /workspace/%s), got %q",
+			ErrBadRequest, strings.TrimPrefix(path.Clean(req.Cwd), "./"), req.Cwd)
 	}
 	for _, kv := range req.Env {
 		if err := checkEnv(kv); err != nil {
@@ -123,8 +156,10 @@ func writeError(w http.ResponseWriter, err error) {
 		}
 	case errors.Is(err, ErrBadPath):
 		code = http.StatusBadRequest
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrNoFile):
 		code = http.StatusNotFound
+	case errors.Is(err, ErrConflict):
+		code = http.StatusConflict
 	case errors.Is(err, ErrUnauthorized):
 		code = http.StatusUnauthorized
 	case errors.Is(err, ErrShuttingDown):

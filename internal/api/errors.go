@@ -5,6 +5,11 @@ import "errors"
 var (
 	// ErrNotFound means no agent has the requested id.
 	ErrNotFound = errors.New("api: no such agent")
+	// ErrNoFile means the requested workspace file does not exist.
+	ErrNoFile = errors.New("api: no such file")
+	// ErrConflict means the request names something that exists in a form
+	// it cannot act on (a directory where a file is written).
+	ErrConflict = errors.New("api: conflict")
 	// ErrBadRequest means a request body or parameter was malformed.
 	ErrBadRequest = errors.New("api: bad request")
 	// ErrBadPath means a workspace path was absolute, escaped the workspace

@@ -39,6 +39,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: backend %q is not served here (this server runs %q)", ErrBadRequest, req.Backend, s.cfg.Backend.Name()))
 		return
 	}
+	if err := checkImage(s.cfg.Backend.Name(), req.Image); err != nil {
+		writeError(w, err)
+		return
+	}
 	rec := record{
 		ID: newAgentID(), Backend: s.cfg.Backend.Name(), Image: req.Image,
 		Env: req.Env, Labels: req.Labels, Created: s.cfg.Clock.Now().UTC(),
@@ -61,6 +65,20 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	s.addAgent(rec)
 	s.emit(controller.Event{Kind: controller.EventSubmit, Workflow: rec.ID})
 	writeJSON(w, http.StatusCreated, CreateAgentResponse{ID: rec.ID})
+}
+
+// checkImage refuses at creation an image the backend is known not to
+// provide, instead of failing every action of the agent: the process
+// backend runs every sandbox on the host's root and has only "host" (its
+// Create fails with sandbox.ErrUnsupportedImage for anything else). Other
+// backends resolve images when a sandbox starts; a missing one fails that
+// action with 400 (see runAction).
+func checkImage(backend, image string) error {
+	if backend == "process" && image != "" && image != "host" {
+		return fmt.Errorf("%w: image %q: the process backend runs sandboxes on the host's root and has only \"host\" (or \"\"); "+
+			"use the docker backend for other images", ErrBadRequest, image)
+	}
+	return nil
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {

@@ -118,7 +118,7 @@ func (s *Step) Run(ctx context.Context, a *Agent, x StepAction) (StepResult, err
 	fail := o.Failure()
 	cancelled := ctx.Err() != nil
 	if fail != nil && (!cancelled || s.ReportCancelled) {
-		s.failEvent(a, *o)
+		s.failEvent(ctx, a, *o)
 	}
 	s.Policy.ActionDone(a, g, *o)
 	if x.Done != nil {
@@ -203,14 +203,18 @@ func (s *Step) exec(ctx context.Context, a *Agent, id string, x StepAction) (Out
 	return o, er
 }
 
-// failEvent emits the event naming why o ends the attempt.
-func (s *Step) failEvent(a *Agent, o Outcome) {
+// failEvent emits the event naming why o ends the attempt. An action that
+// failed only because ctx ended was cancelled, not lost: its sandbox may be
+// fine, so it is an error event with reason "action cancelled".
+func (s *Step) failEvent(ctx context.Context, a *Agent, o Outcome) {
 	e := Event{Workflow: a.ID, Action: IntPtr(o.Index), Class: o.Class, Sandbox: o.Sandbox, PeakBytes: o.PeakBytes}
 	switch {
 	case o.OOM:
 		e.Kind = EventOOM
 	case o.TimedOut:
 		e.Kind = EventTimeout
+	case Cancelled(ctx, o):
+		e.Kind, e.Reason = EventError, "action cancelled"
 	default:
 		e.Kind = EventSandboxLost
 	}
@@ -218,4 +222,11 @@ func (s *Step) failEvent(a *Agent, o Outcome) {
 		e.Error = o.Err.Error()
 	}
 	s.Emit(a, e)
+}
+
+// Cancelled reports whether o failed only because ctx ended: no OOM kill,
+// no timeout, and an Exec error that is ctx's own. The backend then killed
+// the action's processes on request; nothing says its sandbox is broken.
+func Cancelled(ctx context.Context, o Outcome) bool {
+	return ctx.Err() != nil && !o.OOM && !o.TimedOut && o.Err != nil && errors.Is(o.Err, ctx.Err())
 }

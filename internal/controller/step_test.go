@@ -290,10 +290,15 @@ func TestStepCancelledDuringExec(t *testing.T) {
 				}
 				want := append(slices.Clone(stepRan), "ActionDone", "Done")
 				if report {
-					want = append(slices.Clone(stepRan), "sandbox_lost", "ActionDone", "Done")
+					want = append(slices.Clone(stepRan), "error", "ActionDone", "Done") // cancelled, not lost
 				}
 				if got := r.sequence(); !slices.Equal(got, want) {
 					t.Errorf("sequence\n got %v\nwant %v", got, want)
+				}
+				if report {
+					if e := r.events[len(r.events)-1]; e.Kind != controller.EventError || e.Reason != "action cancelled" {
+						t.Errorf("last event %+v, want an error event with reason \"action cancelled\"", e)
+					}
 				}
 				r.pol.checkGrants(t, 1)
 			})
