@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/sandbox"
@@ -141,6 +142,7 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 	}
 	return ExecResponse{
 		ExitCode: er.ExitCode, Stdout: string(er.Stdout), Stderr: string(er.Stderr),
+		StdoutB64: unlessUTF8(er.Stdout), StderrB64: unlessUTF8(er.Stderr),
 		StdoutTruncated: er.StdoutTruncated, StderrTruncated: er.StderrTruncated,
 		DurationS: o.Duration.Seconds(), QueuedS: o.Queued.Seconds(), PeakBytes: er.PeakMemory,
 		OOM: er.OOMKilled, TimedOut: er.TimedOut, Sandbox: o.Sandbox,
@@ -165,6 +167,15 @@ func keepSandbox(ctx context.Context, o controller.Outcome) (keep bool, why stri
 		return true, ""
 	}
 	return false, "backend failure"
+}
+
+// unlessUTF8 returns b when it is not valid UTF-8 (JSON would replace its
+// invalid bytes), else nil.
+func unlessUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return nil
+	}
+	return b
 }
 
 // ctxErr explains why an action's context ended.

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -10,10 +11,11 @@ import (
 	"github.com/tenon-dev/tenon/internal/api/client"
 )
 
-// TestLiveHardening reproduces issue 22's findings 7, 8 and 12 on the
+// TestLiveHardening reproduces issue 22's findings 7, 8, 12 and 14 on the
 // process backend: a FIFO made in the sandbox is refused at once, the
 // sandbox (its /tmp) survives a timeout, a client that hangs up and a
-// relative cwd, and an image the backend lacks is refused at create.
+// relative cwd, an image the backend lacks is refused at create, and
+// binary output comes back exactly in stdout_b64.
 func TestLiveHardening(t *testing.T) {
 	be := liveBackend(t, 1<<30)
 	d := startDaemon(t, daemonOpts{backend: be})
@@ -79,6 +81,18 @@ func TestLiveHardening(t *testing.T) {
 		checkKept(t, c, id, first.Sandbox)
 	})
 
+	t.Run("binary output", func(t *testing.T) {
+		res, err := exec(ctx, api.ExecRequest{Command: `printf 'a\377\376b'; printf 'ok' >&2`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []byte("a\xff\xfeb"); !bytes.Equal(res.StdoutB64, want) {
+			t.Errorf("stdout_b64 = %q, want %q", res.StdoutB64, want)
+		}
+		if res.Stdout != "a\ufffd\ufffdb" || res.Stderr != "ok" || res.StderrB64 != nil {
+			t.Errorf("stdout %q, stderr %q, stderr_b64 %q; want the replaced text, ok and no stderr_b64", res.Stdout, res.Stderr, res.StderrB64)
+		}
+	})
 }
 
 // checkKept checks that agent id still runs in sandbox sb with its /tmp.

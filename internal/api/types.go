@@ -63,9 +63,14 @@ type ExecRequest struct {
 
 // ExecResponse is what an action did.
 type ExecResponse struct {
-	ExitCode        int     `json:"exit_code"`
-	Stdout          string  `json:"stdout"`
-	Stderr          string  `json:"stderr"`
+	ExitCode int    `json:"exit_code"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	// StdoutB64 and StderrB64 hold the exact bytes of a stream (base64 in
+	// JSON) when they are not valid UTF-8, which Stdout and Stderr then
+	// show with U+FFFD in place of the invalid bytes; absent otherwise.
+	StdoutB64       []byte  `json:"stdout_b64,omitempty"`
+	StderrB64       []byte  `json:"stderr_b64,omitempty"`
 	StdoutTruncated bool    `json:"stdout_truncated,omitempty"`
 	StderrTruncated bool    `json:"stderr_truncated,omitempty"`
 	DurationS       float64 `json:"duration_s"`
