@@ -30,11 +30,26 @@
 // # Executor
 //
 // The container's init is the tenon binary itself in a hidden mode
-// (argv[1] == "__sandbox-init"). It reads JSON requests on its stdin and
-// answers on its stdout; each action is forked from it (new process group,
-// cwd, env, /dev/null stdin, capped stdout/stderr), so an action costs one
-// fork/exec instead of libcontainer's re-exec of the init binary. As pid 1 of
-// the sandbox it reaps orphans, kills every other process of the sandbox on a
+// (argv[1] == "__sandbox-init"). It reads JSON requests and answers on a
+// unix socket pair the host makes (protocol.go); each action is forked from
+// it (new process group, cwd, env, /dev/null stdin, stdout and stderr on
+// pipes of its own, capped), so an action costs one fork/exec instead of
+// libcontainer's re-exec of the init binary.
+//
+// The channel is out of the sandbox's reach, and each result is bound to
+// its request:
+//   - the executor's end is its fd 3, marked close-on-exec as the executor
+//     starts, so no action inherits it; its stdin is /dev/null and its
+//     stdout and stderr only feed the host's log;
+//   - the executor makes itself non-dumpable (PR_SET_DUMPABLE 0), so no
+//     process of the sandbox (none has CAP_SYS_PTRACE) may ptrace it, open
+//     or read its /proc/1/fd entries, or copy its fds with pidfd_getfd
+//     (and a socket cannot be opened through /proc at all);
+//   - every exec carries a fresh 128-bit random nonce that the executor
+//     echoes; the host drops any message whose seq and nonce are not those
+//     of the exec it waits for.
+//
+// As pid 1 of the sandbox it reaps orphans, kills every other process of the sandbox on a
 // timeout (kill(-1)), and reports how many processes remain after an action.
 //
 // Actions of one sandbox run one at a time. An action's result comes when

@@ -4,6 +4,8 @@ package process
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -59,6 +61,9 @@ func (bx *box) exec(ctx context.Context, req request, sc *toolScope) (res sandbo
 
 	bx.seq++
 	req.Seq = bx.seq
+	if req.Nonce, err = newNonce(); err != nil {
+		return sandbox.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", bx.id, err)
+	}
 	if sc != nil {
 		sc.path = fmt.Sprintf("%s/tool-%d", bx.cgroupPath, req.Seq)
 		defer func() {
@@ -108,13 +113,19 @@ func (bx *box) roundTrip(ctx context.Context, req request, sc *toolScope) (respo
 	for {
 		select {
 		case r := <-bx.results:
-			if r.Op == opGate && r.Seq == req.Seq && sc != nil {
+			if r.Seq != req.Seq || r.Nonce != req.Nonce {
+				if r.Seq == req.Seq {
+					bx.log.Warn("dropping an executor message with a wrong nonce", "op", r.Op, "seq", r.Seq)
+				}
+				continue // the late answer to a canceled action, or a forgery
+			}
+			if r.Op == opGate && sc != nil {
 				placeErr = sc.place(bx.group, r.Pid)
 				_ = bx.enc.Encode(request{Op: opOpen, Seq: req.Seq, Abort: placeErr != nil})
 				continue
 			}
-			if r.Op != opResult || r.Seq != req.Seq {
-				continue // the late answer to a canceled action
+			if r.Op != opResult {
+				continue
 			}
 			if placeErr != nil {
 				return r, fmt.Errorf("action not started: %w", placeErr)
@@ -145,4 +156,14 @@ func (bx *box) waitDead(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// newNonce returns 128 random bits in hex: the token that binds a result
+// to its exec.
+func newNonce() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("making a nonce: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -21,6 +23,24 @@ const (
 	// settleTimeout bounds the wait for killed processes to be reaped.
 	settleTimeout = time.Second
 )
+
+// runExecutorChannel is the executor mode: it makes itself non-dumpable
+// (so that no process of the sandbox, all of them without CAP_SYS_PTRACE,
+// may ptrace it, open its /proc/1/fd entries or take its fds with
+// pidfd_getfd) and serves the host on fd channelFd, which it marks
+// close-on-exec so that no action inherits it.
+func runExecutorChannel() int {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "tenon sandbox init: making init non-dumpable: %v\n", err)
+		return 1
+	}
+	if _, err := unix.FcntlInt(channelFd, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+		fmt.Fprintf(os.Stderr, "tenon sandbox init: no channel on fd %d: %v\n", channelFd, err)
+		return 1
+	}
+	ch := os.NewFile(channelFd, "tenon-channel")
+	return runExecutor(ch, ch)
+}
 
 // runExecutor is the sandbox init: it answers requests from in on out until
 // in is closed. It returns the process exit code.
@@ -87,14 +107,14 @@ func (e *executor) serve(in io.Reader) error {
 			cancel, gate := e.cancel, e.gate
 			e.mu.Unlock()
 			if busy {
-				if err := e.send(response{Op: opResult, Seq: req.Seq, ExitCode: 127, Error: "an action is already running"}); err != nil {
+				if err := e.send(response{Op: opResult, Seq: req.Seq, Nonce: req.Nonce, ExitCode: 127, Error: "an action is already running"}); err != nil {
 					return err
 				}
 				continue
 			}
 			go func() {
 				r := e.run(req, cancel, gate)
-				r.Seq = req.Seq
+				r.Seq, r.Nonce = req.Seq, req.Nonce
 				e.mu.Lock()
 				e.cancel, e.gate = nil, nil
 				e.mu.Unlock()
@@ -189,7 +209,7 @@ func (e *executor) run(req request, cancel <-chan struct{}, gate <-chan bool) re
 		return failed(fmt.Sprintf("starting %s: %v", argv[0], err))
 	}
 	if gate != nil {
-		e.openGate(req.Seq, pid, gateW, gate, cancel)
+		e.openGate(req.Seq, req.Nonce, pid, gateW, gate, cancel)
 	}
 
 	stdout, stderr := &capture{limit: limit}, &capture{limit: limit}
@@ -250,8 +270,8 @@ func (e *executor) run(req request, cancel <-chan struct{}, gate <-chan bool) re
 // openGate announces the gated process and waits for the host's answer:
 // open writes the line the trampoline waits for, abort (or a cancel)
 // closes the pipe so it exits 125 unstarted.
-func (e *executor) openGate(seq uint64, pid int, w *os.File, gate <-chan bool, cancel <-chan struct{}) {
-	if err := e.send(response{Op: opGate, Seq: seq, Pid: pid}); err != nil {
+func (e *executor) openGate(seq uint64, nonce string, pid int, w *os.File, gate <-chan bool, cancel <-chan struct{}) {
+	if err := e.send(response{Op: opGate, Seq: seq, Nonce: nonce, Pid: pid}); err != nil {
 		w.Close()
 		return
 	}
