@@ -6,37 +6,23 @@ import (
 	"testing"
 )
 
+// TestSetPidsLimit writes caps and "unlimited" on both versions: pids.max
+// has the same name and syntax on v1 and v2.
 func TestSetPidsLimit(t *testing.T) {
-	tests := []struct {
-		name string
-		v2   bool
-		n    int64
-		want string
-	}{
-		{name: "v1 capped", n: 1024, want: "1024"},
-		{name: "v1 unlimited", n: 0, want: "max"},
-		{name: "v2 capped", v2: true, n: 64, want: "64"},
-		{name: "v2 unlimited", v2: true, n: -1, want: "max"},
+	layouts := map[string]*Layout{"v1": fakeV1(t), "v2": fakeV2(t)}
+	caps := map[int64]string{1024: "1024", 64: "64", 0: "max", -1: "max"}
+	for version, l := range layouts {
+		g := mustCreate(t, l, "tenon/sb")
+		for n, want := range caps {
+			if err := g.SetPidsLimit(n); err != nil {
+				t.Fatalf("%s SetPidsLimit(%d): %v", version, n, err)
+			}
+			if got := readFile(t, filepath.Join(g.dirs[Pids], "pids.max")); got != want {
+				t.Errorf("%s SetPidsLimit(%d): pids.max = %q, want %q", version, n, got, want)
+			}
+		}
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			l := fakeV1(t)
-			if tc.v2 {
-				l = fakeV2(t)
-			}
-			g := mustCreate(t, l, "tenon/sb")
-			if err := g.SetPidsLimit(tc.n); err != nil {
-				t.Fatal(err)
-			}
-			if got := readFile(t, filepath.Join(g.dirs[Pids], "pids.max")); got != tc.want {
-				t.Errorf("pids.max = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestSetPidsLimitNoHierarchy(t *testing.T) {
-	g := mustCreate(t, fakeV1(t), "tenon/sb")
+	g := mustCreate(t, fakeV1(t), "tenon/other")
 	delete(g.dirs, Pids)
 	if err := g.SetPidsLimit(10); !errors.Is(err, ErrNoHierarchy) {
 		t.Errorf("SetPidsLimit without a pids hierarchy: %v, want ErrNoHierarchy", err)
