@@ -33,6 +33,7 @@ type box struct {
 	ownWorkspace bool
 	cgroupPath   string
 	mountinfo    string // the host's <proc>/self/mountinfo
+	procRoot     string // the host's /proc
 	log          *slog.Logger
 
 	container *libcontainer.Container

@@ -92,6 +92,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 		workspace:  spec.Workspace,
 		cgroupPath: b.cfg.CgroupParent + "/" + spec.ID,
 		mountinfo:  b.mountinfo(),
+		procRoot:   b.procRoot(),
 		log:        b.log.With("sandbox", spec.ID),
 		dead:       make(chan struct{}),
 		results:    make(chan response, 1),
@@ -177,6 +178,10 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	go bx.readResults()
 	if bx.group, err = cgroup.Open(b.cfg.Layout, bx.cgroupPath); err != nil {
 		return nil, err
+	}
+	// Only init runs yet: the cap holds before the first action.
+	if err := bx.group.SetPidsLimit(b.cfg.PidsMax); err != nil {
+		return nil, fmt.Errorf("capping processes: %w", err)
 	}
 
 	t := time.NewTimer(readyTimeout)

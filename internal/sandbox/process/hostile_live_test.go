@@ -3,7 +3,10 @@
 package process
 
 import (
+	"errors"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,7 +22,7 @@ const forger = `(sleep 0.5; for i in $(seq 60); do for fd in 0 1 2 3 4 5; do ` +
 func TestForgedResultsIgnored(t *testing.T) {
 	b, _ := liveBackend(t, 1<<30)
 	mustCreate(t, b, "forge")
-	r, err := b.Exec(liveCtx(t), "forge", sandbox.ExecRequest{Shell: forger})
+	r, err := b.Exec(liveCtx(t), "forge", sandbox.ExecRequest{Shell: forger, Background: true})
 	if err != nil || strings.TrimSpace(string(r.Stdout)) != "started" {
 		t.Fatalf("starting the forger: %+v %v", r, err)
 	}
@@ -41,5 +44,61 @@ func TestForgedResultsIgnored(t *testing.T) {
 		if r.ExitCode == 0 {
 			t.Errorf("%s: exit 0, want a failure (pid 1's fds reachable)", cmd)
 		}
+	}
+}
+
+// ptraceInit tries PTRACE_ATTACH (16) on pid 1 and prints the return value
+// and errno (issue 22, finding 2).
+const ptraceInit = `python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); ` +
+	`r = l.ptrace(16, 1, 0, 0); print(r, ctypes.get_errno())"`
+
+func TestPtraceOfInitDenied(t *testing.T) {
+	b, _ := liveBackend(t, 1<<30)
+	mustCreate(t, b, "ptrace")
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("the ptrace check runs python3 from the host's /usr: not installed")
+	}
+	const timeout = 2 * time.Second
+	start := time.Now()
+	r, err := b.Exec(liveCtx(t), "ptrace", sandbox.ExecRequest{Shell: ptraceInit + "; sleep 30", Timeout: timeout})
+	el := time.Since(start)
+	if err != nil {
+		t.Fatalf("exec: %v", err)
+	}
+	if got := strings.TrimSpace(string(r.Stdout)); got != "-1 1" {
+		t.Errorf("ptrace(PTRACE_ATTACH, 1): %q, want \"-1 1\" (EPERM); stderr %q", got, r.Stderr)
+	}
+	if !r.TimedOut || el > timeout+deadlineGrace+answerGrace+2*time.Second {
+		t.Errorf("timed out %v after %v, want true within %v plus the graces", r.TimedOut, el, timeout)
+	}
+	if out := mustSh(t, b, "ptrace", "echo alive"); out != "alive\n" {
+		t.Errorf("after the attempt: %q", out)
+	}
+}
+
+// TestDeadlineEnforcedFromOutside stops the executor from the host (what a
+// successful ptrace attach did): the host must still end the exec on time,
+// with a timed-out result, and kill the sandbox whose executor is stuck.
+func TestDeadlineEnforcedFromOutside(t *testing.T) {
+	b, _ := liveBackend(t, 1<<30)
+	info := mustCreate(t, b, "stuck")
+	if err := syscall.Kill(info.InitPid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	const timeout = time.Second
+	start := time.Now()
+	r, err := b.Exec(liveCtx(t), "stuck", sandbox.ExecRequest{Shell: "sleep 30", Timeout: timeout})
+	el := time.Since(start)
+	if !errors.Is(err, sandbox.ErrSandboxDead) {
+		t.Errorf("exec with a stopped executor: %v, want ErrSandboxDead", err)
+	}
+	if !r.TimedOut || r.ExitCode != -1 {
+		t.Errorf("result timed out %v exit %d, want true -1", r.TimedOut, r.ExitCode)
+	}
+	if max := timeout + deadlineGrace + answerGrace + killTimeout; el > max {
+		t.Errorf("exec returned after %v, want within %v", el, max)
+	}
+	if err := syscall.Kill(info.InitPid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the stuck executor (pid %d) still exists: %v", info.InitPid, err)
 	}
 }

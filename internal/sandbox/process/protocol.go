@@ -64,9 +64,6 @@ type response struct {
 	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
 	TimedOut        bool   `json:"timed_out,omitempty"`
 	Canceled        bool   `json:"canceled,omitempty"`
-	// Remaining is the number of processes in the sandbox besides init when
-	// the result was sent (0: the action's whole process tree has exited).
-	Remaining int `json:"remaining"`
 	// Error is set when the action could not be started (no such program,
 	// bad cwd); ExitCode is then 127.
 	Error string `json:"error,omitempty"`
