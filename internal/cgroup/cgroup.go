@@ -64,6 +64,9 @@ type Group interface {
 
 	// Pids lists the tasks in the group and its descendants.
 	Pids() ([]int, error)
+	// SetPidsLimit caps the tasks of the group and its descendants
+	// (pids.max); n <= 0 removes the cap.
+	SetPidsLimit(n int64) error
 	// AddProc moves a process into the group.
 	AddProc(pid int) error
 	// KillAll sends SIGKILL to every task (thawing first on v1, where frozen

@@ -43,6 +43,11 @@ type ExecRequest struct {
 	// Trivial commands (ls, pwd, echo, ...) skip the scope. Backends that
 	// cannot scope ignore it.
 	Scoped bool
+	// Background lets the processes the action leaves running (a server,
+	// a daemon started with &) outlive it. Without it, a backend that can
+	// (the process backend) kills them when the action's main process
+	// exits; a timeout or cancel kills them either way.
+	Background bool
 }
 
 // DefaultOutputLimit is the per-stream capture cap when ExecRequest.OutputLimit is 0.

@@ -45,6 +45,9 @@ func New(cfg Config) (*Backend, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
+	if _, ok := cfg.Layout.Controller(cgroup.Pids); !ok && cfg.PidsMax > 0 {
+		return nil, fmt.Errorf("process backend: %w: the per-sandbox process cap (pids.max) needs it; set Config.PidsMax < 0 to run uncapped", ErrNoPidsController)
+	}
 	sys, err := hostSystemDirs(cfg.HostRoot)
 	if err != nil {
 		return nil, fmt.Errorf("process backend: %w", err)
@@ -82,13 +85,17 @@ func (b *Backend) sandboxesDir() string  { return filepath.Join(b.cfg.StateDir, 
 func (b *Backend) containersDir() string { return filepath.Join(b.cfg.StateDir, "containers") }
 func (b *Backend) binDir() string        { return filepath.Join(b.cfg.StateDir, "bin") }
 
+// procRoot is the host's /proc (Layout.ProcRoot).
+func (b *Backend) procRoot() string {
+	if b.cfg.Layout.ProcRoot == "" {
+		return "/proc"
+	}
+	return b.cfg.Layout.ProcRoot
+}
+
 // mountinfo is the host mount table, under Layout.ProcRoot.
 func (b *Backend) mountinfo() string {
-	root := b.cfg.Layout.ProcRoot
-	if root == "" {
-		root = "/proc"
-	}
-	return filepath.Join(root, "self", "mountinfo")
+	return filepath.Join(b.procRoot(), "self", "mountinfo")
 }
 
 // Name is "process".

@@ -147,8 +147,20 @@ func TestProcsCountsLeftovers(t *testing.T) {
 		t.Fatalf("after a clean action Procs = %d, want 1 (init only)", n)
 	}
 	mustSh(t, b, "procs", "sleep 60 >/dev/null 2>&1 &")
+	if n := procs(); n != 1 {
+		t.Fatalf("after an action that left a process (not Background) Procs = %d, want 1", n)
+	}
+	r, err := b.Exec(liveCtx(t), "procs", sandbox.ExecRequest{Shell: "sleep 60 >/dev/null 2>&1 &", Background: true})
+	if err != nil || r.ExitCode != 0 {
+		t.Fatalf("background action: %+v %v", r, err)
+	}
 	if n := procs(); n != 2 {
 		t.Fatalf("with a background process Procs = %d, want 2", n)
+	}
+	// A later action's end spares what a Background action left.
+	mustSh(t, b, "procs", "sleep 0.01; sleep 60 >/dev/null 2>&1 &")
+	if n := procs(); n != 2 {
+		t.Fatalf("after a later action Procs = %d, want 2 (init and the background sleep)", n)
 	}
 }
 

@@ -33,6 +33,7 @@ type box struct {
 	ownWorkspace bool
 	cgroupPath   string
 	mountinfo    string // the host's <proc>/self/mountinfo
+	procRoot     string // the host's /proc
 	log          *slog.Logger
 
 	container *libcontainer.Container
@@ -40,8 +41,7 @@ type box struct {
 	initPid   int
 	group     cgroup.Group
 
-	stdin   *os.File // requests
-	stdout  *os.File // results
+	conn    *os.File // the host's end of the executor channel
 	enc     *json.Encoder
 	results chan response
 	dead    chan struct{} // closed when init has exited and been reaped
@@ -61,9 +61,9 @@ func (bx *box) watch() {
 	close(bx.dead)
 }
 
-// readResults forwards the executor's messages until its stdout closes.
+// readResults forwards the executor's messages until the channel closes.
 func (bx *box) readResults() {
-	dec := json.NewDecoder(bx.stdout)
+	dec := json.NewDecoder(bx.conn)
 	for {
 		var r response
 		if err := dec.Decode(&r); err != nil {
@@ -121,11 +121,8 @@ func (bx *box) teardown(ctx context.Context) error {
 		}
 		cancel()
 	}
-	if bx.stdin != nil {
-		bx.stdin.Close()
-	}
-	if bx.stdout != nil {
-		bx.stdout.Close()
+	if bx.conn != nil {
+		bx.conn.Close()
 	}
 	if bx.container != nil {
 		if err := bx.container.Destroy(); err != nil {

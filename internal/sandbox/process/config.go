@@ -37,7 +37,15 @@ type Config struct {
 	// HostRoot is where the system directories (/usr, /etc, ...) are taken
 	// from; "" means "/".
 	HostRoot string
+	// PidsMax caps the processes (tasks) of each sandbox, init included
+	// (pids.max of its cgroup), so a fork bomb fails with EAGAIN instead
+	// of filling the host's process table. 0 means DefaultPidsMax; < 0
+	// leaves the sandboxes uncapped.
+	PidsMax int64
 }
+
+// DefaultPidsMax is the per-sandbox process cap when Config.PidsMax is 0.
+const DefaultPidsMax = 1024
 
 func (c *Config) fill() error {
 	if c.StateDir == "" {
@@ -55,6 +63,9 @@ func (c *Config) fill() error {
 	}
 	if c.HostRoot == "" {
 		c.HostRoot = "/"
+	}
+	if c.PidsMax == 0 {
+		c.PidsMax = DefaultPidsMax
 	}
 	if c.Executable == "" {
 		exe, err := os.Executable()

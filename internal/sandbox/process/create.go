@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
+	"golang.org/x/sys/unix"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/sandbox"
@@ -91,6 +92,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 		workspace:  spec.Workspace,
 		cgroupPath: b.cfg.CgroupParent + "/" + spec.ID,
 		mountinfo:  b.mountinfo(),
+		procRoot:   b.procRoot(),
 		log:        b.log.With("sandbox", spec.ID),
 		dead:       make(chan struct{}),
 		results:    make(chan response, 1),
@@ -137,38 +139,32 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	}
 	bx.container = c
 
-	inR, inW, err := os.Pipe()
+	hostEnd, initEnd, err := channelPair()
 	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
 		return nil, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
+		hostEnd.Close()
+		initEnd.Close()
 		return nil, err
 	}
-	bx.stdin, bx.stdout = inW, outR
-	bx.enc = json.NewEncoder(inW)
+	bx.conn = hostEnd
+	bx.enc = json.NewEncoder(hostEnd)
+	// The executor's stdin is /dev/null and its stdout and stderr go to
+	// the log: the requests and results travel on the socket (fd
+	// channelFd), never on a standard stream.
 	p := &libcontainer.Process{
-		Args:   []string{exeMount, initArg},
-		Env:    mergeEnv(defaultEnv, spec.Env),
-		Cwd:    "/",
-		Stdin:  inR,
-		Stdout: outW,
-		Stderr: errW,
-		Init:   true,
+		Args:       []string{exeMount, initArg},
+		Env:        mergeEnv(defaultEnv, spec.Env),
+		Cwd:        "/",
+		Stdout:     errW,
+		Stderr:     errW,
+		ExtraFiles: []*os.File{initEnd},
+		Init:       true,
 	}
 	err = c.Run(p)
-	inR.Close()
-	outW.Close()
+	initEnd.Close()
 	errW.Close()
 	go bx.logStderr(errR)
 	if err != nil {
@@ -182,6 +178,10 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	go bx.readResults()
 	if bx.group, err = cgroup.Open(b.cfg.Layout, bx.cgroupPath); err != nil {
 		return nil, err
+	}
+	// Only init runs yet: the cap holds before the first action.
+	if err := bx.group.SetPidsLimit(b.cfg.PidsMax); err != nil {
+		return nil, fmt.Errorf("capping processes: %w", err)
 	}
 
 	t := time.NewTimer(readyTimeout)
@@ -208,4 +208,20 @@ func (bx *box) logStderr(r io.ReadCloser) {
 	for sc.Scan() {
 		bx.log.Warn("sandbox init", "line", sc.Text())
 	}
+}
+
+// channelPair makes the socket pair between the host and a sandbox's
+// executor. The host's end is non-blocking (so closing it ends a pending
+// read); the init's end is blocking, passed to init as its fd channelFd.
+func channelPair() (host, init *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("executor channel: %w", err)
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, nil, fmt.Errorf("executor channel: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "tenon-channel"), os.NewFile(uintptr(fds[1]), "tenon-channel-init"), nil
 }

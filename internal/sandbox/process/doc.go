@@ -30,22 +30,60 @@
 // # Executor
 //
 // The container's init is the tenon binary itself in a hidden mode
-// (argv[1] == "__sandbox-init"). It reads JSON requests on its stdin and
-// answers on its stdout; each action is forked from it (new process group,
-// cwd, env, /dev/null stdin, capped stdout/stderr), so an action costs one
-// fork/exec instead of libcontainer's re-exec of the init binary. As pid 1 of
-// the sandbox it reaps orphans, kills every other process of the sandbox on a
-// timeout (kill(-1)), and reports how many processes remain after an action.
+// (argv[1] == "__sandbox-init"). It reads JSON requests and answers on a
+// unix socket pair the host makes (protocol.go); each action is forked from
+// it (new process group, cwd, env, /dev/null stdin, stdout and stderr on
+// pipes of its own, capped), so an action costs one fork/exec instead of
+// libcontainer's re-exec of the init binary.
+//
+// The channel is out of the sandbox's reach, and each result is bound to
+// its request:
+//   - the executor's end is its fd 3, marked close-on-exec as the executor
+//     starts, so no action inherits it; its stdin is /dev/null and its
+//     stdout and stderr only feed the host's log;
+//   - the executor makes itself non-dumpable (PR_SET_DUMPABLE 0), so no
+//     process of the sandbox (none has CAP_SYS_PTRACE) may ptrace it, open
+//     or read its /proc/1/fd entries, or copy its fds with pidfd_getfd
+//     (and a socket cannot be opened through /proc at all);
+//   - every exec carries a fresh 128-bit random nonce that the executor
+//     echoes; the host drops any message whose seq and nonce are not those
+//     of the exec it waits for.
+//
+// As pid 1 of the sandbox it reaps orphans and, on a timeout or cancel,
+// kills the action's process group.
+//
+// # Leftovers and deadlines
 //
 // Actions of one sandbox run one at a time. An action's result comes when
 // its main process has exited and its output pipes closed (or 100 ms after
-// the exit, when a background process keeps them open). Processes an action
-// leaves running stay until the next timeout, cancel or Destroy (a timeout
-// or cancel kills every process of the sandbox but init, including those
-// earlier actions left behind, since setsid can take a process out of any
-// group or session the executor could target): Stats.Procs
-// counts the sandbox's processes, so Procs == 1 means only init remains (the
-// condition residency needs before capturing a sandbox).
+// the exit, when a background process keeps them open). The host then
+// kills, through the sandbox's cgroup, the processes the action left
+// (leftovers.go), unless the action is marked Background
+// (sandbox.ExecRequest.Background); a timeout or cancel kills them either
+// way. The action's processes are those that were not running when it
+// started and do not descend from one that was: its own tree (setsid or
+// not) and every orphan adopted by init meanwhile. So the processes a
+// Background action left (a server) and their children survive later
+// actions; a grandchild they orphan is adopted by init and killed with the
+// next action's leftovers. The kill freezes the sandbox around each round,
+// so a fork bomb cannot outrun it. Stats.Procs counts the sandbox's
+// processes, so Procs == 1 means only init remains (the condition
+// residency needs before capturing a sandbox).
+//
+// Deadlines are enforced from outside the sandbox, not only by the
+// executor's timer: one second (deadlineGrace) after an action's timeout,
+// or one second after its context ended, the host kills the action's
+// processes through the cgroup; if the executor has not answered one
+// second later, the host kills the sandbox (SIGKILL to init ends its pid
+// namespace) and Exec returns a timed-out result with an error wrapping
+// sandbox.ErrSandboxDead. The executor is non-dumpable, so processes of
+// the sandbox cannot ptrace-stop it; the fallback covers an executor stuck
+// otherwise.
+//
+// Every sandbox's cgroup has pids.max = Config.PidsMax (DefaultPidsMax,
+// 1024, unless set; < 0 for none), set while init is its only task: a fork
+// bomb's forks fail with EAGAIN. The workload domain's own cap is the
+// caller's to set (cgroup.Group.SetPidsLimit on the domain's group).
 //
 // Scoped actions (sandbox.ExecRequest.Scoped, seed 001's per-tool arena)
 // run in their own child cgroup <sandbox cgroup>/tool-<seq>: the executor

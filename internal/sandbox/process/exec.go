@@ -4,7 +4,10 @@ package process
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/clock"
@@ -12,12 +15,27 @@ import (
 	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
 )
 
-// cancelGrace bounds the wait for the executor's result after a cancel.
-const cancelGrace = 5 * time.Second
+const (
+	// deadlineGrace is how long after an action's timeout the host waits
+	// for the executor's own timeout result before it kills the action
+	// from outside.
+	deadlineGrace = time.Second
+	// cancelGrace bounds the wait for the executor's result after a cancel
+	// before the host kills the action from outside.
+	cancelGrace = time.Second
+	// answerGrace bounds the wait for the executor's result once the host
+	// has killed the action; an executor that does not answer by then is
+	// killed with its sandbox.
+	answerGrace = time.Second
+)
 
 // Exec runs one action in the sandbox and waits for it. Actions of one
 // sandbox run one at a time; a second Exec waits for the first. When ctx
 // ends, the action's processes are killed and ctx's error is returned.
+// When the action ends, the processes it left are killed unless
+// req.Background. The host enforces req.Timeout itself: an executor that
+// does not answer in time is killed with the sandbox, and Exec returns a
+// timed-out result with an error wrapping sandbox.ErrSandboxDead.
 func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	bx, err := b.get(id)
 	if err != nil {
@@ -37,11 +55,12 @@ func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 	return bx.exec(ctx, request{
 		Op: opExec, Argv: req.Argv, Shell: req.Shell, Cwd: req.Cwd, Env: req.Env,
 		Timeout: int64(req.Timeout), Limit: limit, Gate: sc != nil,
-	}, sc)
+	}, sc, req.Background)
 }
 
 // exec runs req; sc, when non-nil, is the action's scope (req.Gate set).
-func (bx *box) exec(ctx context.Context, req request, sc *toolScope) (res sandbox.ExecResult, err error) {
+// Unless background, what the action leaves running is killed.
+func (bx *box) exec(ctx context.Context, req request, sc *toolScope, background bool) (res sandbox.ExecResult, err error) {
 	bx.execMu.Lock()
 	defer bx.execMu.Unlock()
 	if bx.isDead() {
@@ -59,6 +78,13 @@ func (bx *box) exec(ctx context.Context, req request, sc *toolScope) (res sandbo
 
 	bx.seq++
 	req.Seq = bx.seq
+	if req.Nonce, err = newNonce(); err != nil {
+		return sandbox.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", bx.id, err)
+	}
+	pidsBefore, err := bx.pidSet()
+	if err != nil {
+		return sandbox.ExecResult{}, fmt.Errorf("exec in sandbox %s: listing processes: %w", bx.id, err)
+	}
 	if sc != nil {
 		sc.path = fmt.Sprintf("%s/tool-%d", bx.cgroupPath, req.Seq)
 		defer func() {
@@ -71,7 +97,7 @@ func (bx *box) exec(ctx context.Context, req request, sc *toolScope) (res sandbo
 	}
 	start := time.Now()
 	smp := memsample.Start(usage, clock.Real{}, memsample.DefaultInterval)
-	r, waitErr := bx.roundTrip(ctx, req, sc)
+	r, waitErr := bx.roundTrip(ctx, req, sc, pidsBefore)
 	dur := time.Since(start)
 	peak, avg := smp.Finish()
 
@@ -84,18 +110,29 @@ func (bx *box) exec(ctx context.Context, req request, sc *toolScope) (res sandbo
 		res.PeakMemory = max(res.PeakMemory, after.Peak)
 		res.OOMKilled = after.OOMKills > before.OOMKills
 	}
+	if !bx.isDead() && (!background || r.TimedOut || r.Canceled || waitErr != nil) {
+		n, kerr := bx.killAction(pidsBefore)
+		if n > 0 {
+			bx.log.Debug("killed what the action left", "procs", n, "timed_out", r.TimedOut)
+		}
+		if kerr != nil && waitErr == nil {
+			waitErr = kerr
+		}
+	}
 	if waitErr != nil {
 		return res, fmt.Errorf("exec in sandbox %s: %w", bx.id, waitErr)
-	}
-	if r.Remaining > 0 {
-		bx.log.Debug("processes outlive the action", "remaining", r.Remaining)
 	}
 	return res, nil
 }
 
 // roundTrip sends req and waits for its result, the death of init, or ctx.
 // A gate message places the gated action in sc and opens (or aborts) it.
-func (bx *box) roundTrip(ctx context.Context, req request, sc *toolScope) (response, error) {
+// The host enforces the deadline: deadlineGrace after req.Timeout (or
+// cancelGrace after ctx ends) it kills the action's processes (those not
+// in before) through the cgroup; if the executor has not answered
+// answerGrace later, it kills the sandbox and returns a timed-out (or
+// canceled) result with sandbox.ErrSandboxDead.
+func (bx *box) roundTrip(ctx context.Context, req request, sc *toolScope, before map[int]bool) (response, error) {
 	if err := bx.enc.Encode(req); err != nil {
 		if bx.waitDead(time.Second) {
 			return response{}, sandbox.ErrSandboxDead
@@ -104,33 +141,60 @@ func (bx *box) roundTrip(ctx context.Context, req request, sc *toolScope) (respo
 	}
 	var ctxErr, placeErr error
 	done := ctx.Done()
-	var grace <-chan time.Time
+	var deadline, answer <-chan time.Time
+	if req.Timeout > 0 {
+		t := time.NewTimer(time.Duration(req.Timeout) + deadlineGrace)
+		defer t.Stop()
+		deadline = t.C
+	}
+	timedOut := false
 	for {
 		select {
 		case r := <-bx.results:
-			if r.Op == opGate && r.Seq == req.Seq && sc != nil {
+			if r.Seq != req.Seq || r.Nonce != req.Nonce {
+				if r.Seq == req.Seq {
+					bx.log.Warn("dropping an executor message with a wrong nonce", "op", r.Op, "seq", r.Seq)
+				}
+				continue // the late answer to a canceled action, or a forgery
+			}
+			if r.Op == opGate && sc != nil {
 				placeErr = sc.place(bx.group, r.Pid)
 				_ = bx.enc.Encode(request{Op: opOpen, Seq: req.Seq, Abort: placeErr != nil})
 				continue
 			}
-			if r.Op != opResult || r.Seq != req.Seq {
-				continue // the late answer to a canceled action
+			if r.Op != opResult {
+				continue
+			}
+			if timedOut && !r.TimedOut {
+				r.TimedOut, r.ExitCode = true, -1
 			}
 			if placeErr != nil {
 				return r, fmt.Errorf("action not started: %w", placeErr)
 			}
 			return r, ctxErr
 		case <-bx.dead:
-			return response{}, sandbox.ErrSandboxDead
+			return response{Op: opResult, ExitCode: -1, TimedOut: timedOut}, sandbox.ErrSandboxDead
 		case <-done:
 			ctxErr = ctx.Err()
 			done = nil
 			_ = bx.enc.Encode(request{Op: opCancel})
 			t := time.NewTimer(cancelGrace)
 			defer t.Stop()
-			grace = t.C
-		case <-grace:
-			return response{}, fmt.Errorf("no result %s after cancel: %w", cancelGrace, ctxErr)
+			deadline = t.C
+		case <-deadline:
+			deadline = nil
+			timedOut = ctxErr == nil
+			n, err := bx.killAction(before)
+			bx.log.Warn("action past its deadline killed from outside", "seq", req.Seq, "procs", n, "err", err)
+			t := time.NewTimer(answerGrace)
+			defer t.Stop()
+			answer = t.C
+		case <-answer:
+			bx.log.Warn("executor not answering after its action was killed: killing the sandbox", "seq", req.Seq)
+			_ = syscall.Kill(bx.initPid, syscall.SIGKILL) // kills the whole pid namespace
+			bx.waitDead(killTimeout)
+			r := response{Op: opResult, ExitCode: -1, TimedOut: timedOut, Canceled: ctxErr != nil}
+			return r, fmt.Errorf("executor not answering: %w", sandbox.ErrSandboxDead)
 		}
 	}
 }
@@ -145,4 +209,14 @@ func (bx *box) waitDead(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// newNonce returns 128 random bits in hex: the token that binds a result
+// to its exec.
+func newNonce() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("making a nonce: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }

@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
@@ -18,9 +20,50 @@ const (
 	// outputGrace is how long the executor keeps reading an action's output
 	// after its main process exited (background processes may hold the pipes).
 	outputGrace = 100 * time.Millisecond
-	// settleTimeout bounds the wait for killed processes to be reaped.
-	settleTimeout = time.Second
 )
+
+// runExecutorChannel is the executor mode: it makes itself non-dumpable
+// (so that no process of the sandbox, all of them without CAP_SYS_PTRACE,
+// may ptrace it, open its /proc/1/fd entries or take its fds with
+// pidfd_getfd) and serves the host on fd channelFd, which it marks
+// close-on-exec so that no action inherits it.
+func runExecutorChannel() int {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "tenon sandbox init: making init non-dumpable: %v\n", err)
+		return 1
+	}
+	if _, err := unix.FcntlInt(channelFd, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+		fmt.Fprintf(os.Stderr, "tenon sandbox init: no channel on fd %d: %v\n", channelFd, err)
+		return 1
+	}
+	prewarmThreads(executorThreads)
+	ch := os.NewFile(channelFd, "tenon-channel")
+	return runExecutor(ch, ch)
+}
+
+// executorThreads is how many OS threads the executor makes before it
+// serves: the runtime keeps idle threads and reuses them, so an action
+// that fills the sandbox's pids.max (a fork bomb) does not leave init
+// unable to make the thread it needs, which would be fatal to it.
+const executorThreads = 16
+
+// prewarmThreads makes the runtime start n OS threads: n goroutines lock
+// themselves to threads at the same time, then let them go idle.
+func prewarmThreads(n int) {
+	var ready, release sync.WaitGroup
+	ready.Add(n)
+	release.Add(1)
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			ready.Done()
+			release.Wait()
+			runtime.UnlockOSThread()
+		}()
+	}
+	ready.Wait()
+	release.Done()
+}
 
 // runExecutor is the sandbox init: it answers requests from in on out until
 // in is closed. It returns the process exit code.
@@ -87,14 +130,14 @@ func (e *executor) serve(in io.Reader) error {
 			cancel, gate := e.cancel, e.gate
 			e.mu.Unlock()
 			if busy {
-				if err := e.send(response{Op: opResult, Seq: req.Seq, ExitCode: 127, Error: "an action is already running"}); err != nil {
+				if err := e.send(response{Op: opResult, Seq: req.Seq, Nonce: req.Nonce, ExitCode: 127, Error: "an action is already running"}); err != nil {
 					return err
 				}
 				continue
 			}
 			go func() {
 				r := e.run(req, cancel, gate)
-				r.Seq = req.Seq
+				r.Seq, r.Nonce = req.Seq, req.Nonce
 				e.mu.Lock()
 				e.cancel, e.gate = nil, nil
 				e.mu.Unlock()
@@ -189,7 +232,7 @@ func (e *executor) run(req request, cancel <-chan struct{}, gate <-chan bool) re
 		return failed(fmt.Sprintf("starting %s: %v", argv[0], err))
 	}
 	if gate != nil {
-		e.openGate(req.Seq, pid, gateW, gate, cancel)
+		e.openGate(req.Seq, req.Nonce, pid, gateW, gate, cancel)
 	}
 
 	stdout, stderr := &capture{limit: limit}, &capture{limit: limit}
@@ -210,15 +253,12 @@ func (e *executor) run(req request, cancel <-chan struct{}, gate <-chan bool) re
 	case ws = <-wait:
 	case <-timeout:
 		r.TimedOut = true
-		killAll(pid)
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		ws = <-wait
 	case <-cancel:
 		r.Canceled = true
-		killAll(pid)
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		ws = <-wait
-	}
-	if r.TimedOut || r.Canceled {
-		killAll(pid) // descendants started after the first kill
 	}
 
 	done := make(chan struct{})
@@ -239,19 +279,14 @@ func (e *executor) run(req request, cancel <-chan struct{}, gate <-chan bool) re
 	}
 	r.Stdout, r.StdoutTruncated = stdout.buf, stdout.truncated
 	r.Stderr, r.StderrTruncated = stderr.buf, stderr.truncated
-	settle := time.Duration(0)
-	if r.TimedOut || r.Canceled {
-		settle = settleTimeout
-	}
-	r.Remaining = remaining(settle)
 	return r
 }
 
 // openGate announces the gated process and waits for the host's answer:
 // open writes the line the trampoline waits for, abort (or a cancel)
 // closes the pipe so it exits 125 unstarted.
-func (e *executor) openGate(seq uint64, pid int, w *os.File, gate <-chan bool, cancel <-chan struct{}) {
-	if err := e.send(response{Op: opGate, Seq: seq, Pid: pid}); err != nil {
+func (e *executor) openGate(seq uint64, nonce string, pid int, w *os.File, gate <-chan bool, cancel <-chan struct{}) {
+	if err := e.send(response{Op: opGate, Seq: seq, Nonce: nonce, Pid: pid}); err != nil {
 		w.Close()
 		return
 	}
@@ -269,53 +304,6 @@ func (e *executor) openGate(seq uint64, pid int, w *os.File, gate <-chan bool, c
 // and the reason on stderr, as a shell reports it.
 func failed(msg string) response {
 	return response{Op: opResult, ExitCode: 127, Stderr: []byte(msg + "\n"), Error: msg}
-}
-
-// killAll kills every process of the sandbox but init. Outside a pid
-// namespace (tests), it kills the action's process group only: kill(-1)
-// there would hit the whole host.
-func killAll(pid int) {
-	if os.Getpid() == 1 {
-		_ = syscall.Kill(-1, syscall.SIGKILL)
-		return
-	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-}
-
-// remaining counts the processes of the sandbox other than init, waiting up
-// to settle for the count to drop to 0. Outside a pid namespace it returns 0.
-func remaining(settle time.Duration) int {
-	if os.Getpid() != 1 {
-		return 0
-	}
-	deadline := time.Now().Add(settle)
-	for {
-		n := countProcs("/proc") - 1
-		if n <= 0 || !time.Now().Before(deadline) {
-			return max(n, 0)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-// countProcs counts the numeric entries of procRoot.
-func countProcs(procRoot string) int {
-	d, err := os.Open(procRoot)
-	if err != nil {
-		return 0
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, name := range names {
-		if _, err := strconv.Atoi(name); err == nil {
-			n++
-		}
-	}
-	return n
 }
 
 // reaper collects the exit status of every child (as pid 1, also of every

@@ -28,19 +28,19 @@ func startExecutor(t *testing.T) (*json.Encoder, *json.Decoder) {
 	cmd.Env = append(os.Environ(), "EXECUTOR_TEST=1")
 	cmd.Dir = t.TempDir()
 	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	hostEnd, initEnd, err := channelPair()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := cmd.StdoutPipe()
+	cmd.ExtraFiles = []*os.File{initEnd} // fd channelFd
+	err = cmd.Start()
+	initEnd.Close()
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
+		hostEnd.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		in.Close()
+		hostEnd.Close()
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
 		select {
@@ -48,9 +48,10 @@ func startExecutor(t *testing.T) (*json.Encoder, *json.Decoder) {
 		case <-time.After(5 * time.Second):
 			cmd.Process.Kill()
 			<-done
-			t.Error("executor did not exit when its stdin closed")
+			t.Error("executor did not exit when its channel closed")
 		}
 	})
+	in, out := hostEnd, hostEnd
 	dec := json.NewDecoder(bufio.NewReader(out))
 	var ready response
 	if err := dec.Decode(&ready); err != nil || ready.Op != opReady {

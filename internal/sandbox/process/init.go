@@ -40,6 +40,6 @@ func MaybeInit() {
 			libcontainer.Init() // never returns
 		}
 	case initArg:
-		os.Exit(runExecutor(os.Stdin, os.Stdout))
+		os.Exit(runExecutorChannel())
 	}
 }

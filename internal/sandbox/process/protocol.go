@@ -1,8 +1,12 @@
 package process
 
-// The executor protocol: one JSON object a line, host → init on the init's
-// stdin, init → host on its stdout. The host sends at most one exec at a
-// time and may send a cancel while it runs.
+// The executor protocol: one JSON object a line, both ways, over a unix
+// socket pair made by the host; the executor's end is its fd channelFd
+// (close-on-exec once the executor runs, so no action inherits it). The
+// host sends at most one exec at a time and may send a cancel while it
+// runs. Every exec carries a fresh random Nonce that the executor echoes in
+// the gate and result messages of that exec; the host drops any message
+// whose Seq and Nonce are not those of the exec it waits for.
 
 // Request operations.
 const (
@@ -26,10 +30,15 @@ const (
 // initArg is argv[1] of the executor mode.
 const initArg = "__sandbox-init"
 
+// channelFd is the executor's end of the socket pair: the first of the
+// init process's ExtraFiles.
+const channelFd = 3
+
 // request is a message from the host to the executor.
 type request struct {
 	Op      string   `json:"op"`
-	Seq     uint64   `json:"seq,omitempty"` // echoed in the result
+	Seq     uint64   `json:"seq,omitempty"`   // echoed in the result
+	Nonce   string   `json:"nonce,omitempty"` // echoed in the gate and result
 	Argv    []string `json:"argv,omitempty"`
 	Shell   string   `json:"shell,omitempty"`
 	Cwd     string   `json:"cwd,omitempty"`
@@ -47,6 +56,7 @@ type request struct {
 type response struct {
 	Op              string `json:"op"`
 	Seq             uint64 `json:"seq,omitempty"`
+	Nonce           string `json:"nonce,omitempty"`
 	ExitCode        int    `json:"exit_code"`
 	Stdout          []byte `json:"stdout,omitempty"`
 	Stderr          []byte `json:"stderr,omitempty"`
@@ -54,9 +64,6 @@ type response struct {
 	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
 	TimedOut        bool   `json:"timed_out,omitempty"`
 	Canceled        bool   `json:"canceled,omitempty"`
-	// Remaining is the number of processes in the sandbox besides init when
-	// the result was sent (0: the action's whole process tree has exited).
-	Remaining int `json:"remaining"`
 	// Error is set when the action could not be started (no such program,
 	// bad cwd); ExitCode is then 127.
 	Error string `json:"error,omitempty"`

@@ -1,0 +1,25 @@
+package cgroup
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+)
+
+// SetPidsLimit caps the number of tasks in the group and its descendants
+// (pids.max, the same file on v1 and v2); n <= 0 removes the cap. Forks
+// beyond it fail with EAGAIN.
+func (g *group) SetPidsLimit(n int64) error {
+	d, _, err := g.dir(Pids)
+	if err != nil {
+		return err
+	}
+	v := "max"
+	if n > 0 {
+		v = strconv.FormatInt(n, 10)
+	}
+	if err := g.write(filepath.Join(d, "pids.max"), v); err != nil {
+		return fmt.Errorf("setting pids.max of %s: %w", g.path, err)
+	}
+	return nil
+}
