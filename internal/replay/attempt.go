@@ -48,7 +48,11 @@ func (r *runner) attempt(ctx context.Context, a *controller.Agent, res *Workflow
 
 // request builds the ExecRequest of an action.
 func (r *runner) request(act *trajectory.Action) sandbox.ExecRequest {
-	req := sandbox.ExecRequest{Timeout: r.cfg.ActionTimeout}
+	// An action that leaves a process running (a background hint, or a
+	// memory profile whose retained memory is held by one) keeps it past
+	// its end; the backend kills anything else it leaves behind.
+	req := sandbox.ExecRequest{Timeout: r.cfg.ActionTimeout,
+		Background: act.Hints.Background || act.Mem != nil && act.Mem.Background}
 	if act.Mem != nil {
 		req.Argv = append([]string{r.cfg.ToolPath}, r.cfg.MemArgs(*act.Mem)...)
 		return req

@@ -156,7 +156,7 @@ func (o *Options) startHeap(ctx context.Context, id, sbPath string, sb cgroup.Gr
 	h := o.Heap
 	cmd := fmt.Sprintf("%s harness heap --heap %dMiB --touch %d --step %s --random-per-page %d </dev/null >%s 2>&1 &",
 		o.Exe, h.MiB, max(h.TouchPercent, 1), max(h.Step, 10*time.Millisecond), max(h.RandomPerPage, 8), heapLog)
-	r, err := o.Backend.Exec(ctx, id, sandbox.ExecRequest{Shell: cmd})
+	r, err := o.Backend.Exec(ctx, id, sandbox.ExecRequest{Shell: cmd, Background: true})
 	if err != nil || r.ExitCode != 0 {
 		return 0, nil, fmt.Errorf("starting the harness heap: exit %d %q: %v", r.ExitCode, r.Stderr, err)
 	}

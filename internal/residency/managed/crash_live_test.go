@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -48,7 +49,7 @@ func actE(ctx context.Context, m *Manager, b sandbox.Backend, a *controller.Agen
 	if err != nil {
 		return "", err
 	}
-	r, err := b.Exec(ctx, id, sandbox.ExecRequest{Shell: shell, Timeout: 20 * time.Second})
+	r, err := b.Exec(ctx, id, sandbox.ExecRequest{Shell: shell, Timeout: 20 * time.Second, Background: agentcgroup.StartsBackground(shell)})
 	if err != nil {
 		return "", err
 	}

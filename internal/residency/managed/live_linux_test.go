@@ -5,6 +5,7 @@ package managed
 import (
 	"context"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -150,7 +151,7 @@ func act(tb testing.TB, m *Manager, b sandbox.Backend, a *controller.Agent, i in
 	if err != nil {
 		tb.Fatalf("Ensure(%s, action %d): %v", a.ID, i, err)
 	}
-	r, err := b.Exec(ctx, id, sandbox.ExecRequest{Shell: shell, Timeout: 20 * time.Second})
+	r, err := b.Exec(ctx, id, sandbox.ExecRequest{Shell: shell, Timeout: 20 * time.Second, Background: agentcgroup.StartsBackground(shell)})
 	if err != nil {
 		tb.Fatalf("Exec(%s in %s): %v", shell, id, err)
 	}

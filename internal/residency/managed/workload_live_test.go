@@ -112,6 +112,7 @@ func replayShare(t *testing.T, wfs []trajectory.Workflow) float64 {
 				mp.RampS, mp.HoldS, mp.RetainS = mp.RampS/100, mp.HoldS/100, mp.RetainS/100
 				req = sandbox.ExecRequest{Argv: append([]string{"/usr/local/bin/tenon"}, memtool.Args(mp)...), Timeout: time.Minute}
 			}
+			req.Background = act.Hints.Background || act.Mem != nil && act.Mem.Background
 			r, err := b.Exec(ctx, id, req)
 			if err != nil || r.ExitCode != 0 {
 				t.Fatalf("%s action %d: %v exit %d %s", wf.ID, i, err, r.ExitCode, r.Stderr)
