@@ -88,7 +88,10 @@
 // system binds are recursively read-only; no network namespace peer exists
 // unless Spec.Network; processes run as uid 0 with a reduced capability set
 // (container.go: no dac_override, net_raw, mknod, setfcap, audit_write),
-// no_new_privs, runc's masked and read-only /proc paths. docs/security.md
+// no_new_privs, a seccomp filter after Docker's default profile (keyrings,
+// namespace creation, ptrace, mount, kexec, modules and the like refused;
+// installed by the executor on itself, seccomp_linux.go), runc's masked
+// and read-only /proc paths. docs/security.md
 // states the threat model.
 //
 // This package must not touch cgroups outside Config.CgroupParent, nor
