@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 	"time"
 	"unicode/utf8"
 
@@ -91,7 +92,7 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 	}
 	sr, err := s.step.Run(ctx, a, controller.StepAction{
 		Index:   ag.actionsDone(),
-		Request: sandbox.ExecRequest{Shell: req.Command, Cwd: req.Cwd, Env: req.Env, Timeout: timeout, OutputLimit: s.cfg.OutputLimit},
+		Request: execRequest(req, timeout, s.cfg.OutputLimit),
 		Wait:    qctx, Since: t0,
 		Admitted: func(g controller.Grant, _ time.Duration) {
 			stopQ()
@@ -203,4 +204,12 @@ func (ag *agent) actionsDone() int {
 	ag.mu.Lock()
 	defer ag.mu.Unlock()
 	return ag.actions
+}
+
+// execRequest is the backend's request for an action: a command that
+// visibly starts a process (agentcgroup.StartsBackground) counts as
+// background even without the flag, so the sandbox keeps what it starts.
+func execRequest(req ExecRequest, timeout time.Duration, outputLimit int) sandbox.ExecRequest {
+	return sandbox.ExecRequest{Shell: req.Command, Cwd: req.Cwd, Env: req.Env, Timeout: timeout, OutputLimit: outputLimit,
+		Background: req.Background || agentcgroup.StartsBackground(req.Command)}
 }

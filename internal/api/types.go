@@ -59,6 +59,11 @@ type ExecRequest struct {
 	Class string `json:"class,omitempty"`
 	// MemHintBytes is the caller's guess of the action's peak memory.
 	MemHintBytes int64 `json:"mem_hint_bytes,omitempty"`
+	// Background keeps the processes the action leaves running (a server
+	// started with &) alive after it returns; without it the sandbox kills
+	// them when the action ends. A command that visibly starts one (&,
+	// nohup, setsid, a server) counts as background without the flag.
+	Background bool `json:"background,omitempty"`
 }
 
 // ExecResponse is what an action did.

@@ -24,6 +24,8 @@ type Backend struct {
 	cfg    Config
 	log    *slog.Logger
 	system []systemDir
+	// etcBinds are the host entries bound into the generated /etc (etc.go).
+	etcBinds []etcBind
 	// parents are the <hierarchy>/<CgroupParent> directories that did not
 	// exist when the backend started (libcontainer creates them in every
 	// hierarchy); Close removes them again.
@@ -67,6 +69,9 @@ func New(cfg Config) (*Backend, error) {
 			return nil, fmt.Errorf("process backend: creating state dir: %w", err)
 		}
 	}
+	if b.etcBinds, err = makeEtc(b.etcDir(), cfg.HostRoot); err != nil {
+		return nil, fmt.Errorf("process backend: %w", err)
+	}
 	// The mount point of the executable inside the sandboxes' /usr/local/bin.
 	f, err := os.OpenFile(filepath.Join(b.binDir(), filepath.Base(exeMount)), os.O_CREATE|os.O_RDONLY, 0o755)
 	if err != nil {
@@ -84,6 +89,7 @@ func New(cfg Config) (*Backend, error) {
 func (b *Backend) sandboxesDir() string  { return filepath.Join(b.cfg.StateDir, "sandboxes") }
 func (b *Backend) containersDir() string { return filepath.Join(b.cfg.StateDir, "containers") }
 func (b *Backend) binDir() string        { return filepath.Join(b.cfg.StateDir, "bin") }
+func (b *Backend) etcDir() string        { return filepath.Join(b.cfg.StateDir, "etc") }
 
 // procRoot is the host's /proc (Layout.ProcRoot).
 func (b *Backend) procRoot() string {

@@ -18,13 +18,21 @@ import (
 // exeMount is where the tenon executable appears in every sandbox.
 const exeMount = "/usr/local/bin/tenon"
 
-// capabilities is Docker's default set without CAP_MKNOD: enough for
-// package managers (chown, setuid for their helpers) and nothing that
-// reaches outside the namespaces.
+// capabilities is Docker's default set without CAP_MKNOD, CAP_DAC_OVERRIDE,
+// CAP_NET_RAW, CAP_SETFCAP and CAP_AUDIT_WRITE. What stays is what an
+// agent's tools use as root: chown, fowner and fsetid (tar and pip keeping
+// owners, modes and times), setuid and setgid (dropping to another user),
+// setpcap, net_bind_service, sys_chroot, and kill (the executor kills
+// processes that changed their uid). Gone: reading and writing files
+// regardless of their modes (uid 0 owns the sandbox's own files, so it needs
+// no override; the host's root-only files stay closed), raw and packet
+// sockets (on the host's network with Spec.Network they could sniff it),
+// file capabilities (no_new_privs ignores them anyway) and the host's audit
+// log.
 var capabilities = []string{
-	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_NET_RAW",
-	"CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
-	"CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE",
+	"CAP_CHOWN", "CAP_FSETID", "CAP_FOWNER",
+	"CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
+	"CAP_SYS_CHROOT", "CAP_KILL",
 }
 
 // containerSpec is what one sandbox's libcontainer configuration depends on.
@@ -37,6 +45,10 @@ type containerSpec struct {
 	cgroupPath string // relative to the hierarchy roots
 	network    bool
 	system     []systemDir
+	etc        string    // host directory bound read-only at /etc (etc.go)
+	etcBinds   []etcBind // host entries bound into /etc
+	hosts      string    // host file bound at /etc/hosts
+	resolvConf string    // host file bound at /etc/resolv.conf; "" for none
 }
 
 // containerConfig builds the libcontainer configuration of a sandbox.
@@ -61,6 +73,14 @@ func containerConfig(s containerSpec) *configs.Config {
 		if d.target == "" {
 			mounts = append(mounts, roBind(d.path, d.path))
 		}
+	}
+	mounts = append(mounts, roBind(s.etc, "/etc"))
+	for _, e := range s.etcBinds {
+		mounts = append(mounts, roBind(e.src, e.dst))
+	}
+	mounts = append(mounts, roBind(s.hosts, "/etc/hosts"))
+	if s.resolvConf != "" {
+		mounts = append(mounts, roBind(s.resolvConf, "/etc/resolv.conf"))
 	}
 	mounts = append(mounts,
 		roBind(s.localBin, path.Dir(exeMount)),

@@ -129,10 +129,19 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	if err != nil {
 		return nil, err
 	}
-	config := containerConfig(containerSpec{
+	hosts := filepath.Join(dir, "hosts")
+	if err := writeHosts(hosts, spec.ID); err != nil {
+		return nil, fmt.Errorf("writing /etc/hosts: %w", err)
+	}
+	cs := containerSpec{
 		id: spec.ID, rootfs: bx.rootfs, workspace: ws, exe: b.cfg.Executable,
 		localBin: b.binDir(), cgroupPath: bx.cgroupPath, network: spec.Network, system: b.system,
-	})
+		etc: b.etcDir(), etcBinds: b.etcBinds, hosts: hosts,
+	}
+	if spec.Network {
+		cs.resolvConf = hostResolvConf(b.cfg.HostRoot)
+	}
+	config := containerConfig(cs)
 	c, err := libcontainer.Create(b.containersDir(), spec.ID, config)
 	if err != nil {
 		return nil, fmt.Errorf("creating container: %w", err)

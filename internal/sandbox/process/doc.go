@@ -8,9 +8,13 @@
 // is the container's root and its whole writable layer: everything an action
 // writes outside the mounts below (/root, /opt, /var, /tmp, /home, ...) lands
 // there, and nowhere else. On top of it, inside the container's mount
-// namespace only, libcontainer mounts read-only binds of the host's /usr and
-// /etc (and of /bin, /lib, /lib64, /sbin where they are real directories;
-// where the host has merged /usr they are recreated as symlinks), /proc,
+// namespace only, libcontainer mounts read-only binds of the host's /usr
+// (and of /bin, /lib, /lib64, /sbin where they are real directories;
+// where the host has merged /usr they are recreated as symlinks), a
+// generated read-only /etc (<StateDir>/etc: passwd, group, nsswitch.conf,
+// the sandbox's own hosts, the host's resolv.conf with Spec.Network, and
+// binds of the public host entries tools need, such as ld.so.cache, the
+// alternatives and CA certificates; nothing else of the host's; etc.go), /proc,
 // a minimal /dev, a read-only /sys, the workspace at /workspace (read-write)
 // and the tenon executable at /usr/local/bin/tenon (read-only; the host's
 // /usr/local/bin is replaced by a directory holding only tenon). No mount is
@@ -120,8 +124,13 @@
 // Ids are validated (sandbox.ValidateID) before they become paths; mount
 // destinations are resolved inside the rootfs by libcontainer (securejoin);
 // system binds are recursively read-only; no network namespace peer exists
-// unless Spec.Network; processes get Docker's default capability set minus
-// CAP_MKNOD, no_new_privs, runc's masked and read-only /proc paths.
+// unless Spec.Network; processes run as uid 0 with a reduced capability set
+// (container.go: no dac_override, net_raw, mknod, setfcap, audit_write),
+// no_new_privs, a seccomp filter after Docker's default profile (keyrings,
+// namespace creation, ptrace, mount, kexec, modules and the like refused;
+// installed by the executor on itself, seccomp_linux.go), runc's masked
+// and read-only /proc paths. docs/security.md
+// states the threat model.
 //
 // This package must not touch cgroups outside Config.CgroupParent, nor
 // mounts outside the sandboxes' own mount namespaces.

@@ -3,6 +3,7 @@
 package process
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 
@@ -28,8 +29,9 @@ func init() {
 // package (and in TestMain of its test binaries). When the process was
 // started as libcontainer's container bootstrap ("init", with libcontainer's
 // environment) it runs libcontainer.Init, which never returns; when started
-// as a sandbox's executor (argv[1] == "__sandbox-init") it serves actions and
-// exits. Otherwise it returns at once.
+// as a sandbox's executor (argv[1] == "__sandbox-init") it confines itself
+// (no_new_privs and the seccomp filter, which every action inherits), serves
+// actions and exits. Otherwise it returns at once.
 func MaybeInit() {
 	if len(os.Args) < 2 {
 		return
@@ -40,6 +42,10 @@ func MaybeInit() {
 			libcontainer.Init() // never returns
 		}
 	case initArg:
+		if err := confine(); err != nil {
+			fmt.Fprintf(os.Stderr, "sandbox init: %v\n", err)
+			os.Exit(1)
+		}
 		os.Exit(runExecutorChannel())
 	}
 }

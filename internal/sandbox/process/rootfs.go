@@ -10,14 +10,15 @@ import (
 // systemDirs are the host directories every sandbox sees read-only. A
 // directory that is a symlink on the host (merged /usr: /bin -> usr/bin) is
 // recreated as the same symlink in the rootfs; one that is missing is left out.
-var systemDirs = []string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"}
+// /etc is not among them: sandboxes get a generated one (etc.go).
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"}
 
 // skeleton lists the directories created in every new rootfs, with modes.
 var skeleton = []struct {
 	path string
 	mode os.FileMode
 }{
-	{"proc", 0o555}, {"dev", 0o755}, {"sys", 0o555},
+	{"proc", 0o555}, {"dev", 0o755}, {"sys", 0o555}, {"etc", 0o755},
 	{"tmp", os.ModeSticky | 0o777}, {"root", 0o700}, {"home", 0o755}, {"opt", 0o755},
 	{"run", 0o755}, {"mnt", 0o755}, {"srv", 0o755},
 	{"var", 0o755}, {"var/tmp", os.ModeSticky | 0o777}, {"var/log", 0o755}, {"var/cache", 0o755}, {"var/lib", 0o755},

@@ -36,7 +36,7 @@ func TestHostSystemDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []systemDir{
-		{path: "/usr"}, {path: "/etc"},
+		{path: "/usr"},
 		{path: "/bin", target: "usr/bin"}, {path: "/sbin", target: "usr/sbin"}, {path: "/lib", target: "usr/lib"},
 	}
 	if !slices.Equal(got, want) {
@@ -94,10 +94,12 @@ func TestMakeRootfs(t *testing.T) {
 }
 
 func TestContainerConfig(t *testing.T) {
-	sys := []systemDir{{path: "/usr"}, {path: "/etc"}, {path: "/bin", target: "usr/bin"}}
+	sys := []systemDir{{path: "/usr"}, {path: "/bin", target: "usr/bin"}}
 	spec := containerSpec{
 		id: "sb-1", rootfs: "/state/sb-1/rootfs", workspace: "/ws", exe: "/host/tenon",
 		localBin: "/state/bin", cgroupPath: "dom/sb-1", system: sys,
+		etc: "/state/etc", etcBinds: []etcBind{{src: "/etc/ld.so.cache", dst: "/etc/ld.so.cache"}},
+		hosts: "/state/sb-1/hosts", resolvConf: "/etc/resolv.conf",
 	}
 	tests := []struct {
 		name    string
@@ -123,14 +125,19 @@ func TestContainerConfig(t *testing.T) {
 			if c.Cgroups.Path != "/dom/sb-1" || c.Rootfs != s.rootfs {
 				t.Errorf("cgroup %q rootfs %q", c.Cgroups.Path, c.Rootfs)
 			}
-			if slices.Contains(c.Capabilities.Bounding, "CAP_SYS_ADMIN") || slices.Contains(c.Capabilities.Bounding, "CAP_MKNOD") {
-				t.Errorf("capabilities include SYS_ADMIN or MKNOD: %v", c.Capabilities.Bounding)
+			for _, bad := range []string{"CAP_SYS_ADMIN", "CAP_MKNOD", "CAP_DAC_OVERRIDE", "CAP_NET_RAW", "CAP_SYS_PTRACE"} {
+				if slices.Contains(c.Capabilities.Bounding, bad) {
+					t.Errorf("capabilities include %s: %v", bad, c.Capabilities.Bounding)
+				}
 			}
 			byDest := map[string]*configs.Mount{}
 			for _, m := range c.Mounts {
 				byDest[m.Destination] = m
 			}
-			for _, dst := range []string{"/usr", "/etc", "/usr/local/bin", exeMount} {
+			if m := byDest["/etc"]; m == nil || m.Source != "/state/etc" {
+				t.Errorf("/etc: %+v, want the generated /state/etc", m)
+			}
+			for _, dst := range []string{"/usr", "/etc", "/etc/ld.so.cache", "/etc/hosts", "/etc/resolv.conf", "/usr/local/bin", exeMount} {
 				m := byDest[dst]
 				if m == nil || m.Device != "bind" || m.Flags&unix.MS_RDONLY == 0 || m.RecAttr == nil {
 					t.Errorf("%s: %+v, want a recursive read-only bind", dst, m)
@@ -141,6 +148,12 @@ func TestContainerConfig(t *testing.T) {
 			}
 			if m := byDest["/workspace"]; m == nil || m.Source != "/ws" || m.Flags&unix.MS_RDONLY != 0 {
 				t.Errorf("/workspace: %+v, want a read-write bind of /ws", m)
+			}
+			// The binds into /etc come after /etc itself.
+			for _, dst := range []string{"/etc/ld.so.cache", "/etc/hosts", "/etc/resolv.conf"} {
+				if slices.Index(c.Mounts, byDest[dst]) < slices.Index(c.Mounts, byDest["/etc"]) {
+					t.Errorf("%s is mounted before /etc", dst)
+				}
 			}
 			// The executable's mount point lies inside the /usr/local/bin bind.
 			if i, j := slices.Index(c.Mounts, byDest["/usr/local/bin"]), slices.Index(c.Mounts, byDest[exeMount]); i > j {
