@@ -207,13 +207,6 @@ func (l *learner) retrain() error {
 	return nil
 }
 
-// Version is the model version in use (0: the priors).
-func (l *learner) Version() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.version
-}
-
 // Close waits for a retrain under way and closes the measurements.
 func (l *learner) Close() error {
 	l.wg.Wait()

@@ -135,3 +135,10 @@ func TestLearnerModelFile(t *testing.T) {
 		t.Error("a missing model file was accepted")
 	}
 }
+
+// Version is the model version in use (0: the priors).
+func (l *learner) Version() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.version
+}
