@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 	"time"
 	"unicode/utf8"
 
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 	"github.com/tenon-dev/tenon/internal/units"
 )
 

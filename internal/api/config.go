@@ -2,10 +2,10 @@ package api
 
 import (
 	"errors"
-	"github.com/tenon-dev/tenon/internal/clock"
 	"log/slog"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )

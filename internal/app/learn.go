@@ -78,7 +78,9 @@ func openLearner(dir, modelFile string, heavy int64, every int, log *slog.Logger
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.Open(filepath.Join(dir, "measurements.db"))
+	// Measurements are written on every action's completion path; losing
+	// the last few in a crash costs nothing, so commits are not synced.
+	st, err := store.OpenWith(filepath.Join(dir, "measurements.db"), store.Options{NoSync: true})
 	if err != nil {
 		return nil, nil, err
 	}

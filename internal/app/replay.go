@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/units"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -22,6 +21,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
 )
 
 // ReplayConfig is one side-by-side replay of a workload under several

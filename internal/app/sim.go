@@ -117,10 +117,11 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	}
 	var results []*replay.Result
 	var holds []SimHold
+	timeout := actionTimeout(cfg.ActionTimeout, wfs, 1)
 	for _, sp := range specs {
 		sc := sim.Config{Workflows: wfs, Policy: sp, Budget: cfg.Budget, Retries: cfg.Retries,
 			Create: cfg.Create, Teardown: cfg.Teardown, Rematerialize: cfg.Rematerialize, SandboxBase: cfg.SandboxBase,
-			ActionTimeout: actionTimeout(cfg.ActionTimeout, wfs, 1), Horizon: cfg.Horizon, Predictors: preds}
+			ActionTimeout: timeout, Horizon: cfg.Horizon, Predictors: preds}
 		sc.Gate.Period = cfg.GatePeriod
 		if cfg.Trace != nil {
 			name := sp.Name

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/procfs"
 )
 
 // DefaultLockDir holds the workload domains' owner locks when the layout
@@ -193,15 +195,9 @@ func startTicks(procRoot string, pid int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The command name may hold spaces and parentheses: fields count from
-	// the last ')'; starttime is field 22, the 20th after it.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("cgroup: malformed stat of pid %d", pid)
+	f, err := procfs.StatField(b, 22) // starttime
+	if err != nil {
+		return 0, fmt.Errorf("cgroup: stat of pid %d: %w", pid, err)
 	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return 0, fmt.Errorf("cgroup: short stat of pid %d", pid)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
+	return strconv.ParseUint(f, 10, 64)
 }

@@ -1,9 +1,9 @@
 package controller
 
 import (
-	"github.com/tenon-dev/tenon/internal/clock"
 	"log/slog"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/clock"
 	"log/slog"
 	"slices"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/controller/controllertest"
 	"github.com/tenon-dev/tenon/internal/sandbox"

@@ -10,6 +10,6 @@ type Actuator interface {
 	Allow(ctx context.Context, id string) error
 	// Deny stops (or nearly stops) the sandbox from receiving CPU time.
 	Deny(ctx context.Context, id string) error
-	// Name identifies the mechanism in logs: "freezer", "cpu-quota", "sched_ext".
+	// Name identifies the mechanism in logs, e.g. "freezer".
 	Name() string
 }

@@ -38,8 +38,9 @@
 //
 // The seed defines PausedGrowing only as "denied Growing". We keep the label
 // consistent with that: a valid sample that labels a still-denied sandbox
-// Growing labels it PausedGrowing (possible under the CPU-quota actuator), and
-// an allowed PausedGrowing sandbox is labelled Growing again at publication.
+// Growing labels it PausedGrowing (possible with an actuator that lets a
+// denied sandbox run a little), and an allowed PausedGrowing sandbox is
+// labelled Growing again at publication.
 // Growing and PausedGrowing have the same rank, so this never changes a
 // decision; it keeps the pause event to one per denial episode.
 //

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/clock"
 	"io"
 	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/clock"
 )
 
 // Observer takes one observation snapshot of the workload domain.

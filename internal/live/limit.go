@@ -3,7 +3,6 @@ package live
 import (
 	"errors"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/clock"
 	"log/slog"
 	"os"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 

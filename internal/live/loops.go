@@ -84,7 +84,9 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 			}
 			obs.Available = avail
 		}
-		if env.Live != nil && env.Backend != nil {
+		// Only the gate and the OOM hold look at the sandboxes; without
+		// them the period samples the domain's available memory alone.
+		if (cfg.Gate || p.m.HoldArmed()) && env.Live != nil && env.Backend != nil {
 			for _, ls := range env.Live() {
 				st, err := env.Backend.Stats(ctx, ls.Info.ID)
 				if err != nil {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/clock"
 	"io"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/policy"
@@ -68,16 +68,11 @@ type Policy struct {
 	res      io.Closer
 }
 
-// Stats counts what the adapter did beyond the gate loop's counters.
+// Stats counts what the adapter carried out.
 type Stats struct {
-	Gate              gate.Stats
-	Hold              policy.HoldStats
 	High, Low         int // actions granted per AgentCgroup class
 	Limited           int // Low actions whose sandbox got a limit
-	LimitErrors       int
-	LivenessAdmits    int
-	AdmittedAtOnce    int
-	AdmittedByMachine int
+	AdmittedByMachine int // actions admitted by the admission loop (not at once)
 }
 
 var (
@@ -114,17 +109,8 @@ func (p *Policy) Machine() *policy.Machine { return p.m }
 func (p *Policy) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := p.stats
-	if p.gateLoop != nil {
-		s.Gate = p.gateLoop.Stats()
-	}
-	s.Hold = p.m.HoldStats()
-	s.LivenessAdmits = p.m.Stats().LivenessAdmits
-	return s
+	return p.stats
 }
-
-// GateStats returns the gate loop's counters (zero without a gate).
-func (p *Policy) GateStats() gate.Stats { return p.Stats().Gate }
 
 // Start arms the OOM hold where the domain has one, detects the cgroup
 // layout for memory.high limits, and starts the gate and admission loops.
@@ -291,7 +277,6 @@ func (p *Policy) ActionReady(ctx context.Context, a *controller.Agent, act *traj
 		return controller.Grant{}, err
 	}
 	if ok {
-		p.stats.AdmittedAtOnce++
 		p.mu.Unlock()
 		return p.grant(a, g), nil
 	}
@@ -334,7 +319,6 @@ func (p *Policy) grant(a *controller.Agent, g policy.Grant) controller.Grant {
 		switch {
 		case errors.Is(err, ErrNoLimiter): // no cgroup: classification only (logged once by the limiter)
 		case err != nil:
-			p.stats.LimitErrors++
 			p.log.Warn("memory limit for a Low action", "agent", a.ID, "sandbox", a.SandboxID, "err", err)
 		default:
 			p.stats.Limited++

@@ -3,13 +3,13 @@ package live
 import (
 	"context"
 	"errors"
-	"github.com/tenon-dev/tenon/internal/clock"
 	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/policy"

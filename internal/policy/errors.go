@@ -4,8 +4,8 @@ import "errors"
 
 // Sentinel errors.
 var (
-	// ErrUnknown means Lookup was given a name no registered policy answers
-	// to; the error text lists the valid names.
+	// ErrUnknown means ParseSpec (or Resolve, Build) was given a name no
+	// registered policy answers to; the error text lists the valid names.
 	ErrUnknown = errors.New("policy: unknown policy")
 	// ErrBadOption means a policy name or option has an invalid value, such
 	// as "static-0".

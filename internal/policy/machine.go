@@ -74,7 +74,8 @@ type Config struct {
 //	ActionReady(now, ...)        an action waits for admission → an admission when at once
 //	CancelAction(now, agent)     a waiting action is abandoned
 //	ActionDone(now, agent, done) an admitted action ended
-//	Tick(now, obs)               admission and agent pacing → admissions, agents to start
+//	Schedule(now, obs)           admission → actions admitted
+//	Pace(now, obs)               agent pacing → agents to start
 //	Sample(now, obs)             one gate period → allow/deny per sandbox, the OOM hold's action
 type Machine struct {
 	cfg Config
@@ -426,10 +427,4 @@ func (m *Machine) agentEnd(kind string, now time.Time, id string, obs Observer) 
 		return nil // agent pacing runs at the next Tick, after admission
 	}
 	return m.startAgents(obs)
-}
-
-// Started reports whether agent id's attempt has started.
-func (m *Machine) Started(id string) bool {
-	a := m.agents[id]
-	return a != nil && a.started
 }

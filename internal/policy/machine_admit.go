@@ -115,11 +115,6 @@ func (m *Machine) Pace(now time.Time, obs Observer) (started []string) {
 	return m.pace(obs)
 }
 
-// Tick is one admission period: Schedule, then Pace.
-func (m *Machine) Tick(now time.Time, obs Observer) ([]Grant, []string) {
-	return m.Schedule(now, obs), m.Pace(now, obs)
-}
-
 // physicalHeadroom is PhysicalHeadroom over the observed available memory
 // and the admitted actions' current sandbox memory.
 func (m *Machine) physicalHeadroom(obs Observer) int64 {
@@ -214,9 +209,9 @@ func (m *Machine) release(a *agentState) error {
 	return err
 }
 
-// Admitted returns, per sandbox running an admitted action, that action as
-// the physical check sees it with the sandbox at memory mem (for status
-// views and tests).
+// AdmittedIn returns the admitted action running in sandbox, as the
+// physical check sees it with the sandbox at memory mem (Sample caps the
+// gate's demand with it).
 func (m *Machine) AdmittedIn(sandbox string, mem int64) (Admitted, bool) {
 	for _, a := range m.admitted {
 		if a.sandbox == sandbox {

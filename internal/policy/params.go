@@ -2,11 +2,11 @@ package policy
 
 import (
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/units"
 	"strconv"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/units"
 )
 
 // ApplyTenonParams applies the parameters of the tenon policies: the gate's

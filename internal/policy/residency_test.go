@@ -1,10 +1,11 @@
 package policy
 
 import (
-	"github.com/tenon-dev/tenon/internal/gate"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/gate"
 )
 
 func TestDecideTickByTick(t *testing.T) {

@@ -38,7 +38,8 @@ func (m *Machine) begin(c Call, obs Observer) (*Call, Observer) {
 	if m.trace == nil {
 		return nil, obs
 	}
-	cp := &c
+	cp := new(Call) // only a traced call allocates
+	*cp = c
 	if obs != nil {
 		obs = tapObserver{obs: obs, c: cp}
 	}

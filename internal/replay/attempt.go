@@ -3,10 +3,10 @@ package replay
 import (
 	"context"
 	"errors"
-	"github.com/tenon-dev/tenon/internal/clock"
 	"math"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"

@@ -2,12 +2,12 @@ package replay
 
 import (
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/clock"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/memtool"
 	"github.com/tenon-dev/tenon/internal/sandbox"

@@ -2,11 +2,11 @@ package replay
 
 import (
 	"encoding/json"
-	"github.com/tenon-dev/tenon/internal/clock"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/controller"
 )
 

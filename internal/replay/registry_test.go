@@ -1,13 +1,13 @@
 package replay
 
 import (
-	"github.com/tenon-dev/tenon/internal/trajectory"
 	"strings"
 	"testing"
 
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
 )
 

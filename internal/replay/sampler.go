@@ -2,8 +2,8 @@ package replay
 
 import (
 	"context"
-	"github.com/tenon-dev/tenon/internal/clock"
 
+	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/controller"
 )
 

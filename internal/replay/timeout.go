@@ -31,10 +31,16 @@ func DefaultActionTimeout(wfs []trajectory.Workflow, timeScale float64) time.Dur
 	if timeScale <= 0 {
 		timeScale = 1
 	}
+	// As Scale replays them, without copying the workload: a Mem profile's
+	// phases are scaled, a Run action's recorded time is not.
 	var longest float64
-	for _, w := range Scale(wfs, timeScale) {
+	for _, w := range wfs {
 		for _, a := range w.Actions {
-			if d := a.DurationS(); !math.IsInf(d, 1) {
+			d := a.DurationS()
+			if a.Mem != nil {
+				d *= timeScale
+			}
+			if !math.IsInf(d, 1) {
 				longest = max(longest, d)
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/tenon-dev/tenon/internal/policy"
-
 	"github.com/tenon-dev/tenon/internal/store"
 )
 

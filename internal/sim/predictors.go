@@ -129,10 +129,7 @@ func LivePredictors(wfs []trajectory.Workflow, budget int64, kinds []string) (*P
 		kinds = []string{PredCurrent, PredStatic, PredHistory}
 	}
 	p := &Predictors{half: map[string]int{}, byKnd: map[string][2]predict.Predictor{}}
-	train := make([]trajectory.Workflow, len(wfs))
-	for i, w := range wfs {
-		train[i] = withRecorded(w)
-	}
+	train := recordedWorkflows(wfs)
 	for _, k := range kinds {
 		cf, err := policy.TrainPredictor(k, train, budget/8, 1)
 		if err != nil {

@@ -44,17 +44,23 @@ func profileOf(a trajectory.Action) profile {
 		p.ramp, p.holdEnd, p.end = d/2, d, d
 		p.pins = a.Hints.Background
 	}
+	p.derive()
+	return p
+}
+
+// derive sets the ramp's growth rate and the time-average memory from the
+// curve's phases (the average is the peak for an action that takes no time).
+func (p *profile) derive() {
+	p.rateBytes = 0
 	if p.ramp > 0 {
 		p.rateBytes = float64(p.peak) / p.ramp.Seconds()
 	}
+	p.avg = p.peak
 	if p.end > 0 {
 		area := float64(p.peak)*p.ramp.Seconds()/2 + float64(p.peak)*(p.holdEnd-p.ramp).Seconds() +
 			float64(p.retain)*(p.end-p.holdEnd).Seconds()
 		p.avg = int64(area / p.end.Seconds())
-	} else {
-		p.avg = p.peak
 	}
-	return p
 }
 
 // memAt is the action's memory at progress x (before exit).
@@ -119,13 +125,6 @@ func (p *profile) underLimit(room int64) (q profile, ok bool) {
 		q.retain, retain = room, slow(retain)
 	}
 	q.end = q.holdEnd + retain
-	if q.ramp > 0 {
-		q.rateBytes = float64(q.peak) / q.ramp.Seconds()
-	}
-	if q.end > 0 {
-		area := float64(q.peak)*q.ramp.Seconds()/2 + float64(q.peak)*(q.holdEnd-q.ramp).Seconds() +
-			float64(q.retain)*(q.end-q.holdEnd).Seconds()
-		q.avg = int64(area / q.end.Seconds())
-	}
+	q.derive()
 	return q, true
 }

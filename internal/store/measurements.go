@@ -3,12 +3,14 @@ package store
 import (
 	"fmt"
 
-	"github.com/tenon-dev/tenon/internal/predict"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/tenon-dev/tenon/internal/predict"
 )
 
 // AddMeasurement appends a measured action and returns how many the store
-// holds (measurements are kept; Measurements reads the latest). The write is durable when it returns nil.
+// holds (measurements are kept; Measurements reads the latest). The write
+// is durable when it returns nil, unless the store was opened with NoSync.
 func (s *Store) AddMeasurement(r predict.ActionRecord) (int, error) {
 	v, err := encode(r)
 	if err != nil {

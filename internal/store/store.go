@@ -23,6 +23,9 @@ type Options struct {
 	// before it commits; a non-nil error aborts the transaction and is
 	// returned. It exists for fault injection.
 	BeforeCommit func(op string) error
+	// NoSync skips the fsync of every commit: for data whose last writes
+	// may be lost in a crash (the daemon's measurements), not for state.
+	NoSync bool
 }
 
 // Store is the durable state. It is safe for concurrent use.
@@ -40,7 +43,7 @@ func OpenWith(path string, opt Options) (*Store, error) {
 	if opt.LockTimeout == 0 {
 		opt.LockTimeout = 2 * time.Second
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, NoSync: opt.NoSync})
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}

@@ -4,7 +4,6 @@ package pageout
 
 import (
 	"encoding/binary"
-
 	"io"
 	"os"
 

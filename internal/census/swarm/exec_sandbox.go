@@ -75,7 +75,14 @@ func linkGopls(stateDir, repo string) error {
 }
 
 func (x *sandboxExec) run(ctx context.Context, env, argv []string) error {
-	r, err := x.b.Exec(ctx, x.id, sandbox.ExecRequest{Argv: argv, Cwd: sandbox.WorkspaceMount, Env: env, OutputLimit: 4 << 10})
+	return x.exec(ctx, env, argv, false)
+}
+
+// exec runs argv in the sandbox; background keeps what it leaves running
+// (the sandbox kills an action's leftover processes otherwise).
+func (x *sandboxExec) exec(ctx context.Context, env, argv []string, background bool) error {
+	r, err := x.b.Exec(ctx, x.id, sandbox.ExecRequest{Argv: argv, Cwd: sandbox.WorkspaceMount, Env: env, OutputLimit: 4 << 10,
+		Background: background})
 	if err != nil {
 		return fmt.Errorf("%v: %w", argv, err)
 	}
@@ -90,7 +97,7 @@ func (x *sandboxExec) run(ctx context.Context, env, argv []string) error {
 func (x *sandboxExec) serve(ctx context.Context, env []string, gopls string) (io.Reader, io.Writer, error) {
 	sock := filepath.Join(sandbox.WorkspaceMount, goplsSocket)
 	sh := fmt.Sprintf(`mkdir -p "$TMPDIR" && rm -f %s && (nohup %s serve -listen='unix;%s' >/tmp/gopls.log 2>&1 &)`, sock, gopls, sock)
-	if err := x.run(ctx, env, []string{"/bin/sh", "-c", sh}); err != nil {
+	if err := x.exec(ctx, env, []string{"/bin/sh", "-c", sh}, true); err != nil {
 		return nil, nil, err
 	}
 	deadline := time.Now().Add(30 * time.Second)

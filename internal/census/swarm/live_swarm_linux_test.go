@@ -46,27 +46,33 @@ func TestLiveSwarm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parent := fmt.Sprintf("tenon-test-swarm-%d", os.Getpid())
-	work := filepath.Join(root, "work")
-	res, err := Run(ctx, Options{Config: HostOverlay, N: 2, Repo: repo, WorkDir: work,
-		Schedule: sched, Seed: 1, RoundPause: 100 * time.Millisecond, TestPkg: "./tools/bezier",
-		SharedDirs: []string{runtime.GOROOT()}, Layout: l, CgroupParent: parent})
-	if g, oerr := cgroup.Open(l, parent); oerr == nil {
-		t.Errorf("cgroup %s left behind", parent)
-		_ = g.Delete()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Samples) != len(sched) {
-		t.Fatalf("%d samples, want %d", len(res.Samples), len(sched))
-	}
-	for _, s := range res.Samples {
-		if s.N != 2 || s.RealBytes <= 0 || s.Classes.Sum() != s.DuplicateBytes {
-			t.Errorf("sample %+v: want N=2, real > 0, classes summing to the duplicate", s)
-		}
-	}
-	if _, err := os.Stat(work); !os.IsNotExist(err) {
-		t.Errorf("work dir %s left behind (%v)", work, err)
+	// Host processes and process-backend sandboxes (where gopls runs as a
+	// daemon the sandbox must keep past the action that starts it).
+	for _, cfg := range []Config{HostOverlay, Sandbox} {
+		t.Run(string(cfg), func(t *testing.T) {
+			parent := fmt.Sprintf("tenon-test-swarm-%d", os.Getpid())
+			work := filepath.Join(root, "work-"+string(cfg))
+			res, err := Run(ctx, Options{Config: cfg, N: 2, Repo: repo, WorkDir: work,
+				Schedule: sched, Seed: 1, RoundPause: 100 * time.Millisecond, TestPkg: "./tools/bezier",
+				SharedDirs: []string{runtime.GOROOT()}, Layout: l, CgroupParent: parent})
+			if g, oerr := cgroup.Open(l, parent); oerr == nil {
+				t.Errorf("cgroup %s left behind", parent)
+				_ = g.Delete()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Samples) != len(sched) {
+				t.Fatalf("%d samples, want %d", len(res.Samples), len(sched))
+			}
+			for _, s := range res.Samples {
+				if s.N != 2 || s.RealBytes <= 0 || s.Classes.Sum() != s.DuplicateBytes {
+					t.Errorf("sample %+v: want N=2, real > 0, classes summing to the duplicate", s)
+				}
+			}
+			if _, err := os.Stat(work); !os.IsNotExist(err) {
+				t.Errorf("work dir %s left behind (%v)", work, err)
+			}
+		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/sandbox"
+	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 )
 
 // childEnv names the state root of the crash child (see runChild);

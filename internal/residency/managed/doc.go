@@ -8,14 +8,16 @@
 // backend does both. Create renames the restored workspace into the
 // sandbox's workspace directory (a copy when it lies on another file system) and passes the restored writable layer as
 // Spec.RootfsFrom (never a bind mount of a staging path); Ready runs `true`;
-// Procs uses the backend's optional ProcLister (process.Backend.Procs) or
+// Procs uses the backend's optional ProcLister (the process and docker
+// backends' Procs) or
 // falls back to Stats.Procs; WorkingSet is Stats.WorkingSet; Destroy also
 // removes the workspace (its content was captured before any teardown).
 // Each live sandbox's spec is written to <Dir>/meta/<id>.json so that, after
 // a crash, Revive can rebuild it under the same id from the layer the new
 // process backend salvaged (process.Config.SalvageDir = SalvageDir(stateDir)).
-// The docker backend exposes WritableLayer(id) and honours Spec.RootfsFrom
-// itself; wrap it with WrapDocker, which adds the ProcLister.
+// The docker backend exposes WritableLayer(id), honours Spec.RootfsFrom and
+// lists its processes itself; WrapDocker names it as a Host backend (the
+// compile-time checks live there).
 //
 // Manager is a controller.Sandboxes over a residency.Manager, for the
 // tenon policy's SandboxManager(h) method:

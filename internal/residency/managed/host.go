@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/fsutil"
 	"log/slog"
 	"maps"
 	"os"
@@ -15,9 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/fsutil"
 	"github.com/tenon-dev/tenon/internal/residency"
 	"github.com/tenon-dev/tenon/internal/sandbox"
-	"github.com/tenon-dev/tenon/internal/sandbox/process"
 )
 
 // LayerBackend is the optional interface a backend implements to expose a
@@ -33,10 +32,10 @@ type RootfsRestorer interface {
 }
 
 // ProcLister is the optional interface of a backend that names the
-// processes of a sandbox (the process backend). Without it, Host.Procs
+// processes of a sandbox (the process and docker backends). Without it, Host.Procs
 // falls back to Stats.Procs - 1 anonymous entries.
 type ProcLister interface {
-	Procs(ctx context.Context, id string) ([]process.Proc, error)
+	Procs(ctx context.Context, id string) ([]sandbox.Proc, error)
 }
 
 // readyTimeout bounds the readiness probe.

@@ -5,7 +5,6 @@ package managed
 import (
 	"context"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/residency"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
+	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 )
 
 func TestMain(m *testing.M) {

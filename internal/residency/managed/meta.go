@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/tenon-dev/tenon/internal/fsutil"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -21,17 +23,12 @@ type meta struct {
 
 func (h *Host) metaPath(id string) string { return filepath.Join(h.cfg.Dir, "meta", id+".json") }
 
+// writeMeta records a sandbox's spec atomically (fsutil.WriteFile): a crash
+// leaves the old record or the new one, never a torn one.
 func (h *Host) writeMeta(m meta) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	p := h.metaPath(m.Spec.ID)
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("writing sandbox meta: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
+	if err := fsutil.WriteFile(h.metaPath(m.Spec.ID), 0o600, func(w io.Writer) error {
+		return json.NewEncoder(w).Encode(m)
+	}); err != nil {
 		return fmt.Errorf("writing sandbox meta: %w", err)
 	}
 	return nil

@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
-
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/sandbox"
+	"github.com/tenon-dev/tenon/internal/sandbox/memsample"
 )
 
 // Timings of an exec's end.

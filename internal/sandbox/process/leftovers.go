@@ -3,7 +3,6 @@
 package process
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/tenon-dev/tenon/internal/procfs"
 )
 
 // The processes of an action, killed from outside the sandbox through its
@@ -134,15 +135,11 @@ func parentPid(procRoot string, pid int) int {
 // second field after the parenthesized comm, which may hold spaces and
 // parentheses); 0 when malformed.
 func parseStatPpid(stat []byte) int {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
+	f, err := procfs.StatField(stat, 4)
+	if err != nil {
 		return 0
 	}
-	f := bytes.Fields(stat[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	p, err := strconv.Atoi(string(f[1]))
+	p, err := strconv.Atoi(f)
 	if err != nil {
 		return 0
 	}

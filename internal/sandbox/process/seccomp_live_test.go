@@ -4,7 +4,6 @@ package process
 
 import (
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/sandbox"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
 // needSeccomp skips unless the kernel filters system calls with seccomp.
