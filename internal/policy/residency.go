@@ -17,32 +17,118 @@ type IdleSandbox struct {
 	PredictedWait time.Duration // predicted model wait from IdleSince; 0 = unknown
 	TeardownCost  time.Duration // measured (EWMA) teardown duration
 	RematCost     time.Duration // measured (EWMA) rematerialization duration
+	// PagedOut: its memory is already paged out; a page-out frees nothing
+	// more (a teardown still may).
+	PagedOut bool
+	// PageFrees is what a page-out would free, bytes: the working set less
+	// what its compressed copy costs the domain (zram's mem_used counts
+	// against the budget too). 0: nothing to page out.
+	PageFrees int64
+	// PageInCost is the expected time to bring the paged-out memory back
+	// before the next action.
+	PageInCost time.Duration
 }
 
-// ReclaimDecision says to tear one idle sandbox down.
+// ReclaimKind is how an idle sandbox gives its memory back.
+type ReclaimKind int
+
+const (
+	// ReclaimTeardown captures and destroys a restart-safe sandbox; it is
+	// rematerialized before its next action.
+	ReclaimTeardown ReclaimKind = iota
+	// ReclaimPageOut freezes the sandbox and pages its anonymous memory out
+	// to compressed swap and drops its clean page cache; it is thawed and
+	// faulted back before its next action. It works for sandboxes that are
+	// not restart-safe (a background process lives).
+	ReclaimPageOut
+)
+
+func (k ReclaimKind) String() string {
+	if k == ReclaimPageOut {
+		return "page-out"
+	}
+	return "teardown"
+}
+
+// ReclaimDecision says to reclaim one idle sandbox.
 type ReclaimDecision struct {
 	ID         string
+	Kind       ReclaimKind
 	WorkingSet int64
+	Frees      int64 // bytes the reclaim is expected to free
 	Reason     string
 }
 
 // ResidencyConfig tunes DecideReclaim.
 type ResidencyConfig struct {
-	// AlwaysResident disables teardown entirely (the ablation).
+	// AlwaysResident disables reclaim entirely (the ablation).
 	AlwaysResident bool
 	// GreenAmortize: in green a sandbox is reclaimed only when its
-	// remaining predicted wait is at least GreenAmortize × (teardown +
-	// rematerialization cost). 0 means 1.
+	// remaining predicted wait is at least GreenAmortize × the cost of
+	// bringing it back. 0 means 1.
 	GreenAmortize float64
 	// GreenMinWorkingSet: in green, sandboxes smaller than this are retained.
 	GreenMinWorkingSet int64
+	// PageOut enables the page-out tier (the host has compressed swap).
+	PageOut bool
+	// MinPageOut: a page-out that frees less than this is not worth its
+	// page-in; 0 means DefaultMinPageOut.
+	MinPageOut int64
 }
 
-// DecideReclaim returns the idle sandboxes to reclaim now, in the order to reclaim
-// them (decreasing working set, then id). Resident-only sandboxes are never
-// chosen. Green: retain, unless the remaining predicted wait amortizes the
-// measured teardown + rematerialization cost. Yellow and red: reclaim every
-// restartable idle sandbox.
+// DefaultMinPageOut is ResidencyConfig.MinPageOut's default.
+const DefaultMinPageOut = 4 << 20
+
+// option is one way to reclaim an idle sandbox: what it frees and what it
+// costs the agent when it resumes.
+type option struct {
+	kind  ReclaimKind
+	frees int64
+	cost  time.Duration
+}
+
+// better reports whether o frees more bytes per second of expected delay
+// than p (ties: more bytes).
+func (o option) better(p option) bool {
+	// o.frees/o.cost > p.frees/p.cost without dividing by zero.
+	return float64(o.frees)*p.cost.Seconds() > float64(p.frees)*o.cost.Seconds() ||
+		float64(o.frees)*p.cost.Seconds() == float64(p.frees)*o.cost.Seconds() && o.frees > p.frees
+}
+
+// best is the sandbox's cheapest way to reclaim per byte freed, if any:
+// teardown when it is restart-safe (frees the whole working set, costs
+// teardown plus rematerialization), page-out when the tier is on and the
+// sandbox is not paged out yet (frees PageFrees, costs PageInCost).
+func (s IdleSandbox) best(cfg ResidencyConfig) (option, bool) {
+	var opts []option
+	if s.Restartable {
+		opts = append(opts, option{ReclaimTeardown, s.WorkingSet, s.TeardownCost + s.RematCost})
+	}
+	minPage := cfg.MinPageOut
+	if minPage <= 0 {
+		minPage = DefaultMinPageOut
+	}
+	if cfg.PageOut && !s.PagedOut && s.PageFrees >= minPage {
+		opts = append(opts, option{ReclaimPageOut, s.PageFrees, s.PageInCost})
+	}
+	if len(opts) == 0 {
+		return option{}, false
+	}
+	b := opts[0]
+	for _, o := range opts[1:] {
+		if o.better(b) {
+			b = o
+		}
+	}
+	return b, true
+}
+
+// DecideReclaim returns the idle sandboxes to reclaim now, in the order to
+// reclaim them (decreasing bytes freed, then id), each by its cheapest way
+// per byte freed (teardown for restart-safe ones, page-out with the tier
+// on). A sandbox that is neither restart-safe nor pageable is never chosen.
+// Green: retain, unless the remaining predicted wait amortizes the cost of
+// bringing it back. Yellow and red: reclaim every one that can be.
 func DecideReclaim(now time.Time, p gate.Pressure, idle []IdleSandbox, cfg ResidencyConfig) []ReclaimDecision {
 	if cfg.AlwaysResident {
 		return nil
@@ -53,36 +139,38 @@ func DecideReclaim(now time.Time, p gate.Pressure, idle []IdleSandbox, cfg Resid
 	}
 	var out []ReclaimDecision
 	for _, s := range idle {
-		if !s.Restartable {
+		o, ok := s.best(cfg)
+		if !ok {
 			continue
 		}
+		d := ReclaimDecision{ID: s.ID, Kind: o.kind, WorkingSet: s.WorkingSet, Frees: o.frees}
 		if p != gate.Green {
-			out = append(out, ReclaimDecision{ID: s.ID, WorkingSet: s.WorkingSet, Reason: p.String() + " pressure"})
+			d.Reason = p.String() + " pressure"
+			out = append(out, d)
 			continue
 		}
 		if s.PredictedWait <= 0 || s.WorkingSet < cfg.GreenMinWorkingSet {
 			continue
 		}
 		remaining := s.PredictedWait - now.Sub(s.IdleSince)
-		cost := s.TeardownCost + s.RematCost
-		if remaining <= 0 || float64(remaining) < k*float64(cost) {
+		if remaining <= 0 || float64(remaining) < k*float64(o.cost) {
 			continue
 		}
-		out = append(out, ReclaimDecision{ID: s.ID, WorkingSet: s.WorkingSet,
-			Reason: fmt.Sprintf("green: remaining wait %v amortizes lifecycle cost %v", remaining, cost)})
+		d.Reason = fmt.Sprintf("green: remaining wait %v amortizes the %v's cost %v", remaining, o.kind, o.cost)
+		out = append(out, d)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].WorkingSet != out[j].WorkingSet {
-			return out[i].WorkingSet > out[j].WorkingSet
+		if out[i].Frees != out[j].Frees {
+			return out[i].Frees > out[j].Frees
 		}
 		return out[i].ID < out[j].ID
 	})
 	return out
 }
 
-// MayRematerialize reports whether a rematerialization may start now:
-// predictive (speculative) ones only in green, demand-driven ones (the next
-// action is ready) in green and yellow, none in red.
+// MayRematerialize reports whether a rematerialization (or a page-in) may
+// start now: predictive (speculative) ones only in green, demand-driven
+// ones (the next action is ready) in green and yellow, none in red.
 func MayRematerialize(p gate.Pressure, predictive bool) bool {
 	switch p {
 	case gate.Green:

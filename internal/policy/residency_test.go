@@ -76,3 +76,58 @@ func TestMayRematerialize(t *testing.T) {
 		})
 	}
 }
+
+// TestDecidePageOut checks the page-out tier: sandboxes that are not
+// restart-safe are paged out outside green when the tier is on, a
+// restart-safe one is paged out instead of torn down only when that frees
+// more per second of delay, paged-out and tiny ones are left alone, and
+// green amortizes the page-in.
+func TestDecidePageOut(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	idle := []IdleSandbox{
+		{ID: "pinned", WorkingSet: 200 << 20, PageFrees: 130 << 20, PageInCost: 400 * time.Millisecond, IdleSince: t0, PredictedWait: 10 * time.Second},
+		{ID: "paged", WorkingSet: 70 << 20, PagedOut: true, PageFrees: 40 << 20, PageInCost: 100 * time.Millisecond, IdleSince: t0},
+		{ID: "tiny", WorkingSet: 3 << 20, PageFrees: 2 << 20, PageInCost: time.Millisecond, IdleSince: t0},
+		// Restart-safe and slow to rematerialize: page-out frees 90 MiB per
+		// 0.1 s, teardown 100 MiB per 3 s.
+		{ID: "slowremat", WorkingSet: 100 << 20, Restartable: true, TeardownCost: time.Second, RematCost: 2 * time.Second,
+			PageFrees: 90 << 20, PageInCost: 100 * time.Millisecond, IdleSince: t0},
+		// Restart-safe and quick: teardown wins.
+		{ID: "quick", WorkingSet: 50 << 20, Restartable: true, TeardownCost: 10 * time.Millisecond, RematCost: 10 * time.Millisecond,
+			PageFrees: 20 << 20, PageInCost: 100 * time.Millisecond, IdleSince: t0},
+	}
+	type pick struct {
+		ID   string
+		Kind ReclaimKind
+	}
+	picks := func(ds []ReclaimDecision) []pick {
+		var out []pick
+		for _, d := range ds {
+			out = append(out, pick{d.ID, d.Kind})
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		p    gate.Pressure
+		cfg  ResidencyConfig
+		want []pick
+	}{
+		{"tier off: teardowns only", gate.Red, ResidencyConfig{},
+			[]pick{{"slowremat", ReclaimTeardown}, {"quick", ReclaimTeardown}}},
+		{"tier on, red", gate.Red, ResidencyConfig{PageOut: true},
+			[]pick{{"pinned", ReclaimPageOut}, {"slowremat", ReclaimPageOut}, {"quick", ReclaimTeardown}}},
+		{"tier on, min page-out 100 MiB", gate.Yellow, ResidencyConfig{PageOut: true, MinPageOut: 100 << 20},
+			[]pick{{"pinned", ReclaimPageOut}, {"slowremat", ReclaimTeardown}, {"quick", ReclaimTeardown}}},
+		{"tier on, green: only the known long wait amortizes", gate.Green, ResidencyConfig{PageOut: true},
+			[]pick{{"pinned", ReclaimPageOut}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := picks(DecideReclaim(t0.Add(time.Second), tc.p, idle, tc.cfg))
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("DecideReclaim = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
