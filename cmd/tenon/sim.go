@@ -51,6 +51,8 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	create := fs.Duration("create-cost", sim.DefaultCreate, "sandbox creation time")
 	teardown := fs.Duration("teardown-cost", sim.DefaultTeardown, "sandbox teardown time")
 	remat := fs.Duration("remat-cost", sim.DefaultRematerialize, "sandbox rematerialization time")
+	pageOut := fs.Bool("page-out", true, "the host has compressed swap (zram): residency may page idle sandboxes out (false: swap off, the tier is skipped)")
+	swapRatio := fs.Float64("swap-ratio", sim.DefaultSwapRatio, "page-out: compressed size over original, what a paged-out sandbox still costs the budget")
 	var base units.Size
 	fs.Var(&base, "sandbox-mem", "memory of an idle fresh sandbox, e.g. 8MiB")
 	var timeout timeoutFlag
@@ -75,6 +77,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 		WorkloadFile: *file, Kind: *kind, N: *n, Seed: *seed, MemScale: *memScale, Oversub: *oversub,
 		Policies: pols.items, Params: params, Budget: int64(budget), Retries: *retries,
 		Create: *create, Teardown: *teardown, Rematerialize: *remat, SandboxBase: int64(base),
+		Swap:          sim.Swap{Off: !*pageOut, Ratio: *swapRatio},
 		ActionTimeout: timeout.config(), GatePeriod: *period, Horizon: *horizon, Train: *train,
 		Warn: env.stderr, Log: env.log,
 	}

@@ -31,6 +31,7 @@ type SimConfig struct {
 	Retries  int
 	// Costs of the simulated sandbox lifecycle.
 	Create, Teardown, Rematerialize time.Duration
+	Swap                            sim.Swap // the page-out tier's compressed swap
 	SandboxBase                     int64
 	// ActionTimeout fails an action that runs longer, frozen time
 	// included; 0 means the live replay's default
@@ -120,7 +121,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	timeout := actionTimeout(cfg.ActionTimeout, wfs, 1)
 	for _, sp := range specs {
 		sc := sim.Config{Workflows: wfs, Policy: sp, Budget: cfg.Budget, Retries: cfg.Retries,
-			Create: cfg.Create, Teardown: cfg.Teardown, Rematerialize: cfg.Rematerialize, SandboxBase: cfg.SandboxBase,
+			Create: cfg.Create, Teardown: cfg.Teardown, Rematerialize: cfg.Rematerialize, SandboxBase: cfg.SandboxBase, Swap: cfg.Swap,
 			ActionTimeout: timeout, Horizon: cfg.Horizon, Predictors: preds}
 		sc.Gate.Period = cfg.GatePeriod
 		if cfg.Trace != nil {

@@ -277,6 +277,11 @@ func replayTape(t *testing.T, mc policy.Config, tape []policy.Call, wfs map[stri
 			started, admitted = unblocked()
 		case "done":
 			d := c.Done
+			if d.AfterBytes > 0 { // the backend answers the floor the simulator measured
+				h.mu.Lock()
+				h.mem[agents[c.Agent].SandboxID] = d.AfterBytes
+				h.mu.Unlock()
+			}
 			p.ActionDone(agents[c.Agent], grants[c.Agent], controller.Outcome{Index: d.Index, PeakBytes: d.PeakBytes,
 				AvgBytes: d.AvgBytes, Duration: d.Duration, OOM: d.OOM})
 			started, admitted = unblocked()

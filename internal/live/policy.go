@@ -344,11 +344,14 @@ func (p *Policy) ActionDone(a *controller.Agent, g controller.Grant, o controlle
 		delete(p.limited, string(id))
 		p.mu.Unlock()
 	}
+	// What the sandbox keeps now the action ended: its floor, which agent
+	// pacing counts (read before locking: it asks the backend).
+	after, _ := p.observer(context.Background()).Memory(a.SandboxID)
 	p.mu.Lock()
 	now := p.env.Clock.Now()
 	adm, measured := p.m.AdmittedIn(a.SandboxID, 0)
 	err := p.m.ActionDone(now, a.ID, policy.Done{Index: o.Index, PeakBytes: o.PeakBytes,
-		AvgBytes: o.AvgBytes, Duration: o.Duration, OOM: o.OOM, Lost: o.Err != nil})
+		AvgBytes: o.AvgBytes, Duration: o.Duration, OOM: o.OOM, Lost: o.Err != nil, AfterBytes: after})
 	p.mu.Unlock()
 	if err != nil {
 		p.log.Warn("releasing an action", "agent", a.ID, "err", err)

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/gate"
@@ -35,16 +36,21 @@ func RemainingGrowth(a Admitted) int64 {
 	return max(max(a.Peak, a.Charge)-max(a.Memory-a.Before, 0), 0)
 }
 
+// Returning is what an admitted action's sandbox takes back before the
+// action grows: the part of its level at admission it does not hold now
+// (it was paged out while the action waited, and is faulted back first).
+func Returning(a Admitted) int64 { return max(a.Before-a.Memory, 0) }
+
 // PhysicalHeadroom is admission's physical headroom: the domain's available
 // memory, less the safety margin, less the growth running admitted actions
 // are still predicted to make (the part they have grown is already in
-// available). The logical water level interpolates charges between average
+// available) and what their sandboxes take back from swap (Returning). The logical water level interpolates charges between average
 // and peak; the physical check is about memory that will really be needed,
 // so it counts peaks.
 func PhysicalHeadroom(available, margin int64, admitted iter.Seq[Admitted]) int64 {
 	var pending int64
 	for a := range admitted {
-		pending += RemainingGrowth(a)
+		pending += RemainingGrowth(a) + Returning(a)
 	}
 	return available - margin - pending
 }
@@ -140,4 +146,36 @@ func DemandCap(a *Admitted, boot int64) (limit int64, has bool) {
 	}
 	left := max(a.Peak, a.Charge) - (a.Memory - a.Before)
 	return max(left, boot), left > 0
+}
+
+// floorHistory is how many ended attempts' floors PredictFloor looks at.
+const floorHistory = 256
+
+// PredictFloor is the floor a new agent's sandbox is predicted to keep
+// while its agent waits: the median of the floors measured so far, of
+// attempts that ended (ended, their last) and of started ones (live,
+// their latest); 0 before any was measured. Floors grow over an attempt
+// (files written, caches filled, processes left running), so the live
+// ones pull the estimate down early in a run and the ended ones pull it
+// up as the run goes on.
+func PredictFloor(ended, live []int64) int64 {
+	all := make([]int64, 0, len(ended)+len(live))
+	all = append(all, ended...)
+	all = append(all, live...)
+	if len(all) == 0 {
+		return 0
+	}
+	slices.Sort(all)
+	return all[len(all)/2]
+}
+
+// OwedFloor is what a started agent between actions owes its floor: when
+// its sandbox holds less than its floor (paged out, or torn down: not
+// readable, ok false) it takes the rest back before its next action, so new
+// agents must not be started into that memory.
+func OwedFloor(floor, mem int64, ok bool) int64 {
+	if !ok {
+		mem = 0
+	}
+	return max(floor-mem, 0)
 }

@@ -30,8 +30,8 @@ func TestPhysicalHeadroom(t *testing.T) {
 			[]Admitted{{Before: 50 * mib, Memory: 250 * mib, Peak: 300 * mib}}, 800 * mib},
 		{"an action past its prediction counts nothing", 1000 * mib, 100 * mib,
 			[]Admitted{{Before: 50 * mib, Memory: 650 * mib, Peak: 300 * mib}}, 900 * mib},
-		{"shrunk below the level at admission counts the whole peak", 1000 * mib, 100 * mib,
-			[]Admitted{{Before: 50 * mib, Memory: 10 * mib, Peak: 300 * mib}}, 600 * mib},
+		{"paged out below the level at admission counts the whole peak and what comes back", 1000 * mib, 100 * mib,
+			[]Admitted{{Before: 50 * mib, Memory: 10 * mib, Peak: 300 * mib}}, 560 * mib},
 		{"several add up and may go negative", 500 * mib, 100 * mib,
 			[]Admitted{{Peak: 300 * mib}, {Peak: 300 * mib}}, -200 * mib},
 	}

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/admission"
@@ -94,6 +95,12 @@ type Machine struct {
 	seq      uint64                            // tickets enqueued
 	learned  RetryReserve
 	stats    MachineStats
+	// started lists the started attempts in start order (a deterministic
+	// order for reading their sandboxes).
+	started []*agentState
+	// ended holds the floors of the last attempts that ended (at most
+	// floorHistory), for PredictFloor.
+	ended []int64
 
 	gate      *gate.Controller
 	pressure  gate.Pressure
@@ -117,6 +124,7 @@ type agentState struct {
 	reserve  int64 // its reservation
 	paced    bool  // started under agent pacing
 	needPeak int64 // predicted peak of the first action, -1 until computed
+	floor    int64 // its sandbox's memory after its last action (Done.AfterBytes)
 
 	// the action waiting for admission or running
 	index    int
@@ -160,6 +168,9 @@ type Done struct {
 	Duration  time.Duration
 	OOM       bool // killed by the OOM killer
 	Lost      bool // could not run at all (sandbox gone); nothing is learned
+	// AfterBytes is the sandbox's memory once the action ended: what it
+	// keeps while its agent waits (its floor). 0 when unknown.
+	AfterBytes int64
 }
 
 // NewMachine checks cfg and returns a machine in its initial state.
@@ -332,10 +343,13 @@ func (m *Machine) startAgents(obs Observer) []string {
 	return out
 }
 
-// pace is agent pacing (AgentMayStart): every queued attempt that may
-// start does, in arrival order. The headroom is read once per pass: it
-// does not change when an attempt starts (the attempt begins with a model
-// wait).
+// pace is agent pacing (AgentMayStart) with floors: every queued attempt
+// that may start does, in arrival order. The headroom is read once per
+// pass, less the floors the started agents' sandboxes do not hold now
+// (paged out or torn down: they come back before their next action,
+// OwedFloors); each attempt started takes its predicted floor
+// (PredictFloor) from it, the memory its sandbox will keep while it
+// waits.
 func (m *Machine) pace(obs Observer) []string {
 	p := m.Pressure()
 	if !PacingOpen(m.active, len(m.tickets), p) {
@@ -344,10 +358,11 @@ func (m *Machine) pace(obs Observer) []string {
 	headroom, read := int64(0), false
 	headroomOnce := func() int64 {
 		if !read {
-			headroom, read = m.physicalHeadroom(obs), true
+			headroom, read = m.physicalHeadroom(obs)-m.owedFloors(obs), true
 		}
 		return headroom
 	}
+	floor := m.predictFloor()
 	kept := m.queue[:0]
 	var out []string
 	for _, a := range m.queue {
@@ -357,7 +372,8 @@ func (m *Machine) pace(obs Observer) []string {
 				a.needPeak = FirstPeak(m.cfg.Model, a.id, &a.wf.Actions[0])
 			}
 		}
-		if AgentMayStart(m.active, len(m.tickets), p, headroomOnce, a.needPeak, m.cfg.AgentReserve) {
+		if AgentMayStart(m.active, len(m.tickets), p, headroomOnce, a.needPeak+floor, m.cfg.AgentReserve) {
+			headroom -= floor
 			a.paced = true
 			m.active++
 			m.startAttempt(a)
@@ -371,9 +387,34 @@ func (m *Machine) pace(obs Observer) []string {
 	return out
 }
 
+// owedFloors sums OwedFloor over the started agents between actions.
+func (m *Machine) owedFloors(obs Observer) int64 {
+	var owed int64
+	for _, a := range m.started {
+		if a.floor > 0 && a.act == nil {
+			mem, ok := obs.Memory(a.sandbox)
+			owed += OwedFloor(a.floor, mem, ok)
+		}
+	}
+	return owed
+}
+
+// predictFloor is PredictFloor over the ended attempts and the started
+// ones.
+func (m *Machine) predictFloor() int64 {
+	var live []int64
+	for _, a := range m.started {
+		if a.floor > 0 {
+			live = append(live, a.floor)
+		}
+	}
+	return PredictFloor(m.ended, live)
+}
+
 // startAttempt marks a's attempt started now.
 func (m *Machine) startAttempt(a *agentState) {
-	a.started, a.start, a.hist = true, m.now, nil
+	a.started, a.start, a.hist, a.floor = true, m.now, nil, 0
+	m.started = append(m.started, a)
 }
 
 // Withdraw abandons agent id's attempt wherever it is (queued, waiting for
@@ -414,6 +455,15 @@ func (m *Machine) agentEnd(kind string, now time.Time, id string, obs Observer) 
 		return m.startAgents(obs)
 	}
 	m.dropAction(a)
+	if i := slices.Index(m.started, a); i >= 0 {
+		m.started = slices.Delete(m.started, i, i+1)
+	}
+	if a.floor > 0 {
+		m.ended = append(m.ended, a.floor)
+		if len(m.ended) > floorHistory {
+			m.ended = m.ended[len(m.ended)-floorHistory:]
+		}
+	}
 	if a.slot {
 		a.slot = false
 		m.slotsUsed--

@@ -87,9 +87,12 @@ func (m *Machine) Schedule(now time.Time, obs Observer) (out []Grant) {
 			continue
 		}
 		a.admIdx, a.charge, a.actStart = len(m.admitted), t.Charge(), now
-		a.before = 0
+		// Its level before the action: what the sandbox holds, or its
+		// floor when it holds less (paged out while it waited; the host
+		// faults it back before the action runs).
+		a.before = a.floor
 		if v, ok := obs.Memory(a.sandbox); ok {
-			a.before = v
+			a.before = max(v, a.floor)
 		}
 		m.admitted = append(m.admitted, a)
 		out = append(out, Grant{Agent: a.id, Charge: a.charge, Heavy: t.Heavy()})
@@ -151,6 +154,9 @@ func (m *Machine) ActionDone(now time.Time, id string, d Done) (err error) {
 	a := m.agents[id]
 	if a == nil {
 		return fmt.Errorf("%w: %s: action done for agent %s, which has no attempt", ErrBadOption, m.cfg.Name, id)
+	}
+	if d.AfterBytes > 0 {
+		a.floor = d.AfterBytes
 	}
 	if m.adm == nil {
 		a.act = nil

@@ -27,6 +27,11 @@ type IdleSandbox struct {
 	// PageInCost is the expected time to bring the paged-out memory back
 	// before the next action.
 	PageInCost time.Duration
+	// Queued: the agent's next action is ready and waits for admission.
+	// Its sandbox runs nothing, but the action may be admitted at any
+	// moment: it is only paged out (faulted back once admitted), and only
+	// in red, where admission waits for memory that idle floors hold.
+	Queued bool
 }
 
 // ReclaimKind is how an idle sandbox gives its memory back.
@@ -101,7 +106,7 @@ func (o option) better(p option) bool {
 // sandbox is not paged out yet (frees PageFrees, costs PageInCost).
 func (s IdleSandbox) best(cfg ResidencyConfig) (option, bool) {
 	var opts []option
-	if s.Restartable {
+	if s.Restartable && !s.Queued {
 		opts = append(opts, option{ReclaimTeardown, s.WorkingSet, s.TeardownCost + s.RematCost})
 	}
 	minPage := cfg.MinPageOut
@@ -140,7 +145,7 @@ func DecideReclaim(now time.Time, p gate.Pressure, idle []IdleSandbox, cfg Resid
 	var out []ReclaimDecision
 	for _, s := range idle {
 		o, ok := s.best(cfg)
-		if !ok {
+		if !ok || s.Queued && p != gate.Red {
 			continue
 		}
 		d := ReclaimDecision{ID: s.ID, Kind: o.kind, WorkingSet: s.WorkingSet, Frees: o.frees}

@@ -95,6 +95,9 @@ func TestDecidePageOut(t *testing.T) {
 		// Restart-safe and quick: teardown wins.
 		{ID: "quick", WorkingSet: 50 << 20, Restartable: true, TeardownCost: 10 * time.Millisecond, RematCost: 10 * time.Millisecond,
 			PageFrees: 20 << 20, PageInCost: 100 * time.Millisecond, IdleSince: t0},
+		// Waits for admission: paged out in red only, never torn down.
+		{ID: "queued", WorkingSet: 30 << 20, Restartable: true, Queued: true, TeardownCost: time.Millisecond,
+			PageFrees: 10 << 20, PageInCost: 20 * time.Millisecond, IdleSince: t0, PredictedWait: time.Hour},
 	}
 	type pick struct {
 		ID   string
@@ -116,7 +119,7 @@ func TestDecidePageOut(t *testing.T) {
 		{"tier off: teardowns only", gate.Red, ResidencyConfig{},
 			[]pick{{"slowremat", ReclaimTeardown}, {"quick", ReclaimTeardown}}},
 		{"tier on, red", gate.Red, ResidencyConfig{PageOut: true},
-			[]pick{{"pinned", ReclaimPageOut}, {"slowremat", ReclaimPageOut}, {"quick", ReclaimTeardown}}},
+			[]pick{{"pinned", ReclaimPageOut}, {"slowremat", ReclaimPageOut}, {"quick", ReclaimTeardown}, {"queued", ReclaimPageOut}}},
 		{"tier on, min page-out 100 MiB", gate.Yellow, ResidencyConfig{PageOut: true, MinPageOut: 100 << 20},
 			[]pick{{"pinned", ReclaimPageOut}, {"slowremat", ReclaimTeardown}, {"quick", ReclaimTeardown}}},
 		{"tier on, green: only the known long wait amortizes", gate.Green, ResidencyConfig{PageOut: true},

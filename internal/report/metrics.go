@@ -201,7 +201,7 @@ func Compare(wfs []trajectory.Workflow, budget int64, timeScale float64, results
 	c := &Comparison{
 		BudgetBytes:      budget,
 		Oversubscription: trajectory.Oversubscription(wfs, budget),
-		LowerBoundS:      trajectory.LowerBound(replay.Scale(wfs, timeScale), budget),
+		LowerBoundS:      trajectory.LowerBound(replay.Scale(feasible(wfs, budget), timeScale), budget),
 		TimeScale:        timeScale,
 		results:          results,
 	}
@@ -240,4 +240,16 @@ func (c *Comparison) Policy(policy string) (Metrics, bool) {
 		}
 	}
 	return Metrics{}, false
+}
+
+// feasible is wfs without the workflows that can never fit budget: no
+// policy starts them (trajectory.ErrInfeasible), so they bound nothing.
+func feasible(wfs []trajectory.Workflow, budget int64) []trajectory.Workflow {
+	out := make([]trajectory.Workflow, 0, len(wfs))
+	for _, w := range wfs {
+		if budget <= 0 || w.Feasible(budget) == nil {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -14,6 +14,7 @@ const (
 	phEnsuring                    // its sandbox is being created, rematerialized or torn down first
 	phBlocked                     // rematerialization not allowed yet (pressure or slots)
 	phAdmission                   // queued in admission
+	phPagingIn                    // admitted; its paged-out sandbox faults back first
 	phRunning                     // an action runs
 	phFinishing                   // final destroy
 	phDone
@@ -33,7 +34,8 @@ type agent struct {
 	nSandbox  int
 	waitSum   time.Duration
 	waitN     int
-	wantRemat bool // the wait ended while the sandbox was being torn down
+	idleSince time.Duration // when the current model wait began
+	wantRemat bool          // the wait ended while the sandbox was being torn down
 
 	before  int64         // sandbox memory when the running action started
 	started time.Duration // when the running action started

@@ -42,8 +42,12 @@ type Config struct {
 	// policy's: the largest recorded action peak of Workflows, at most
 	// Budget/4. Negative means none.
 	AgentReserve int64
-	// Residency decides teardowns; nil means PressureResidency with defaults.
+	// Residency decides teardowns and page-outs; nil means
+	// PressureResidency with defaults and the page-out tier on unless
+	// Swap.Off.
 	Residency Residency
+	// Swap is the host's compressed swap for the page-out tier.
+	Swap Swap
 	// LifecycleSlots bounds concurrent teardowns and rematerializations
 	// of the residency policy (0: 8).
 	LifecycleSlots int
@@ -110,8 +114,9 @@ func (c Config) withDefaults() (Config, error) {
 	case c.AgentReserve < 0:
 		c.AgentReserve = 0
 	}
+	c.Swap = c.Swap.withDefaults()
 	if c.Residency == nil {
-		c.Residency = PressureResidency{}
+		c.Residency = PressureResidency{PageOut: !c.Swap.Off}
 	}
 	if c.LifecycleSlots <= 0 {
 		c.LifecycleSlots = 8
@@ -127,7 +132,11 @@ func (c Config) withDefaults() (Config, error) {
 
 // bound is what the makespan lower bound knows of the simulated host.
 func (c Config) bound() trajectory.BoundOptions {
-	return trajectory.BoundOptions{SandboxBase: c.SandboxBase, CreateS: c.Create.Seconds()}
+	o := trajectory.BoundOptions{SandboxBase: c.SandboxBase, CreateS: c.Create.Seconds(), PinnedIdle: 1}
+	if !c.Swap.Off {
+		o.PinnedIdle = c.Swap.withDefaults().Ratio
+	}
+	return o
 }
 
 // agentReserve is the live policy's agent reserve (policy.AgentReserve)

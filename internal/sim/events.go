@@ -18,6 +18,7 @@ const (
 	evOOMCheck   // the projected usage crosses the budget
 	evTimeout    // an action's timeout expires
 	evSchedule   // a coalesced admission Schedule
+	evPagedIn    // a paged-out sandbox's memory is back; its action is ready
 )
 
 // event is one scheduled occurrence. gen guards against stale events: an

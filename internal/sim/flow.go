@@ -56,7 +56,7 @@ func (s *sim) beginWait(ag *agent) {
 		s.finish(ag)
 		return
 	}
-	ag.phase = phWaiting
+	ag.phase, ag.idleSince = phWaiting, s.now
 	w := secs(ag.wf.Actions[ag.next].Wait)
 	ag.waitSum += w
 	ag.waitN++
@@ -71,6 +71,8 @@ func (s *sim) waitEnd(ag *agent) {
 		s.ensure(ag)
 	case sb.state == sbTearing:
 		ag.phase, ag.wantRemat = phEnsuring, true
+	case sb.state == sbLive && sb.paged:
+		s.pageIn(ag)
 	case sb.state == sbLive:
 		s.ready(ag)
 	default: // creating: sandboxUp readies it
@@ -162,6 +164,11 @@ func (s *sim) schedule() {
 // start runs action ag.next in its sandbox.
 func (s *sim) start(ag *agent) {
 	sb := ag.sb
+	if sb.paged { // paged out while it waited for admission
+		ag.phase = phPagingIn
+		s.at(s.faultBack(sb), evPagedIn, ag, nil)
+		return
+	}
 	s.h.advance(sb, s.now)
 	ag.before, ag.started = sb.mem, s.now
 	ag.phase = phRunning
@@ -214,15 +221,12 @@ func (s *sim) actionDone(ag *agent) {
 	sb.pinned = sb.pinned || p.pins
 	s.h.advance(sb, s.now)
 	s.running--
-	s.actionEnded(ag, policy.Done{Index: ag.next, PeakBytes: ag.before + p.peak, AvgBytes: ag.before + p.avg, Duration: p.end})
+	s.actionEnded(ag, policy.Done{Index: ag.next, PeakBytes: ag.before + p.peak, AvgBytes: ag.before + p.avg, Duration: p.end,
+		AfterBytes: sb.mem})
 	ag.next++
-	if ag.next < len(ag.prof) && s.cfg.Policy.Residency && s.lifeUsed < s.cfg.LifecycleSlots {
-		b := Boundary{Pressure: s.pressureNow(), Restartable: !sb.pinned,
-			PredWait: ag.waitSum / time.Duration(max(ag.waitN, 1)),
-			Cost:     s.cfg.Teardown + s.cfg.Rematerialize, Resident: sb.mem}
-		if s.cfg.Residency.AtBoundary(b) {
-			s.teardown(sb, true)
-		}
+	if ag.next < len(ag.prof) && s.cfg.Policy.Residency {
+		ag.idleSince = s.now
+		s.reclaim(s.cfg.Residency.Decide(s.clock(), s.pressureNow(), []policy.IdleSandbox{s.idle(sb)}))
 	}
 	s.beginWait(ag)
 }
@@ -274,12 +278,90 @@ func (s *sim) retryBlocked() {
 	b := s.blocked
 	s.blocked = nil
 	for i, ag := range b {
+		if ag.sb != nil && ag.sb.paged {
+			s.pageIn(ag) // blocks it again if it cannot
+			continue
+		}
 		if !s.cfg.Residency.MayRematerialize(s.pressureNow()) || s.lifeUsed >= s.cfg.LifecycleSlots {
 			s.blocked = append(s.blocked, b[i:]...)
 			return
 		}
 		s.ensure(ag)
 	}
+}
+
+// idle is sb, whose agent waits, as residency's decision sees it.
+func (s *sim) idle(sb *sandbox) policy.IdleSandbox {
+	ag := sb.ag
+	is := policy.IdleSandbox{ID: sb.id, WorkingSet: sb.mem, Restartable: !sb.pinned, Queued: ag.phase == phAdmission,
+		IdleSince: epoch.Add(ag.idleSince), PredictedWait: ag.waitSum / time.Duration(max(ag.waitN, 1)),
+		TeardownCost: s.cfg.Teardown, RematCost: s.cfg.Rematerialize, PagedOut: sb.paged}
+	if !sb.paged && !s.cfg.Swap.Off {
+		is.PageFrees = sb.floor - s.cfg.Swap.compressed(sb.floor)
+		is.PageInCost = s.cfg.Swap.pageIn(sb.floor)
+	}
+	return is
+}
+
+// reclaim carries residency's decisions out: teardowns while lifecycle
+// slots are free, page-outs at once.
+func (s *sim) reclaim(ds []policy.ReclaimDecision) {
+	for _, d := range ds {
+		sb := s.h.byID[d.ID]
+		if sb == nil || sb.state != sbLive || sb.act != nil {
+			continue
+		}
+		switch d.Kind {
+		case policy.ReclaimPageOut:
+			s.pageOut(sb)
+		default:
+			if s.lifeUsed < s.cfg.LifecycleSlots {
+				s.teardown(sb, true)
+			}
+		}
+	}
+}
+
+// pageOut pages idle sb's memory out to the simulated zram (Swap).
+func (s *sim) pageOut(sb *sandbox) {
+	if sb.paged || s.cfg.Swap.Off {
+		return
+	}
+	s.h.advance(sb, s.now)
+	before := sb.mem
+	sb.paged, sb.compressed = true, s.cfg.Swap.compressed(sb.floor)
+	s.h.advance(sb, s.now)
+	s.res.PageOuts++
+	s.res.PagedOutBytes += before - sb.mem
+	s.debugf("page_out %s %dMiB -> %dMiB", sb.id, before>>20, sb.mem>>20)
+	s.kick = true
+}
+
+// pageIn faults ag's paged-out sandbox back before its action, when
+// residency allows a demand-driven rematerialization at this pressure and
+// the memory fits; otherwise the agent waits with the blocked
+// rematerializations.
+func (s *sim) pageIn(ag *agent) {
+	sb := ag.sb
+	more := sb.floor - sb.compressed
+	if !s.cfg.Residency.MayRematerialize(s.pressureNow()) || s.h.projected(s.now)+more > s.cfg.Budget {
+		ag.phase = phBlocked
+		s.blocked = append(s.blocked, ag)
+		return
+	}
+	ag.phase = phEnsuring
+	s.at(s.faultBack(sb), evPagedIn, ag, nil)
+}
+
+// faultBack brings paged-out sb's memory back and returns how long that
+// takes.
+func (s *sim) faultBack(sb *sandbox) time.Duration {
+	sb.paged, sb.compressed = false, 0
+	s.h.advance(sb, s.now)
+	d := s.cfg.Swap.pageIn(sb.floor)
+	s.res.LifecycleTime += d
+	s.debugf("page_in %s %dMiB in %v", sb.id, sb.mem>>20, d)
+	return d
 }
 
 // finish destroys the attempt's sandbox; the workflow completes when it is gone.

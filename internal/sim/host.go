@@ -26,6 +26,10 @@ type sandbox struct {
 
 	floor  int64 // retained memory: base, files and background retain, bytes
 	pinned bool  // a background process is alive: not restartable
+	// paged: the idle sandbox's floor is paged out and costs compressed
+	// bytes (residency's page-out tier).
+	paged      bool
+	compressed int64
 
 	act      *profile      // the running action; nil when idle
 	progress time.Duration // the running action's progress
@@ -123,6 +127,9 @@ func (h *host) advance(sb *sandbox, now time.Duration) {
 	}
 	sb.tmat = now
 	m := sb.floor
+	if sb.paged {
+		m = sb.compressed
+	}
 	if sb.act != nil {
 		m += sb.act.memAt(sb.progress)
 	}

@@ -7,53 +7,76 @@ import (
 	"github.com/tenon-dev/tenon/internal/policy"
 )
 
-// Boundary is what the residency policy sees when an action completes.
-type Boundary struct {
-	Pressure    gate.Pressure
-	Restartable bool          // no background process alive (residency.Check's contract)
-	PredWait    time.Duration // the predicted model wait (mean of the attempt's waits so far)
-	Cost        time.Duration // teardown + rematerialization
-	Resident    int64         // the sandbox's memory, bytes
-}
-
-// Residency decides what happens to idle sandboxes (seed 000 §3.4, Table 1).
-// PressureResidency delegates to the decision core's residency rules (internal/policy residency.go); tests
-// may substitute their own.
+// Residency decides what happens to idle sandboxes (seed 000 §3.4, Table 1,
+// and the page-out tier). PressureResidency delegates to the decision
+// core's residency rules (internal/policy residency.go); tests may
+// substitute their own.
 type Residency interface {
-	// AtBoundary reports whether to tear the sandbox down now.
-	AtBoundary(b Boundary) bool
-	// ReclaimIdle reports whether idle restartable sandboxes should be
-	// reclaimed (largest first) at this pressure.
-	ReclaimIdle(p gate.Pressure) bool
-	// MayRematerialize reports whether a demand-driven rematerialization may
-	// start at this pressure.
+	// Decide returns the idle sandboxes to reclaim now and how.
+	Decide(now time.Time, p gate.Pressure, idle []policy.IdleSandbox) []policy.ReclaimDecision
+	// MayRematerialize reports whether a demand-driven rematerialization
+	// or page-in may start at this pressure.
 	MayRematerialize(p gate.Pressure) bool
 }
 
-// PressureResidency is Table 1 through the decision core's residency rules (internal/policy residency.go)
-// (policy.DecideReclaim and policy.MayRematerialize): under green retain idle
-// sandboxes unless the predicted wait amortizes the lifecycle cost Amortize
-// times over (0: residency's default); under yellow or red reclaim
-// restartable ones, largest first; no rematerialization starts under red.
+// PressureResidency is policy.DecideReclaim and policy.MayRematerialize:
+// under green retain idle sandboxes unless the predicted wait amortizes
+// the cost of bringing them back Amortize times over (0: residency's
+// default); under yellow or red reclaim every one that can be (teardown of
+// restart-safe ones, page-out of the others when PageOut); no
+// rematerialization starts under red.
 type PressureResidency struct {
 	Amortize float64
+	PageOut  bool
 }
 
 var _ Residency = PressureResidency{}
 
-// AtBoundary implements Residency with policy.DecideReclaim over the one
-// sandbox that just went idle.
-func (r PressureResidency) AtBoundary(b Boundary) bool {
-	idle := []policy.IdleSandbox{{ID: "boundary", WorkingSet: b.Resident, Restartable: b.Restartable,
-		IdleSince: epoch, PredictedWait: b.PredWait, TeardownCost: b.Cost}}
-	return len(policy.DecideReclaim(epoch, b.Pressure, idle, policy.ResidencyConfig{GreenAmortize: r.Amortize})) > 0
+// Decide implements Residency with policy.DecideReclaim.
+func (r PressureResidency) Decide(now time.Time, p gate.Pressure, idle []policy.IdleSandbox) []policy.ReclaimDecision {
+	return policy.DecideReclaim(now, p, idle, policy.ResidencyConfig{GreenAmortize: r.Amortize, PageOut: r.PageOut})
 }
-
-// ReclaimIdle implements Residency: policy.DecideReclaim reclaims every
-// restartable idle sandbox outside green.
-func (PressureResidency) ReclaimIdle(p gate.Pressure) bool { return p != gate.Green }
 
 // MayRematerialize implements Residency (demand-driven rematerialization).
 func (PressureResidency) MayRematerialize(p gate.Pressure) bool {
 	return policy.MayRematerialize(p, false)
+}
+
+// Swap is the simulated host's compressed swap (zram), which residency's
+// page-out tier uses. A page-out is modelled as instantaneous: the idle
+// sandbox's memory becomes Ratio of it (the compressed copy, which counts
+// against the budget as zram's mem_used does live; page cache, which a
+// live page-out drops rather than compresses, is charged the same, which
+// errs against tenon). Before its next action the sandbox faults its
+// memory back: it takes its memory at once and the action starts
+// after memory/Rate.
+type Swap struct {
+	Off   bool    // no swap on the host: the page-out tier is skipped
+	Ratio float64 // compressed size over original (0: DefaultSwapRatio)
+	Rate  int64   // page-in bytes per second (0: DefaultPageInRate)
+}
+
+// Page-out defaults: zram's lzo-rle compresses typical anonymous memory
+// about 3:1; faulting back from zram runs at several hundred MiB/s.
+const (
+	DefaultSwapRatio  = 1.0 / 3
+	DefaultPageInRate = 500 << 20
+)
+
+func (w Swap) withDefaults() Swap {
+	if w.Ratio <= 0 || w.Ratio > 1 {
+		w.Ratio = DefaultSwapRatio
+	}
+	if w.Rate <= 0 {
+		w.Rate = DefaultPageInRate
+	}
+	return w
+}
+
+// compressed is what n bytes cost the domain once paged out.
+func (w Swap) compressed(n int64) int64 { return int64(float64(n) * w.Ratio) }
+
+// pageIn is how long faulting n bytes back takes.
+func (w Swap) pageIn(n int64) time.Duration {
+	return time.Duration(float64(n) / float64(w.Rate) * float64(time.Second))
 }

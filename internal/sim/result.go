@@ -27,6 +27,8 @@ type Result struct {
 
 	Teardowns          int           // residency teardowns (not final destroys)
 	Rematerializations int           //
+	PageOuts           int           // residency page-outs of idle sandboxes
+	PagedOutBytes      int64         // summed bytes those page-outs freed
 	LifecycleTime      time.Duration // summed create, teardown and rematerialization time
 	Freezes            int           // sandboxes frozen by the gate
 	Throttled          int           // actions held at a memory.high limit they needed more than (agentcgroup)

@@ -241,6 +241,14 @@ func (s *sim) handle(ev *event) {
 		}
 	case evSchedule:
 		s.schedPending, s.kick = false, true
+	case evPagedIn:
+		switch {
+		case ev.gen != ev.ag.gen:
+		case ev.ag.phase == phEnsuring:
+			s.ready(ev.ag)
+		case ev.ag.phase == phPagingIn:
+			s.start(ev.ag)
+		}
 	case evOOMCheck:
 		if ev.t == s.oomAt {
 			s.oomAt = -1

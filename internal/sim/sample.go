@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"cmp"
-	"slices"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/gate"
@@ -49,9 +47,7 @@ func (s *sim) sample() {
 	}
 	s.applyHold(st.Hold)
 	if s.cfg.Policy.Residency {
-		if p := s.pressureNow(); s.cfg.Residency.ReclaimIdle(p) {
-			s.reclaimIdle()
-		}
+		s.reclaimIdle()
 		s.retryBlocked()
 	}
 }
@@ -71,29 +67,17 @@ func (s *sim) thaw(sb *sandbox) {
 	}
 }
 
-// reclaimIdle tears down idle restartable sandboxes of agents in a model
-// wait, largest first, while lifecycle slots are free.
+// reclaimIdle runs residency's decision over the live sandboxes of agents
+// in a model wait and carries it out.
 func (s *sim) reclaimIdle() {
-	if s.lifeUsed >= s.cfg.LifecycleSlots {
-		return
-	}
-	var idle []*sandbox
+	var idle []policy.IdleSandbox
 	for _, sb := range s.h.all {
-		if sb.state == sbLive && sb.act == nil && !sb.pinned && sb.ag.phase == phWaiting && sb.ag.sb == sb {
-			idle = append(idle, sb)
+		if ph := sb.ag.phase; sb.state == sbLive && sb.act == nil && (ph == phWaiting || ph == phAdmission) && sb.ag.sb == sb {
+			idle = append(idle, s.idle(sb))
 		}
 	}
-	slices.SortFunc(idle, func(a, b *sandbox) int {
-		if c := cmp.Compare(b.mem, a.mem); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	for _, sb := range idle {
-		if s.lifeUsed >= s.cfg.LifecycleSlots {
-			return
-		}
-		s.teardown(sb, true)
+	if len(idle) > 0 {
+		s.reclaim(s.cfg.Residency.Decide(s.clock(), s.pressureNow(), idle))
 	}
 }
 

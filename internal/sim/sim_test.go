@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/workload"
 )
@@ -333,21 +334,34 @@ func TestStepCostRuns(t *testing.T) {
 }
 
 func TestPressureResidency(t *testing.T) {
-	cost := 600 * time.Millisecond
+	now := epoch.Add(time.Second)
+	mk := func(restartable bool, wait time.Duration) []policy.IdleSandbox {
+		return []policy.IdleSandbox{{ID: "s", WorkingSet: 64 << 20, Restartable: restartable, IdleSince: epoch,
+			PredictedWait: wait, TeardownCost: 300 * time.Millisecond, RematCost: 300 * time.Millisecond,
+			PageFrees: 40 << 20, PageInCost: 100 * time.Millisecond}}
+	}
 	tests := []struct {
 		name string
-		b    Boundary
-		want bool
+		r    PressureResidency
+		p    gate.Pressure
+		idle []policy.IdleSandbox
+		want string // "" none, else the kind
 	}{
-		{"green short wait retains", Boundary{Pressure: gate.Green, Restartable: true, PredWait: 300 * time.Millisecond, Cost: cost, Resident: 1}, false},
-		{"green long wait reclaims", Boundary{Pressure: gate.Green, Restartable: true, PredWait: 5 * time.Second, Cost: cost, Resident: 1}, true},
-		{"yellow reclaims", Boundary{Pressure: gate.Yellow, Restartable: true, Cost: cost, Resident: 1}, true},
-		{"red pinned stays", Boundary{Pressure: gate.Red, Restartable: false, Cost: cost, Resident: 1}, false},
+		{"green short wait retains", PressureResidency{}, gate.Green, mk(true, 1300*time.Millisecond), ""},
+		{"green long wait reclaims", PressureResidency{}, gate.Green, mk(true, 5*time.Second), "teardown"},
+		{"yellow reclaims", PressureResidency{}, gate.Yellow, mk(true, 0), "teardown"},
+		{"red pinned stays without the tier", PressureResidency{}, gate.Red, mk(false, 0), ""},
+		{"red pinned pages out with the tier", PressureResidency{PageOut: true}, gate.Red, mk(false, 0), "page-out"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := (PressureResidency{}).AtBoundary(tc.b); got != tc.want {
-				t.Fatalf("AtBoundary = %v, want %v", got, tc.want)
+			ds := tc.r.Decide(now, tc.p, tc.idle)
+			got := ""
+			if len(ds) > 0 {
+				got = ds[0].Kind.String()
+			}
+			if got != tc.want {
+				t.Fatalf("Decide = %v, want %q", ds, tc.want)
 			}
 		})
 	}

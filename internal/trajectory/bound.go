@@ -13,6 +13,11 @@ import (
 type BoundOptions struct {
 	SandboxBase int64   // memory of an idle, freshly created sandbox, bytes
 	CreateS     float64 // time to create a sandbox, seconds
+	// PinnedIdle is the share of its memory a sandbox that is not
+	// restartable must hold during a model wait: 1 on a host without swap,
+	// the compression ratio when residency may page it out (its compressed
+	// copy counts against the budget), 0 when unknown.
+	PinnedIdle float64
 }
 
 // LowerBound is LowerBoundWith for a host it knows nothing of.
@@ -52,7 +57,7 @@ func LowerBoundWith(wfs []Workflow, budgetBytes int64, o BoundOptions) float64 {
 		if len(w.Actions) > 0 {
 			at += w.Actions[0].Wait
 		}
-		rel = append(rel, release{at, w.AreaMiBS(base)})
+		rel = append(rel, release{at, w.areaMiBS(base, o.PinnedIdle)})
 	}
 	if budgetBytes <= 0 {
 		return longest
@@ -77,18 +82,23 @@ func LowerBoundWith(wfs []Workflow, budgetBytes int64, o BoundOptions) float64 {
 //     down);
 //   - the same during the model waits after an action that left a
 //     background process holding memory (Action.pins): residency never tears
-//     down a sandbox that is not restartable (policy.DecideReclaim skips it).
+//     down a sandbox that is not restartable (policy.DecideReclaim skips it)
+//     and, on a host without swap, cannot page it out.
 //
 // Left out, because some policy avoids them: the first wait (no sandbox
 // yet), the waits of a restartable sandbox (residency may tear it down),
 // creation (the memory appears when it ends), the final teardown (an OOM
 // kill may cut it short) and failed attempts.
-func (w Workflow) AreaMiBS(baseMiB float64) float64 {
+func (w Workflow) AreaMiBS(baseMiB float64) float64 { return w.areaMiBS(baseMiB, 1) }
+
+// areaMiBS is AreaMiBS with a sandbox that is not restartable holding
+// pinnedIdle of its memory during model waits (BoundOptions.PinnedIdle).
+func (w Workflow) areaMiBS(baseMiB, pinnedIdle float64) float64 {
 	var area float64
 	floor, pinned := baseMiB, false
 	for _, a := range w.Actions {
 		if pinned {
-			area += floor * a.Wait
+			area += pinnedIdle * floor * a.Wait
 		}
 		area += floor*a.DurationS() + a.AreaMiBS()
 		floor += a.RetainedMiB()

@@ -77,8 +77,12 @@ func TestLowerBound(t *testing.T) {
 		{"late arrivals fill the time after them", []Workflow{
 			flow("a", 0, held(0, 1024, 5)), flow("b", 10, held(0, 1024, 5)), flow("c", 10, held(0, 1024, 5))},
 			units.GiB, BoundOptions{}, 20},
-		// Optimum: two at a time, each holding 512 MiB for 9 s.
-		{"a background process holds through the wait", copies(4, pinning), units.GiB, BoundOptions{}, 18},
+		// Optimum without swap: two at a time, each holding 512 MiB for 9 s.
+		{"a background process holds through the wait", copies(4, pinning), units.GiB, BoundOptions{PinnedIdle: 1}, 18},
+		// With page-out the wait holds a compressed third: 4×(512×1 + 512/3×8)/1024 = 7.33 < 9, the longest workflow.
+		{"a paged-out background process holds its compressed copy", copies(4, pinning), units.GiB, BoundOptions{PinnedIdle: 1.0 / 3}, 9},
+		// Not knowing the host, the wait counts nothing.
+		{"a background process, host unknown", copies(4, pinning), units.GiB, BoundOptions{}, 9},
 		// Residency may tear the idle sandbox down: only the 1 s actions count (4×512/1024 = 2 < 9).
 		{"files alone do not hold through the wait", copies(4, filesOnly), units.GiB, BoundOptions{}, 9},
 		// Optimum: one after the other, each at the budget for 5 s.
