@@ -27,12 +27,19 @@ type IdleSandbox struct {
 	// PageInCost is the expected time to bring the paged-out memory back
 	// before the next action.
 	PageInCost time.Duration
-	// Queued: the agent's next action is ready and waits for admission.
-	// Its sandbox runs nothing, but the action may be admitted at any
-	// moment: it is only paged out (faulted back once admitted), and only
-	// in red, where admission waits for memory that idle floors hold.
-	Queued bool
+	// Stalled is how long the sandbox has run nothing although its agent
+	// is not in a model wait: its action waits for admission, or the gate
+	// froze it mid-action. 0: the agent is in a model wait. Such a sandbox
+	// may be admitted or thawed at any moment, so it is only paged out
+	// (faulted back before it runs), only in red, and only once it has
+	// stalled StallPageOut: then admission and the frozen actions wait
+	// for memory that stalled sandboxes hold.
+	Stalled time.Duration
 }
+
+// StallPageOut is how long a sandbox must have stalled (IdleSandbox.Stalled)
+// before red pages it out: ten gate periods, past the gate's short freezes.
+const StallPageOut = time.Second
 
 // ReclaimKind is how an idle sandbox gives its memory back.
 type ReclaimKind int
@@ -106,7 +113,7 @@ func (o option) better(p option) bool {
 // sandbox is not paged out yet (frees PageFrees, costs PageInCost).
 func (s IdleSandbox) best(cfg ResidencyConfig) (option, bool) {
 	var opts []option
-	if s.Restartable && !s.Queued {
+	if s.Restartable && s.Stalled == 0 {
 		opts = append(opts, option{ReclaimTeardown, s.WorkingSet, s.TeardownCost + s.RematCost})
 	}
 	minPage := cfg.MinPageOut
@@ -145,7 +152,7 @@ func DecideReclaim(now time.Time, p gate.Pressure, idle []IdleSandbox, cfg Resid
 	var out []ReclaimDecision
 	for _, s := range idle {
 		o, ok := s.best(cfg)
-		if !ok || s.Queued && p != gate.Red {
+		if !ok || s.Stalled > 0 && (p != gate.Red || s.Stalled < StallPageOut) {
 			continue
 		}
 		d := ReclaimDecision{ID: s.ID, Kind: o.kind, WorkingSet: s.WorkingSet, Frees: o.frees}

@@ -95,9 +95,12 @@ func TestDecidePageOut(t *testing.T) {
 		// Restart-safe and quick: teardown wins.
 		{ID: "quick", WorkingSet: 50 << 20, Restartable: true, TeardownCost: 10 * time.Millisecond, RematCost: 10 * time.Millisecond,
 			PageFrees: 20 << 20, PageInCost: 100 * time.Millisecond, IdleSince: t0},
-		// Waits for admission: paged out in red only, never torn down.
-		{ID: "queued", WorkingSet: 30 << 20, Restartable: true, Queued: true, TeardownCost: time.Millisecond,
+		// Waits for admission (or is frozen) long enough: paged out in red
+		// only, never torn down; one stalled briefly is left alone.
+		{ID: "queued", WorkingSet: 30 << 20, Restartable: true, Stalled: 2 * time.Second, TeardownCost: time.Millisecond,
 			PageFrees: 10 << 20, PageInCost: 20 * time.Millisecond, IdleSince: t0, PredictedWait: time.Hour},
+		{ID: "frozen briefly", WorkingSet: 300 << 20, Stalled: 300 * time.Millisecond,
+			PageFrees: 200 << 20, PageInCost: 20 * time.Millisecond, IdleSince: t0, PredictedWait: time.Hour},
 	}
 	type pick struct {
 		ID   string

@@ -34,7 +34,7 @@ type agent struct {
 	nSandbox  int
 	waitSum   time.Duration
 	waitN     int
-	idleSince time.Duration // when the current model wait began
+	idleSince time.Duration // when the current model wait or admission wait began
 	wantRemat bool          // the wait ended while the sandbox was being torn down
 
 	before  int64         // sandbox memory when the running action started

@@ -19,6 +19,7 @@ const (
 	evTimeout    // an action's timeout expires
 	evSchedule   // a coalesced admission Schedule
 	evPagedIn    // a paged-out sandbox's memory is back; its action is ready
+	evThawed     // a sandbox paged out while frozen has its memory back
 )
 
 // event is one scheduled occurrence. gen guards against stale events: an

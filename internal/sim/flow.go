@@ -148,7 +148,7 @@ func (s *sim) ready(ag *agent) {
 		s.start(ag)
 		return
 	}
-	ag.phase = phAdmission
+	ag.phase, ag.idleSince = phAdmission, s.now
 	s.kick = true
 }
 
@@ -166,6 +166,10 @@ func (s *sim) start(ag *agent) {
 	sb := ag.sb
 	if sb.paged { // paged out while it waited for admission
 		ag.phase = phPagingIn
+		if !s.fits(sb) {
+			s.pagingIn = append(s.pagingIn, ag)
+			return
+		}
 		s.at(s.faultBack(sb), evPagedIn, ag, nil)
 		return
 	}
@@ -293,12 +297,18 @@ func (s *sim) retryBlocked() {
 // idle is sb, whose agent waits, as residency's decision sees it.
 func (s *sim) idle(sb *sandbox) policy.IdleSandbox {
 	ag := sb.ag
-	is := policy.IdleSandbox{ID: sb.id, WorkingSet: sb.mem, Restartable: !sb.pinned, Queued: ag.phase == phAdmission,
+	is := policy.IdleSandbox{ID: sb.id, WorkingSet: sb.mem, Restartable: !sb.pinned,
 		IdleSince: epoch.Add(ag.idleSince), PredictedWait: ag.waitSum / time.Duration(max(ag.waitN, 1)),
 		TeardownCost: s.cfg.Teardown, RematCost: s.cfg.Rematerialize, PagedOut: sb.paged}
+	switch {
+	case sb.act != nil: // frozen mid-action
+		is.Stalled = max(s.now-sb.frozenAt, time.Nanosecond)
+	case ag.phase == phAdmission:
+		is.Stalled = max(s.now-ag.idleSince, time.Nanosecond)
+	}
 	if !sb.paged && !s.cfg.Swap.Off {
-		is.PageFrees = sb.floor - s.cfg.Swap.compressed(sb.floor)
-		is.PageInCost = s.cfg.Swap.pageIn(sb.floor)
+		is.PageFrees = sb.mem - s.cfg.Swap.compressed(sb.mem)
+		is.PageInCost = s.cfg.Swap.pageIn(sb.mem)
 	}
 	return is
 }
@@ -308,12 +318,17 @@ func (s *sim) idle(sb *sandbox) policy.IdleSandbox {
 func (s *sim) reclaim(ds []policy.ReclaimDecision) {
 	for _, d := range ds {
 		sb := s.h.byID[d.ID]
-		if sb == nil || sb.state != sbLive || sb.act != nil {
+		if sb == nil || sb.state != sbLive || sb.act != nil && !sb.frozen {
 			continue
 		}
 		switch d.Kind {
 		case policy.ReclaimPageOut:
 			s.pageOut(sb)
+		case policy.ReclaimTeardown:
+			if sb.act != nil {
+				continue
+			}
+			fallthrough
 		default:
 			if s.lifeUsed < s.cfg.LifecycleSlots {
 				s.teardown(sb, true)
@@ -329,7 +344,7 @@ func (s *sim) pageOut(sb *sandbox) {
 	}
 	s.h.advance(sb, s.now)
 	before := sb.mem
-	sb.paged, sb.compressed = true, s.cfg.Swap.compressed(sb.floor)
+	sb.paged, sb.compressed = true, s.cfg.Swap.compressed(sb.mem)
 	s.h.advance(sb, s.now)
 	s.res.PageOuts++
 	s.res.PagedOutBytes += before - sb.mem
@@ -343,8 +358,7 @@ func (s *sim) pageOut(sb *sandbox) {
 // rematerializations.
 func (s *sim) pageIn(ag *agent) {
 	sb := ag.sb
-	more := sb.floor - sb.compressed
-	if !s.cfg.Residency.MayRematerialize(s.pressureNow()) || s.h.projected(s.now)+more > s.cfg.Budget {
+	if !s.cfg.Residency.MayRematerialize(s.pressureNow()) || !s.fits(sb) {
 		ag.phase = phBlocked
 		s.blocked = append(s.blocked, ag)
 		return
@@ -353,12 +367,37 @@ func (s *sim) pageIn(ag *agent) {
 	s.at(s.faultBack(sb), evPagedIn, ag, nil)
 }
 
+// fits reports whether paged-out sb's memory fits the budget back.
+func (s *sim) fits(sb *sandbox) bool {
+	full := sb.floor
+	if sb.act != nil {
+		full += sb.act.memAt(sb.progress)
+	}
+	return s.h.projected(s.now)+full-sb.compressed <= s.cfg.Budget
+}
+
+// retryPagingIn starts the page-ins of admitted agents that now fit.
+func (s *sim) retryPagingIn() {
+	keep := s.pagingIn[:0]
+	for _, ag := range s.pagingIn {
+		switch {
+		case ag.phase != phPagingIn || ag.sb == nil || !ag.sb.paged:
+		case s.fits(ag.sb):
+			s.at(s.faultBack(ag.sb), evPagedIn, ag, nil)
+		default:
+			keep = append(keep, ag)
+		}
+	}
+	clear(s.pagingIn[len(keep):])
+	s.pagingIn = keep
+}
+
 // faultBack brings paged-out sb's memory back and returns how long that
 // takes.
 func (s *sim) faultBack(sb *sandbox) time.Duration {
 	sb.paged, sb.compressed = false, 0
 	s.h.advance(sb, s.now)
-	d := s.cfg.Swap.pageIn(sb.floor)
+	d := s.cfg.Swap.pageIn(sb.mem)
 	s.res.LifecycleTime += d
 	s.debugf("page_in %s %dMiB in %v", sb.id, sb.mem>>20, d)
 	return d

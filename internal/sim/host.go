@@ -34,7 +34,8 @@ type sandbox struct {
 	act      *profile      // the running action; nil when idle
 	progress time.Duration // the running action's progress
 	frozen   bool
-	oomWait  bool // waits for memory under the domain's OOM hold (hold.go)
+	frozenAt time.Duration // when the gate froze it
+	oomWait  bool          // waits for memory under the domain's OOM hold (hold.go)
 
 	mem  int64         // memory at tmat, bytes
 	tmat time.Duration // when mem and progress were last brought up to date
@@ -127,11 +128,11 @@ func (h *host) advance(sb *sandbox, now time.Duration) {
 	}
 	sb.tmat = now
 	m := sb.floor
-	if sb.paged {
-		m = sb.compressed
-	}
 	if sb.act != nil {
 		m += sb.act.memAt(sb.progress)
+	}
+	if sb.paged {
+		m = sb.compressed
 	}
 	h.setMem(sb, m)
 }

@@ -35,6 +35,9 @@ type sim struct {
 
 	lifeUsed int      // residency lifecycle operations in flight
 	blocked  []*agent // rematerializations waiting for pressure or a slot
+	// pagingIn are admitted agents whose paged-out sandbox waits for room
+	// to fault back (retried every gate period).
+	pagingIn []*agent
 
 	running int // actions executing
 
@@ -241,6 +244,10 @@ func (s *sim) handle(ev *event) {
 		}
 	case evSchedule:
 		s.schedPending, s.kick = false, true
+	case evThawed:
+		if ev.gen == ev.sb.gen && !ev.sb.frozen && ev.sb.state == sbLive {
+			s.unfreeze(ev.sb)
+		}
 	case evPagedIn:
 		switch {
 		case ev.gen != ev.ag.gen:

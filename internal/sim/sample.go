@@ -48,6 +48,7 @@ func (s *sim) sample() {
 	s.applyHold(st.Hold)
 	if s.cfg.Policy.Residency {
 		s.reclaimIdle()
+		s.retryPagingIn()
 		s.retryBlocked()
 	}
 }
@@ -55,24 +56,44 @@ func (s *sim) sample() {
 func (s *sim) freeze(sb *sandbox) {
 	s.res.Freezes++
 	s.h.setActive(sb, s.now, false)
-	sb.frozen = true
+	sb.frozen, sb.frozenAt = true, s.now
 	sb.gen++ // cancels the pending phase event; thaw reschedules it
 }
 
+// thaw lets sb run again; one paged out while frozen faults its memory
+// back first (evThawed).
 func (s *sim) thaw(sb *sandbox) {
+	if sb.paged && !s.fits(sb) {
+		return // stays frozen until its memory fits back
+	}
 	sb.frozen = false
+	if sb.paged {
+		sb.gen++
+		s.at(s.faultBack(sb), evThawed, nil, sb)
+		return
+	}
+	s.unfreeze(sb)
+}
+
+// unfreeze restarts the action of a sandbox that is neither frozen nor
+// paged out.
+func (s *sim) unfreeze(sb *sandbox) {
 	if sb.act != nil && !sb.oomWait { // a waiter stays waiting; resume goes on with it
 		s.h.setActive(sb, s.now, true)
 		s.schedulePhase(sb)
 	}
 }
 
-// reclaimIdle runs residency's decision over the live sandboxes of agents
-// in a model wait and carries it out.
+// reclaimIdle runs residency's decision over the live sandboxes that run
+// nothing (their agent in a model wait or an admission wait, or frozen by
+// the gate) and carries it out.
 func (s *sim) reclaimIdle() {
 	var idle []policy.IdleSandbox
 	for _, sb := range s.h.all {
-		if ph := sb.ag.phase; sb.state == sbLive && sb.act == nil && (ph == phWaiting || ph == phAdmission) && sb.ag.sb == sb {
+		if sb.state != sbLive || sb.ag.sb != sb || sb.oomWait {
+			continue
+		}
+		if ph := sb.ag.phase; sb.act == nil && (ph == phWaiting || ph == phAdmission) || sb.act != nil && sb.frozen {
 			idle = append(idle, s.idle(sb))
 		}
 	}
