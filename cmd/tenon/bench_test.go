@@ -34,6 +34,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{"name with a directory", []string{"--name", "a/b"}, "--name"},
 		{"unknown backend", []string{"--backend", "xen"}, `--backend "xen"`},
 		{"missing trace directory", []string{"--traces", "/nonexistent/tenon-test-bench"}, "--traces"},
+		{"traces group without trace sets", []string{"--only", "traces", "--trace-sets", "/nonexistent/tenon-test-traces"}, "/nonexistent/tenon-test-traces does not exist; point --trace-sets"},
 		{"traces as workload without directory", []string{"--workloads", "traces"}, "needs a trace directory"},
 		{"stray argument", []string{"now"}, `unexpected argument "now"`},
 		{"unknown flag", []string{"--fast"}, "flag provided but not defined"},
