@@ -75,7 +75,10 @@ finished, marked partial. --dry-run prints the cases and an estimated duration
 of every repetition, from a model calibrated on this 2-core machine (how long
 tenon's controller takes varies most). --quick: 8 swe workflows at 1 GiB
 (about 4x oversubscribed, time scale 0.25), eager and tenon, once, a few
-minutes. Needs root.
+minutes. Needs root, but for --sim: every case then runs on the simulated host
+(the same decision code as tenon sim, at the case's time scale, with the
+simulator's measured sandbox costs) in seconds, once unless --reps, and the
+results files are written as for a live run (backend "sim").
 --replot FILE.json redraws the plots of an earlier run from its results JSON,
 next to it, and runs nothing.`)
 	quick := fs.Bool("quick", false, "run the small CI subset instead of the full matrix")
@@ -100,6 +103,7 @@ next to it, and runs nothing.`)
 	fs.Var(&only, "only", "comma-separated `groups` to run: "+strings.Join(bench.Groups, ", "))
 	var timeout timeoutFlag
 	fs.Var(&timeout, "action-timeout", actionTimeoutHelp+" (per case)")
+	simulate := fs.Bool("sim", false, "run every case on the simulated host (as tenon sim, at the case's time scale) instead of in sandboxes: seconds, no root; once unless --reps")
 	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
 	replot := fs.String("replot", "", "redraw the plots of an earlier run from its results JSON (written next to it), run nothing")
 	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
@@ -127,15 +131,18 @@ next to it, and runs nothing.`)
 	cases, err := benchCases(env, set, benchFlagValues{
 		image: *image, quick: *quick, everyBudget: *everyBudget, traces: *traces, traceSets: *traceSets, backend: *backend,
 		budgets: budgets.items, workloads: workloadsFlag.items, policies: pols.items, only: only.items,
-		timeScale: *scale, n: *n, seed: *seed, reps: *reps,
+		timeScale: *scale, n: *n, seed: *seed, reps: *reps, sim: *simulate,
 	})
 	if err != nil {
 		return err
 	}
+	meta := bench.Meta{Name: *name, Command: "tenon bench " + quoteArgs(args), Backend: *backend}
+	if *simulate {
+		meta.Backend = "sim"
+	}
 	plan, err := app.PlanBench(app.BenchConfig{
 		Cases: cases, Backend: *backend, Domain: *domain, StateDir: *stateDir, OutDir: *outDir, EventsDir: *eventsDir, ActionTimeout: timeout.config(),
-		Meta:     bench.Meta{Name: *name, Command: "tenon bench " + quoteArgs(args), Backend: *backend},
-		Progress: env.stderr, Log: env.log,
+		Meta: meta, Sim: *simulate, Progress: env.stderr, Log: env.log,
 	})
 	if err != nil {
 		return err
@@ -159,7 +166,7 @@ next to it, and runs nothing.`)
 
 // benchFlagValues are the flags that pick the cases.
 type benchFlagValues struct {
-	quick, everyBudget                 bool
+	quick, everyBudget, sim            bool
 	traces, traceSets, backend, image  string
 	budgets, workloads, policies, only []string
 	timeScale                          float64
@@ -264,6 +271,8 @@ func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) er
 	}
 	if set["reps"] {
 		m.Reps = v.reps
+	} else if v.sim {
+		m.Reps = 1 // the simulator is deterministic
 	}
 	if !(m.TimeScale > 0) {
 		return errors.New("--time-scale must be positive")

@@ -204,3 +204,32 @@ func TestBenchReplot(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchSim: --sim runs the cases on the simulated host, without root
+// or sandboxes, and writes the results files as a live run does.
+func TestBenchSim(t *testing.T) {
+	env := newTestEnv()
+	out := filepath.Join(t.TempDir(), "out")
+	if err := runBench(context.Background(), &env.cliEnv, []string{"--quick", "--sim", "--out-dir", out, "--state-dir", "/nonexistent"}); err != nil {
+		t.Fatalf("bench --sim: %v (%s)", err, env.errOut.String())
+	}
+	f, err := os.Open(filepath.Join(out, "bench-quick.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := bench.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := res.Headline(); h == nil || h.Err != nil || len(h.Comparison.Results) != 2 {
+		t.Errorf("headline %+v, want eager and tenon simulated", h)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "bench-quick.md"))
+	if err != nil || !strings.Contains(string(md), "backend: sim") {
+		t.Errorf("the Markdown does not name the sim backend (%v)", err)
+	}
+	if !strings.Contains(env.out.String(), "tenon completes every workflow") {
+		t.Errorf("no goals in the summary:\n%s", env.out.String())
+	}
+}
