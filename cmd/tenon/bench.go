@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -42,6 +43,13 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
                 headline workload at the tightest budget; the headline case
                 (--n workflows, about 9x oversubscribed) is the sweep's last point.
   region        tenon with yellow = red = 5, 10, 15, 20, 25% of the budget.
+  traces        not run unless --only names it (hours): every real trace set in
+                --trace-sets (default ../shared/traces, read at run time), each
+                imported, replicated twice (ids -r0, -r1; arrivals 0.5 s apart,
+                the second copy 30 s later; the backend's default image), at
+                1 and 2 GiB (or --budgets) under the core set, compressed so the
+                longest workflow replays in 60 s; workflows that cannot fit a
+                budget are reported as infeasible.
 
 Budgets 1, 1.5 and 2 GiB stand for the paper's 4U8G, 6U12G and 8U16G (the same
 1 : 1.5 : 2 ratio) on one workload, so oversubscription falls as the budget
@@ -67,7 +75,10 @@ finished, marked partial. --dry-run prints the cases and an estimated duration
 of every repetition, from a model calibrated on this 2-core machine (how long
 tenon's controller takes varies most). --quick: 8 swe workflows at 1 GiB
 (about 4x oversubscribed, time scale 0.25), eager and tenon, once, a few
-minutes. Needs root.
+minutes. Needs root, but for --sim: every case then runs on the simulated host
+(the same decision code as tenon sim, at the case's time scale, with the
+simulator's measured sandbox costs) in seconds, once unless --reps, and the
+results files are written as for a live run (backend "sim").
 --replot FILE.json redraws the plots of an earlier run from its results JSON,
 next to it, and runs nothing.`)
 	quick := fs.Bool("quick", false, "run the small CI subset instead of the full matrix")
@@ -80,6 +91,7 @@ next to it, and runs nothing.`)
 	fs.Var(&workloadsFlag, "workloads", "comma-separated `workloads`: "+strings.Join(bench.WorkloadNames, ", ")+" (default all; swe with --quick); the first is the headline")
 	fs.Var(&pols, "policies", "comma-separated `policies` replacing the main group's (static-best: the static sweep's best)")
 	traces := fs.String("traces", "", "directory of AgentCgroup trace runs to add as workload \"traces\"")
+	traceSets := fs.String("trace-sets", defaultTraceSets(), "`directory` of real trace sets (<set>/<task>/attempt_N/) for the traces group, relative to the working directory ($TENON_TRACES overrides the default)")
 	image := fs.String("image", "", imageHelp+"; applies to --traces")
 	scale := fs.Float64("time-scale", def.TimeScale, "multiply arrivals, model waits and tool times of every case (0.25 with --quick)")
 	n := fs.Int("n", def.N, "workflows of the swe workload (others scale from it; 8 with --quick)")
@@ -91,6 +103,7 @@ next to it, and runs nothing.`)
 	fs.Var(&only, "only", "comma-separated `groups` to run: "+strings.Join(bench.Groups, ", "))
 	var timeout timeoutFlag
 	fs.Var(&timeout, "action-timeout", actionTimeoutHelp+" (per case)")
+	simulate := fs.Bool("sim", false, "run every case on the simulated host (as tenon sim, at the case's time scale) instead of in sandboxes: seconds, no root; once unless --reps")
 	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
 	replot := fs.String("replot", "", "redraw the plots of an earlier run from its results JSON (written next to it), run nothing")
 	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
@@ -116,17 +129,20 @@ next to it, and runs nothing.`)
 		return fmt.Errorf("--name %q: want a plain file name without directories", *name)
 	}
 	cases, err := benchCases(env, set, benchFlagValues{
-		image: *image, quick: *quick, everyBudget: *everyBudget, traces: *traces, backend: *backend,
+		image: *image, quick: *quick, everyBudget: *everyBudget, traces: *traces, traceSets: *traceSets, backend: *backend,
 		budgets: budgets.items, workloads: workloadsFlag.items, policies: pols.items, only: only.items,
-		timeScale: *scale, n: *n, seed: *seed, reps: *reps,
+		timeScale: *scale, n: *n, seed: *seed, reps: *reps, sim: *simulate,
 	})
 	if err != nil {
 		return err
 	}
+	meta := bench.Meta{Name: *name, Command: "tenon bench " + quoteArgs(args), Backend: *backend}
+	if *simulate {
+		meta.Backend = "sim"
+	}
 	plan, err := app.PlanBench(app.BenchConfig{
 		Cases: cases, Backend: *backend, Domain: *domain, StateDir: *stateDir, OutDir: *outDir, EventsDir: *eventsDir, ActionTimeout: timeout.config(),
-		Meta:     bench.Meta{Name: *name, Command: "tenon bench " + quoteArgs(args), Backend: *backend},
-		Progress: env.stderr, Log: env.log,
+		Meta: meta, Sim: *simulate, Progress: env.stderr, Log: env.log,
 	})
 	if err != nil {
 		return err
@@ -150,8 +166,8 @@ next to it, and runs nothing.`)
 
 // benchFlagValues are the flags that pick the cases.
 type benchFlagValues struct {
-	quick, everyBudget                 bool
-	traces, backend, image             string
+	quick, everyBudget, sim            bool
+	traces, traceSets, backend, image  string
 	budgets, workloads, policies, only []string
 	timeScale                          float64
 	n, reps                            int
@@ -181,6 +197,17 @@ func benchCases(env *cliEnv, set map[string]bool, v benchFlagValues) ([]bench.Ca
 			m.Workloads = append(m.Workloads, bench.WorkloadTraces)
 		}
 	}
+	if m.Wants(bench.GroupTraces) {
+		dir, err := filepath.Abs(v.traceSets)
+		if err != nil {
+			return nil, fmt.Errorf("--trace-sets: %w", err)
+		}
+		sets, err := bench.LoadTraceSets(dir)
+		if err != nil {
+			return nil, fmt.Errorf("--only %s: %w; point --trace-sets (or $TENON_TRACES) at a directory of AgentCgroup trace sets", bench.GroupTraces, err)
+		}
+		m.TraceSets = sets
+	}
 	cases, err := m.Cases()
 	if err != nil {
 		return nil, err
@@ -189,6 +216,15 @@ func benchCases(env *cliEnv, set map[string]bool, v benchFlagValues) ([]bench.Ca
 		return nil, fmt.Errorf("no case to run: --only %q selects nothing for these workloads", strings.Join(v.only, ","))
 	}
 	return cases, nil
+}
+
+// defaultTraceSets is --trace-sets' default: $TENON_TRACES, or
+// bench.DefaultTracesDir.
+func defaultTraceSets() string {
+	if d := os.Getenv("TENON_TRACES"); d != "" {
+		return d
+	}
+	return bench.DefaultTracesDir
 }
 
 // applyBenchFlags overrides the matrix with the flags the user set.
@@ -221,6 +257,9 @@ func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) er
 	if set["only"] {
 		m.Only = v.only
 	}
+	if set["budgets"] {
+		m.TraceBudgets = m.Budgets
+	}
 	if set["time-scale"] {
 		m.TimeScale = v.timeScale
 	}
@@ -232,6 +271,8 @@ func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) er
 	}
 	if set["reps"] {
 		m.Reps = v.reps
+	} else if v.sim {
+		m.Reps = 1 // the simulator is deterministic
 	}
 	if !(m.TimeScale > 0) {
 		return errors.New("--time-scale must be positive")

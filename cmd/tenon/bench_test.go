@@ -34,6 +34,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{"name with a directory", []string{"--name", "a/b"}, "--name"},
 		{"unknown backend", []string{"--backend", "xen"}, `--backend "xen"`},
 		{"missing trace directory", []string{"--traces", "/nonexistent/tenon-test-bench"}, "--traces"},
+		{"traces group without trace sets", []string{"--only", "traces", "--trace-sets", "/nonexistent/tenon-test-traces"}, "/nonexistent/tenon-test-traces does not exist; point --trace-sets"},
 		{"traces as workload without directory", []string{"--workloads", "traces"}, "needs a trace directory"},
 		{"stray argument", []string{"now"}, `unexpected argument "now"`},
 		{"unknown flag", []string{"--fast"}, "flag provided but not defined"},
@@ -201,5 +202,34 @@ func TestBenchReplot(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), filepath.Base(bad)) {
 			t.Errorf("--replot %s: %v, want an error naming it", bad, err)
 		}
+	}
+}
+
+// TestBenchSim: --sim runs the cases on the simulated host, without root
+// or sandboxes, and writes the results files as a live run does.
+func TestBenchSim(t *testing.T) {
+	env := newTestEnv()
+	out := filepath.Join(t.TempDir(), "out")
+	if err := runBench(context.Background(), &env.cliEnv, []string{"--quick", "--sim", "--out-dir", out, "--state-dir", "/nonexistent"}); err != nil {
+		t.Fatalf("bench --sim: %v (%s)", err, env.errOut.String())
+	}
+	f, err := os.Open(filepath.Join(out, "bench-quick.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := bench.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := res.Headline(); h == nil || h.Err != nil || len(h.Comparison.Results) != 2 {
+		t.Errorf("headline %+v, want eager and tenon simulated", h)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "bench-quick.md"))
+	if err != nil || !strings.Contains(string(md), "backend: sim") {
+		t.Errorf("the Markdown does not name the sim backend (%v)", err)
+	}
+	if !strings.Contains(env.out.String(), "tenon completes every workflow") {
+		t.Errorf("no goals in the summary:\n%s", env.out.String())
 	}
 }

@@ -26,3 +26,30 @@ func TestTraceImportFlagAfterDir(t *testing.T) {
 		t.Errorf("summary %q", s)
 	}
 }
+
+// TestTraceReplicate: "trace replicate FILE --copies 3 -o OUT" writes
+// three copies of every workflow, renamed and respaced; a bad count fails.
+func TestTraceReplicate(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl")
+	env := newTestEnv()
+	runs := filepath.Join("..", "..", "internal", "trajectory", "agentcgroup", "testdata", "runs")
+	if err := runTraceImport(context.Background(), &env.cliEnv, []string{runs, "-o", in}); err != nil {
+		t.Fatal(err)
+	}
+	env = newTestEnv()
+	if err := runTraceReplicate(context.Background(), &env.cliEnv, []string{in, "--copies", "3", "--offset", "10", "-o", out}); err != nil {
+		t.Fatalf("%v (stderr %q)", err, env.errOut.String())
+	}
+	wfs, err := trajectory.LoadFile(out)
+	if err != nil || len(wfs) != 6 {
+		t.Fatalf("%d workflows, %v; want 6", len(wfs), err)
+	}
+	if w := wfs[5]; w.ID != "gamma__three-3.attempt_2-r2" || w.Arrival != 20.5 || w.Image != "" {
+		t.Errorf("last copy %s at %g s, image %q", w.ID, w.Arrival, w.Image)
+	}
+	env = newTestEnv()
+	if err := runTraceReplicate(context.Background(), &env.cliEnv, []string{in, "--copies", "0"}); err == nil || !strings.Contains(err.Error(), "--copies 0") {
+		t.Errorf("--copies 0: %v", err)
+	}
+}

@@ -13,10 +13,15 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/bench"
 	"github.com/tenon-dev/tenon/internal/report"
+	"github.com/tenon-dev/tenon/internal/sim"
 )
 
 // BenchFallbackStatic replaces the best static when no static sweep ran.
 const BenchFallbackStatic = "static-4"
+
+// benchRetries is how often a bench run retries a workflow after an OOM
+// kill or a timeout, live or simulated.
+const benchRetries = 5
 
 // BenchConfig is a run of the benchmark matrix.
 type BenchConfig struct {
@@ -32,6 +37,11 @@ type BenchConfig struct {
 	// Meta describes the run in the results files; Commit, Dirty, Machine,
 	// Started and Wall are filled in by Run.
 	Meta bench.Meta
+	// Sim runs every case on the simulated host (Simulate, at the case's
+	// time scale, with the simulator's measured lifecycle costs) instead
+	// of replaying it: no sandbox, no root, seconds per case. Backend,
+	// Domain, StateDir and EventsDir are then unused.
+	Sim bool
 
 	// Progress receives the estimate and a progress bar per replay; nil
 	// shows none.
@@ -51,6 +61,9 @@ type BenchPlan struct {
 // its case starts.
 func PlanBench(cfg BenchConfig) (*BenchPlan, error) {
 	p := &BenchPlan{cfg: cfg, runs: map[string]map[string]policyRun{}}
+	if cfg.Sim {
+		return p, checkSimPolicies(cfg.Cases)
+	}
 	for _, c := range cfg.Cases {
 		if err := checkImages(cfg.Backend, c.Workflows); err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
@@ -77,7 +90,7 @@ func (p *BenchPlan) replayConfig(c bench.Case, rep int, label string) ReplayConf
 	return ReplayConfig{
 		Workflows: c.Workflows, Params: c.Params, Budget: c.Budget,
 		Backend: p.cfg.Backend, Domain: p.cfg.Domain, StateDir: p.cfg.StateDir, TimeScale: c.TimeScale,
-		Retries: 5, ActionTimeout: p.cfg.ActionTimeout, Label: label, EventLog: caseEventLog(p.cfg.EventsDir, c, rep),
+		Retries: benchRetries, ActionTimeout: p.cfg.ActionTimeout, Label: label, EventLog: caseEventLog(p.cfg.EventsDir, c, rep),
 		Progress: p.cfg.Progress, Log: p.cfg.Log,
 	}
 }
@@ -110,7 +123,11 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	fmt.Fprintf(progress, "tenon bench: %d cases, estimated %s\n", len(cfg.Cases), bench.Estimate(cfg.Cases).Round(time.Minute))
+	if cfg.Sim {
+		fmt.Fprintf(progress, "tenon bench: %d cases, simulated\n", len(cfg.Cases))
+	} else {
+		fmt.Fprintf(progress, "tenon bench: %d cases, estimated %s\n", len(cfg.Cases), bench.Estimate(cfg.Cases).Round(time.Minute))
+	}
 	var label string
 	res := bench.Run(ctx, cfg.Cases, bench.Config{
 		FallbackStatic: BenchFallbackStatic,
@@ -121,6 +138,10 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 			}
 		},
 		Run: func(ctx context.Context, c bench.Case, rep int) (*report.Comparison, error) {
+			if cfg.Sim {
+				fmt.Fprintf(progress, "%s: simulating %s\n", label, strings.Join(c.Policies, ", "))
+				return simulateCase(ctx, cfg, c)
+			}
 			return p.replayCase(ctx, c, rep, label)
 		},
 	})
@@ -181,4 +202,35 @@ func caseEventLog(dir string, c bench.Case, rep int) string {
 		name += fmt.Sprintf("-rep%d", rep+1)
 	}
 	return filepath.Join(dir, name+".jsonl")
+}
+
+// checkSimPolicies fails when a case names a policy the simulator does not
+// know, before any case runs; the static sweep's best is resolved later.
+func checkSimPolicies(cases []bench.Case) error {
+	for _, c := range cases {
+		for _, name := range c.Policies {
+			if name == bench.BestStatic {
+				continue
+			}
+			if _, err := sim.ParsePolicy(name); err != nil {
+				return fmt.Errorf("case %s: %w", c.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// simulateCase runs case c (its policies resolved by bench.Run) on the
+// simulated host as a live replay would: the same workflows, time scale,
+// budget, parameters and retries.
+func simulateCase(ctx context.Context, cfg BenchConfig, c bench.Case) (*report.Comparison, error) {
+	res, err := Simulate(ctx, SimConfig{
+		Workflows: c.Workflows, TimeScale: c.TimeScale, Policies: c.Policies, Params: c.Params, Budget: c.Budget,
+		Seed: 1, Retries: benchRetries, Create: sim.DefaultCreate, Teardown: sim.DefaultTeardown, Rematerialize: sim.DefaultRematerialize,
+		ActionTimeout: cfg.ActionTimeout, Train: "auto", Warn: cfg.Progress, Log: cfg.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.Comparison, nil
 }

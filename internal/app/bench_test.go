@@ -109,3 +109,46 @@ func TestCaseEventLog(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchSim runs cases on the simulated host: the workflows name an
+// image the process backend lacks and the backend and state directory are
+// bogus, none of which matters; the best static is resolved as live, each
+// case's comparison carries its time scale, and the results files are
+// written.
+func TestBenchSim(t *testing.T) {
+	wfs, _ := OverrideImage(testWorkflows(t, 4), "swe/not-on-this-host")
+	mk := func(name, group string, pols ...string) bench.Case {
+		return bench.Case{Name: name, Group: group, Workload: "swe", Workflows: wfs, Budget: units.GiB,
+			TimeScale: 0.5, Policies: pols, Headline: group == bench.GroupMain, Reps: 1}
+	}
+	cases := []bench.Case{
+		mk("static/swe/1GiB/N=1", bench.GroupStatic, "static-1"),
+		mk("main/swe/1GiB", bench.GroupMain, "eager", bench.BestStatic, "tenon"),
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	plan, err := PlanBench(BenchConfig{Cases: cases, Sim: true, Backend: "process", StateDir: "/nonexistent", OutDir: out,
+		Meta: bench.Meta{Name: "b", Command: "tenon bench --sim", Backend: "sim"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := plan.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := run.Results.Headline()
+	if head == nil || head.Err != nil || len(head.Comparison.Results) != 3 || head.Comparison.Results[1].Policy != "static-1" {
+		t.Fatalf("headline %+v, want eager, static-1, tenon", head)
+	}
+	if c := head.Comparison; c.TimeScale != 0.5 || c.Results[2].Workflows != 4 || c.Results[2].MakespanS <= 0 {
+		t.Errorf("comparison: time scale %g, tenon %+v", c.TimeScale, c.Results[2])
+	}
+	for _, f := range []string{"b.md", "b.json"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("results file %s: %v", f, err)
+		}
+	}
+	_, err = PlanBench(BenchConfig{Cases: []bench.Case{mk("main/swe/1GiB", bench.GroupMain, "tenno")}, Sim: true, OutDir: out})
+	if err == nil || !strings.Contains(err.Error(), "tenno") {
+		t.Errorf("bad policy: %v, want an error naming it", err)
+	}
+}

@@ -16,9 +16,10 @@ import (
 
 // SimConfig is a run of several policies on the simulated host.
 type SimConfig struct {
-	// WorkloadFile is a trajectory file; "" generates Kind with N
-	// workflows from Seed, memory scaled by MemScale, or by Oversub
-	// (see GenerateWorkload).
+	// Workflows, when set, are the workload; otherwise WorkloadFile is a
+	// trajectory file, and "" generates Kind with N workflows from Seed,
+	// memory scaled by MemScale, or by Oversub (see GenerateWorkload).
+	Workflows         []trajectory.Workflow
 	WorkloadFile      string
 	Kind              string
 	N                 int
@@ -28,7 +29,10 @@ type SimConfig struct {
 	Policies []string // sim.ParsePolicy names
 	Params   map[string]string
 	Budget   int64
-	Retries  int
+	// TimeScale compresses arrivals, waits and action times as a live
+	// replay at that scale does (0 means 1); the lifecycle costs stay.
+	TimeScale float64
+	Retries   int
 	// Costs of the simulated sandbox lifecycle.
 	Create, Teardown, Rematerialize time.Duration
 	Swap                            sim.Swap // the page-out tier's compressed swap
@@ -86,13 +90,24 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	}
 	var wfs []trajectory.Workflow
 	var err error
-	if cfg.WorkloadFile != "" {
+	switch {
+	case len(cfg.Workflows) > 0:
+		wfs = cfg.Workflows
+	case cfg.WorkloadFile != "":
 		wfs, err = trajectory.LoadFile(cfg.WorkloadFile)
-	} else {
+	default:
 		wfs, err = GenerateWorkload(cfg.Kind, cfg.N, cfg.Seed, cfg.MemScale, cfg.Oversub, cfg.Budget)
 	}
 	if err != nil {
 		return nil, err
+	}
+	scale := cfg.TimeScale
+	if scale <= 0 {
+		scale = 1
+	}
+	orig := wfs
+	if scale != 1 {
+		wfs = replay.Scale(wfs, scale)
 	}
 	var preds *sim.Predictors
 	if len(needPred) > 0 {
@@ -104,10 +119,10 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 		}
 		t0 := time.Now()
 		switch mode := cfg.Train; {
-		case mode == "live" || mode == "auto" && len(wfs) <= 1000:
-			preds, err = sim.LivePredictors(wfs, cfg.Budget, kinds)
+		case mode == "live" || mode == "auto" && len(orig) <= 1000:
+			preds, err = sim.LivePredictors(orig, cfg.Budget, kinds)
 		case mode == "sampled" || mode == "auto":
-			preds, err = sim.NewPredictors(wfs, sim.PredictorOptions{Seed: uint64(cfg.Seed), Kinds: kinds})
+			preds, err = sim.NewPredictors(orig, sim.PredictorOptions{Seed: uint64(cfg.Seed), Kinds: kinds})
 		default:
 			return nil, fmt.Errorf("--train %q: want live, sampled or auto", mode)
 		}
@@ -118,7 +133,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	}
 	var results []*replay.Result
 	var holds []SimHold
-	timeout := actionTimeout(cfg.ActionTimeout, wfs, 1)
+	timeout := actionTimeout(cfg.ActionTimeout, orig, scale)
 	for _, sp := range specs {
 		sc := sim.Config{Workflows: wfs, Policy: sp, Budget: cfg.Budget, Retries: cfg.Retries,
 			Create: cfg.Create, Teardown: cfg.Teardown, Rematerialize: cfg.Rematerialize, SandboxBase: cfg.SandboxBase, Swap: cfg.Swap,
@@ -145,7 +160,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 		holds = append(holds, SimHold{Policy: sp.Name, Holds: r.Holds, Resolved: r.HoldsResolved,
 			Released: r.HoldsReleased, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits})
 	}
-	return &SimResult{Comparison: report.Compare(wfs, cfg.Budget, 1, results...), Holds: holds}, nil
+	return &SimResult{Comparison: report.Compare(orig, cfg.Budget, scale, results...), Holds: holds}, nil
 }
 
 // GenerateWorkload generates n workflows of kind; with oversub > 0 their

@@ -64,3 +64,29 @@ func TestSimulate(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulateTimeScale: given workflows at a time scale, Simulate runs
+// them compressed as a live replay does: the simulated makespan shrinks
+// with the scale and the comparison records it.
+func TestSimulateTimeScale(t *testing.T) {
+	wfs := testWorkflows(t, 4)
+	makespan := func(scale float64) float64 {
+		t.Helper()
+		res, err := Simulate(t.Context(), SimConfig{Workflows: wfs, TimeScale: scale, Policies: []string{"eager"}, Budget: 8 << 30, Retries: 5, Train: "auto"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := scale
+		if scale == 0 {
+			want = 1
+		}
+		if got := res.Comparison.TimeScale; got != want {
+			t.Errorf("scale %g: comparison time scale %g, want %g", scale, got, want)
+		}
+		return float64(res.Comparison.Results[0].MakespanS)
+	}
+	full, half := makespan(0), makespan(0.5)
+	if !(half > 0 && half < 0.6*full) {
+		t.Errorf("makespan %g s at scale 0.5, %g s unscaled; want about half", half, full)
+	}
+}

@@ -10,5 +10,7 @@
 //
 // It owns no kernel state and starts no sandbox: everything it knows about a
 // run comes back from the RunFunc as a report.Comparison. The only files it
-// writes are the results files in the directory it is given.
+// writes are the results files in the directory it is given; the only ones
+// it reads, besides an earlier results JSON, are the real trace sets of the
+// traces group (LoadTraceSets), at run time and never copied.
 package bench

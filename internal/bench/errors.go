@@ -9,3 +9,7 @@ var ErrBadMatrix = errors.New("bench: bad matrix")
 // ErrBadResults is returned by ReadJSON for a file that is not a bench
 // results JSON.
 var ErrBadResults = errors.New("bench: bad results file")
+
+// ErrNoTraces is returned by LoadTraceSets when the traces directory is
+// missing or holds no trace set: the traces group has nothing to replay.
+var ErrNoTraces = errors.New("bench: no real trace sets")

@@ -17,10 +17,18 @@ const (
 	GroupAblation = "ablation"     // tenon with one mechanism off, headline workload and budget
 	GroupLoad     = "load"         // offered-load sweep (number of workflows) at the tightest budget
 	GroupRegion   = "region"       // tenon's yellow = red region size sweep
+	GroupTraces   = "traces"       // the real trace sets, replicated, at TraceBudgets
 )
 
 // Groups lists every group in run order.
-var Groups = []string{GroupStatic, GroupMain, GroupAblation, GroupLoad, GroupRegion}
+var Groups = []string{GroupStatic, GroupMain, GroupAblation, GroupLoad, GroupRegion, GroupTraces}
+
+// DefaultGroups are the groups a matrix without Only runs: every group but
+// the traces group, whose two real trace sets, replicated twice, at two
+// budgets under five policies, three times, are estimated at 7.4 hours on
+// 2 cores (Estimate), almost as long as the rest of the matrix (8.5
+// hours); it runs only when asked for (Only).
+var DefaultGroups = []string{GroupStatic, GroupMain, GroupAblation, GroupLoad, GroupRegion}
 
 // BestStatic is the placeholder policy name that Run replaces with the best
 // Static-N of the static sweep (see SelectBestStatic).
@@ -98,6 +106,11 @@ type Matrix struct {
 	// Reps is how many times every case is replayed (0 means 1): the
 	// results are medians with their min–max, on a shared, noisy machine.
 	Reps int
+	// TraceSets are the real trace sets of the traces group
+	// (LoadTraceSets); each is replicated TraceCopies times and replayed
+	// at every TraceBudgets budget under the core policies (or Policies).
+	TraceSets    []TraceSet
+	TraceBudgets []int64
 }
 
 // DefaultMatrix is the full matrix. Budgets 1, 1.5 and 2 GiB keep the
@@ -116,6 +129,10 @@ func DefaultMatrix() Matrix {
 		LoadNs:   []int{8, 12, 16},
 		Regions:  []float64{0.05, 0.10, 0.15, 0.20, 0.25},
 		Reps:     3,
+		// Half of the largest trace actions (1.8 GiB in the haiku set,
+		// 3.6 GiB in batch18) fit neither; their workflows are reported
+		// as infeasible.
+		TraceBudgets: []int64{units.GiB, 2 * units.GiB},
 	}
 }
 
@@ -131,8 +148,13 @@ func QuickMatrix() Matrix {
 	}
 }
 
-func (m Matrix) wants(group string) bool {
-	return len(m.Only) == 0 || slices.Contains(m.Only, group)
+// Wants reports whether the matrix runs group: one of Only, or of
+// DefaultGroups when Only is empty.
+func (m Matrix) Wants(group string) bool {
+	if len(m.Only) == 0 {
+		return slices.Contains(DefaultGroups, group)
+	}
+	return slices.Contains(m.Only, group)
 }
 
 func (m Matrix) check() error {
@@ -160,6 +182,19 @@ func (m Matrix) check() error {
 			return fmt.Errorf("%w: unknown group %q (want %v)", ErrBadMatrix, g, Groups)
 		}
 	}
+	if m.Wants(GroupTraces) {
+		if len(m.TraceSets) == 0 {
+			return fmt.Errorf("%w: group %s has no trace set (see LoadTraceSets)", ErrNoTraces, GroupTraces)
+		}
+		if len(m.TraceBudgets) == 0 {
+			return fmt.Errorf("%w: group %s has no budget", ErrBadMatrix, GroupTraces)
+		}
+		for _, b := range m.TraceBudgets {
+			if b <= 0 {
+				return fmt.Errorf("%w: trace budget %d must be positive", ErrBadMatrix, b)
+			}
+		}
+	}
 	if m.N <= 0 {
 		return fmt.Errorf("%w: workflows per workload must be positive, got %d", ErrBadMatrix, m.N)
 	}
@@ -183,7 +218,7 @@ func (m Matrix) check() error {
 }
 
 // Cases builds the case list in run order: static sweep, main (headline
-// first), ablations, load sweep, region sweep.
+// first), ablations, load sweep, region sweep, real trace sets.
 func (m Matrix) Cases() ([]Case, error) {
 	if err := m.check(); err != nil {
 		return nil, err
@@ -224,14 +259,14 @@ func (m Matrix) Cases() ([]Case, error) {
 		return nil, fmt.Errorf("%w: the largest trace action (%.0f MiB) does not fit any budget; add a larger one", ErrBadMatrix, maxActionPeakMiB(m.Traces))
 	}
 	var out []Case
-	if m.wants(GroupStatic) {
+	if m.Wants(GroupStatic) {
 		for _, n := range m.StaticNs {
 			c := mk(GroupStatic, fmt.Sprintf("static/%s/%s/N=%d", head, sizeName(tight), n), head, wls[head], tight, []string{fmt.Sprintf("static-%d", n)})
 			c.X = float64(n)
 			out = append(out, c)
 		}
 	}
-	if m.wants(GroupMain) {
+	if m.Wants(GroupMain) {
 		for i, b := range budgets {
 			for _, w := range m.Workloads {
 				if !fits(wls[w], b) {
@@ -253,7 +288,7 @@ func (m Matrix) Cases() ([]Case, error) {
 			}
 		}
 	}
-	if m.wants(GroupAblation) {
+	if m.Wants(GroupAblation) {
 		// The ablations run on the headline workload and on the real-shape
 		// one, where sandboxes idle between many small actions (what
 		// residency and the predictor are for).
@@ -264,7 +299,7 @@ func (m Matrix) Cases() ([]Case, error) {
 			out = append(out, mk(GroupAblation, fmt.Sprintf("ablation/%s/%s", w, sizeName(tight)), w, wls[w], tight, AblationPolicies))
 		}
 	}
-	if m.wants(GroupLoad) && head != WorkloadTraces {
+	if m.Wants(GroupLoad) && head != WorkloadTraces {
 		for _, n := range m.LoadNs {
 			wfs, err := Generate(head, n, m.Seed)
 			if err != nil {
@@ -275,13 +310,50 @@ func (m Matrix) Cases() ([]Case, error) {
 			out = append(out, c)
 		}
 	}
-	if m.wants(GroupRegion) {
+	if m.Wants(GroupRegion) {
 		for _, r := range m.Regions {
 			f := strconv.FormatFloat(r, 'f', -1, 64)
 			c := mk(GroupRegion, fmt.Sprintf("region/%s/%s/%s", head, sizeName(tight), f), head, wls[head], tight, []string{"tenon"})
 			c.Params = map[string]string{"yellow": f, "red": f}
 			c.X = r
 			out = append(out, c)
+		}
+	}
+	if m.Wants(GroupTraces) {
+		tc, err := m.traceCases()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tc...)
+	}
+	return out, nil
+}
+
+// traceCases are the traces group: every trace set replicated TraceCopies
+// times (trajectory.Replicate with its default spacing and offset), at
+// every trace budget, under the core policies, compressed as the traces
+// workload is. Workflows that cannot fit a budget stay in the case: the
+// replay skips them and the report counts them as infeasible.
+func (m Matrix) traceCases() ([]Case, error) {
+	budgets := slices.Clone(m.TraceBudgets)
+	slices.Sort(budgets)
+	budgets = slices.Compact(budgets)
+	pols := CorePolicies
+	if len(m.Policies) > 0 {
+		pols = m.Policies
+	}
+	var out []Case
+	for _, set := range m.TraceSets {
+		wfs, err := trajectory.Replicate(set.Workflows, TraceCopies, trajectory.ReplicaSpacingS, trajectory.ReplicaOffsetS)
+		if err != nil {
+			return nil, fmt.Errorf("trace set %s: %w", set.Name, err)
+		}
+		for _, b := range budgets {
+			out = append(out, Case{
+				Name: fmt.Sprintf("%s/%s/%s", GroupTraces, set.Name, sizeName(b)), Group: GroupTraces, Workload: set.Name,
+				Workflows: wfs, Budget: b, Policies: slices.Clone(pols),
+				TimeScale: TracesTimeScale(wfs, m.TimeScale), Reps: max(m.Reps, 1),
+			})
 		}
 	}
 	return out, nil

@@ -12,15 +12,15 @@ import (
 func TestDefaultMatrixCases(t *testing.T) {
 	m := DefaultMatrix()
 	cs := mustCases(t, m)
-	// Groups appear in run order, static sweep first.
+	// The default groups appear in run order, static sweep first.
 	var order []string
 	for _, c := range cs {
 		if len(order) == 0 || order[len(order)-1] != c.Group {
 			order = append(order, c.Group)
 		}
 	}
-	if !slices.Equal(order, Groups) {
-		t.Fatalf("group order %v, want %v", order, Groups)
+	if !slices.Equal(order, DefaultGroups) {
+		t.Fatalf("group order %v, want %v", order, DefaultGroups)
 	}
 	var heads []Case
 	perBudget := map[int64]int{}
