@@ -43,6 +43,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	kind := fs.String("kind", "swe", "generated workload kind: swe, science or rl; with -real (swe-real) at the traces' memory scale, action counts and waits")
 	n := fs.Int("n", 12, "generated workflows")
 	seed := fs.Int64("seed", 1, "seed for generation and the predictors' split")
+	timeScale := fs.Float64("time-scale", 1, "compress arrivals, waits and actions by this factor, as a live replay's --time-scale (the gate runs on the compressed clock)")
 	var pols listFlag
 	fs.Var(&pols, "policy", "policy to run (repeatable or comma list; default eager,static-4,tenon)")
 	budget := units.Size(2 << 30)
@@ -74,7 +75,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 		pols.items = []string{"eager", "static-4", "tenon"}
 	}
 	cfg := app.SimConfig{
-		WorkloadFile: *file, Kind: *kind, N: *n, Seed: *seed, MemScale: *memScale, Oversub: *oversub,
+		WorkloadFile: *file, Kind: *kind, N: *n, Seed: *seed, MemScale: *memScale, Oversub: *oversub, TimeScale: *timeScale,
 		Policies: pols.items, Params: params, Budget: int64(budget), Retries: *retries,
 		Create: *create, Teardown: *teardown, Rematerialize: *remat, SandboxBase: int64(base),
 		Swap:          sim.Swap{Off: !*pageOut, Ratio: *swapRatio},

@@ -137,7 +137,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	for _, sp := range specs {
 		sc := sim.Config{Workflows: wfs, Policy: sp, Budget: cfg.Budget, Retries: cfg.Retries,
 			Create: cfg.Create, Teardown: cfg.Teardown, Rematerialize: cfg.Rematerialize, SandboxBase: cfg.SandboxBase, Swap: cfg.Swap,
-			ActionTimeout: timeout, Horizon: cfg.Horizon, Predictors: preds}
+			ActionTimeout: timeout, Horizon: cfg.Horizon, Predictors: preds, TimeScale: scale}
 		sc.Gate.Period = cfg.GatePeriod
 		if cfg.Trace != nil {
 			name := sp.Name

@@ -26,7 +26,7 @@
 // action reserve what its earlier attempt needed, keeps two liveness
 // rules (admitstep.go), and runs the gate on the replay's clock: under a
 // time scale s its period, horizon and waits are multiplied by s, since the
-// tools' ramps are s times as short (registry.go, scaledGate). Its default
+// tools' ramps are s times as short (registry.go, ScaledGate). Its default
 // admission margin keeps one red region of the gate free
 // (AdmissionMargin); the current predictor assumes at least a task's
 // largest same-class peak so far, or its class's p90 for the first

@@ -27,14 +27,19 @@ import (
 
 // HoldTimeout is how long tasks may wait under the hold with nothing
 // progressing before it is released (HoldMaxWait bounds the whole wait), for the hold= parameter (hold) and the gate configuration gc (already on
-// the replay's clock): gc's DMax when hold is 0, else hold itself (< 0: no
-// hold).
+// the replay's clock): gc's DMax, at least MinHold, when hold is 0, else
+// hold itself (< 0: no hold).
 func HoldTimeout(hold time.Duration, gc gate.Config) time.Duration {
 	if hold != 0 {
 		return hold
 	}
-	return gc.WithDefaults().DMax
+	return max(gc.WithDefaults().DMax, MinHold)
 }
+
+// MinHold is the shortest default hold: a compressed replay's DMax shrinks
+// with its clock, but freeing memory does not (residency pages stalled
+// sandboxes out after ten gate periods, and a page-out takes real time).
+const MinHold = 2 * time.Second
 
 // HoldMaxWait bounds a hold during which other sandboxes keep making
 // progress: ten times its timeout.

@@ -91,7 +91,8 @@ func TestHoldTimeoutDefault(t *testing.T) {
 		want  time.Duration
 	}{
 		{name: "real time", scale: 1, want: 3 * time.Second},
-		{name: "compressed", scale: 0.25, want: 750 * time.Millisecond},
+		{name: "compressed", scale: 0.5, want: 2 * time.Second}, // 1.5 s, raised to MinHold
+		{name: "compressed, long DMax", hold: 0, scale: 0.8, want: 2400 * time.Millisecond},
 		{name: "configured", hold: time.Second, scale: 0.25, want: time.Second},
 		{name: "off", hold: -1, scale: 1, want: 0},
 	} {

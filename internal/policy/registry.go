@@ -29,7 +29,7 @@ type Options struct {
 	// predictors).
 	Predictor predict.Predictor
 	// TimeScale is the replay's time compression (0 means 1): the gate runs
-	// on the replay's clock (scaledGate).
+	// on the replay's clock (ScaledGate).
 	TimeScale float64
 }
 
@@ -293,7 +293,7 @@ func configureTenon(cfg *Config, opts Options) error {
 	if err := ApplyTenonParams(cfg, &hold, opts.Params); err != nil {
 		return err
 	}
-	cfg.GateConfig = scaledGate(cfg.GateConfig, opts.TimeScale)
+	cfg.GateConfig = ScaledGate(cfg.GateConfig, opts.TimeScale)
 	if cfg.Gate && hold >= 0 {
 		cfg.Hold = HoldTimeout(hold, cfg.GateConfig)
 	}
@@ -331,7 +331,7 @@ func AgentReserve(wfs []trajectory.Workflow, budget int64) int64 {
 // minScaledPeriod bounds the control period of a compressed replay.
 const minScaledPeriod = 20 * time.Millisecond
 
-// scaledGate puts the gate on the replay's clock: a replay at time scale s
+// ScaledGate puts the gate on the replay's clock: a replay at time scale s
 // runs model waits and tool curves s times as long (0.2: five times
 // faster), so a tool ramps 1/s times as fast. Table 5's constants are set
 // for tools running in real time; left as they are, a compressed replay
@@ -340,7 +340,7 @@ const minScaledPeriod = 20 * time.Millisecond
 // The period, horizon, Dmin, Dmax and T_stable are multiplied by s (the
 // period no shorter than 20 ms) and the resident band, a rate, divided by
 // it; byte quantities stay. Scale 0 or 1 leaves cfg unchanged.
-func scaledGate(cfg gate.Config, scale float64) gate.Config {
+func ScaledGate(cfg gate.Config, scale float64) gate.Config {
 	if scale <= 0 || scale == 1 {
 		return cfg
 	}

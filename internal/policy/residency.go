@@ -32,13 +32,13 @@ type IdleSandbox struct {
 	// froze it mid-action. 0: the agent is in a model wait. Such a sandbox
 	// may be admitted or thawed at any moment, so it is only paged out
 	// (faulted back before it runs), only in red, and only once it has
-	// stalled StallPageOut: then admission and the frozen actions wait
-	// for memory that stalled sandboxes hold.
+	// stalled ResidencyConfig.Stall: then admission and the frozen actions
+	// wait for memory that stalled sandboxes hold.
 	Stalled time.Duration
 }
 
-// StallPageOut is how long a sandbox must have stalled (IdleSandbox.Stalled)
-// before red pages it out: ten gate periods, past the gate's short freezes.
+// StallPageOut is ResidencyConfig.Stall's default: ten of the gate's
+// default periods, past its short freezes.
 const StallPageOut = time.Second
 
 // ReclaimKind is how an idle sandbox gives its memory back.
@@ -86,6 +86,10 @@ type ResidencyConfig struct {
 	// MinPageOut: a page-out that frees less than this is not worth its
 	// page-in; 0 means DefaultMinPageOut.
 	MinPageOut int64
+	// Stall is how long a sandbox must have stalled (IdleSandbox.Stalled)
+	// before red pages it out; 0 means StallPageOut. Hosts give it ten gate
+	// periods (a compressed replay's gate runs faster).
+	Stall time.Duration
 }
 
 // DefaultMinPageOut is ResidencyConfig.MinPageOut's default.
@@ -149,10 +153,14 @@ func DecideReclaim(now time.Time, p gate.Pressure, idle []IdleSandbox, cfg Resid
 	if k <= 0 {
 		k = 1
 	}
+	stall := cfg.Stall
+	if stall <= 0 {
+		stall = StallPageOut
+	}
 	var out []ReclaimDecision
 	for _, s := range idle {
 		o, ok := s.best(cfg)
-		if !ok || s.Stalled > 0 && (p != gate.Red || s.Stalled < StallPageOut) {
+		if !ok || s.Stalled > 0 && (p != gate.Red || s.Stalled < stall) {
 			continue
 		}
 		d := ReclaimDecision{ID: s.ID, Kind: o.kind, WorkingSet: s.WorkingSet, Frees: o.frees}

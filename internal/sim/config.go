@@ -23,6 +23,10 @@ type Config struct {
 	// SandboxBase is the memory of an idle, freshly created sandbox, bytes.
 	SandboxBase int64
 
+	// TimeScale is the workflows' time compression (0 means 1), as a live
+	// replay's: the gate runs on the compressed clock (policy.ScaledGate).
+	// Workflows must already be compressed (replay.Scale).
+	TimeScale float64
 	// Gate's zero fields take the live policy's defaults
 	// (policy.GateConfigFor: Table 5, with S = min(256 MiB, Budget/8)).
 	Gate      gate.Config
@@ -100,7 +104,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Policy.Name == "" {
 		c.Policy = Spec{Name: "eager"}
 	}
-	c.Gate = policy.GateConfigFor(c.Gate, c.Budget)
+	c.Gate = policy.ScaledGate(policy.GateConfigFor(c.Gate, c.Budget), c.TimeScale)
 	if err := c.Gate.Validate(); err != nil {
 		return c, fmt.Errorf("gate config: %w", err)
 	}
@@ -116,7 +120,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.Swap = c.Swap.withDefaults()
 	if c.Residency == nil {
-		c.Residency = PressureResidency{PageOut: !c.Swap.Off}
+		c.Residency = PressureResidency{PageOut: !c.Swap.Off, Stall: 10 * c.Gate.Period}
 	}
 	if c.LifecycleSlots <= 0 {
 		c.LifecycleSlots = 8

@@ -28,13 +28,14 @@ type Residency interface {
 type PressureResidency struct {
 	Amortize float64
 	PageOut  bool
+	Stall    time.Duration // policy.ResidencyConfig.Stall
 }
 
 var _ Residency = PressureResidency{}
 
 // Decide implements Residency with policy.DecideReclaim.
 func (r PressureResidency) Decide(now time.Time, p gate.Pressure, idle []policy.IdleSandbox) []policy.ReclaimDecision {
-	return policy.DecideReclaim(now, p, idle, policy.ResidencyConfig{GreenAmortize: r.Amortize, PageOut: r.PageOut})
+	return policy.DecideReclaim(now, p, idle, policy.ResidencyConfig{GreenAmortize: r.Amortize, PageOut: r.PageOut, Stall: r.Stall})
 }
 
 // MayRematerialize implements Residency (demand-driven rematerialization).
