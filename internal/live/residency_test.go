@@ -7,12 +7,13 @@ import (
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/residency"
+	"github.com/tenon-dev/tenon/internal/units"
 )
 
 func TestResidencyEventsPageOutIn(t *testing.T) {
-	m, err := policy.Build("tenon", policy.Options{})
+	m, err := policy.Build("eager", policy.Options{Budget: units.GiB})
 	if err != nil {
-		t.Skipf("no tenon policy: %v", err)
+		t.Fatal(err)
 	}
 	var got []controller.Event
 	p := &Policy{m: m, env: controller.Env{Emit: func(e controller.Event) { got = append(got, e) }}}
