@@ -11,6 +11,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/anchor/anchortest"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/residency"
+	"github.com/tenon-dev/tenon/internal/swap"
 )
 
 // TestLivePageOutTier runs the page-out tier end to end on the process
@@ -71,6 +72,23 @@ func TestLivePageOutTier(t *testing.T) {
 		ds[0].Frees>>20, ds[0].WorkingSet>>20, outs[0].Duration, outs[0].Bytes>>20, outs[0].Freed>>20, before.WorkingSet>>20, after.WorkingSet>>20)
 	if outs[0].Bytes < 48<<20 || after.WorkingSet > before.WorkingSet/2 {
 		t.Errorf("page-out moved %d MiB and left a working set of %d of %d MiB", outs[0].Bytes>>20, after.WorkingSet>>20, before.WorkingSet>>20)
+	}
+
+	// The compressed copy is charged honestly: the domain's swapped bytes
+	// at zram's ratio (replay.CgroupDomain.Available subtracts it).
+	dm, err := e.dom.Group().Memory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm, ok, err := swap.NewManager(nil).MMStat()
+	if !ok || err != nil {
+		t.Fatalf("zram mm_stat: %v, %v", ok, err)
+	}
+	cost := mm.Cost(dm.Swap)
+	t.Logf("domain swap %d MiB; zram orig %d MiB, compressed %d MiB, used %d MiB; charged %d MiB",
+		dm.Swap>>20, mm.OrigDataSize>>20, mm.ComprDataSize>>20, mm.MemUsedTotal>>20, cost>>20)
+	if dm.Swap < 48<<20 || cost <= 0 || cost >= dm.Swap {
+		t.Errorf("domain swap %d MiB charged %d MiB, want 0 < charge < swap >= 48 MiB", dm.Swap>>20, cost>>20)
 	}
 
 	p.set(residency.Yellow) // a demand page-in may run
