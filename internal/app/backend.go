@@ -16,6 +16,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/sandbox/docker"
 	"github.com/tenon-dev/tenon/internal/sandbox/fake"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
+	"github.com/tenon-dev/tenon/internal/swap"
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
@@ -88,5 +89,18 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget int6
 		}
 		closeDomain()
 	}
-	return be, replay.CgroupDomain{Domain: dom}, closer, nil
+	return be, replay.CgroupDomain{Domain: dom, Compressed: zramCost(swap.NewManager(log))}, closer, nil
+}
+
+// zramCost is what swapped bytes of the domain's memory cost the host in
+// tenon's zram device (their share of mem_used_total); 0 while zram is off
+// or unreadable. Swap on a disk costs no memory.
+func zramCost(m *swap.Manager) func(swapped int64) int64 {
+	return func(swapped int64) int64 {
+		mm, ok, err := m.MMStat()
+		if !ok || err != nil {
+			return 0
+		}
+		return mm.Cost(swapped)
+	}
 }

@@ -100,3 +100,20 @@ func readBytes(fs dropFiles, path string) (int64, error) {
 	}
 	return n, nil
 }
+
+// Reclaim asks the kernel to reclaim as much of a live group's memory as
+// it can, without removing the group: v1 memory.force_empty (which works
+// with tasks present: it reclaims until the usage is 0 or no progress is
+// made, swapping anonymous memory where the group's swappiness allows),
+// v2 memory.reclaim of memory.current. It returns the usage left.
+func Reclaim(layout *Layout, g Group) (left int64, err error) {
+	dirs, err := layout.Dirs(g.Path())
+	if err != nil {
+		return 0, err
+	}
+	m, ok := layout.Controller(Memory)
+	if !ok {
+		return 0, ErrNoMemoryController
+	}
+	return dropMemory(dirs[Memory], m.Version, sysDropFiles)
+}

@@ -27,6 +27,8 @@ const (
 	EventTeardown       = "teardown"        // an idle sandbox was captured and destroyed; BytesCaptured, StateBytes, WorkingSetBytes, DurationS
 	EventRemat          = "rematerialize"   // a torn-down sandbox was rebuilt; DurationS
 	EventHold           = "oom_hold"        // the domain's OOM hold began, resolved or was released to the OOM killer; Reason, DurationS
+	EventPageOut        = "page_out"        // an idle sandbox was frozen and paged out to swap; PagedBytes, FreedBytes, WorkingSetBytes, DurationS
+	EventPageIn         = "page_in"         // a paged-out sandbox was paged back in and thawed; PagedBytes, DurationS, Reason (demand or prefetch)
 )
 
 // Event is one line of the JSONL event log. Action is a pointer so that
@@ -80,6 +82,10 @@ type Event struct {
 	BytesCaptured   int64 `json:"bytes_captured,omitempty"` // written to the blob store
 	StateBytes      int64 `json:"state_bytes,omitempty"`    // size of the captured state
 	WorkingSetBytes int64 `json:"working_set_bytes,omitempty"`
+	// page_out, page_in: the anonymous memory paged out or back in, and
+	// the drop of the sandbox's resident memory a page-out caused.
+	PagedBytes int64 `json:"paged_bytes,omitempty"`
+	FreedBytes int64 `json:"freed_bytes,omitempty"`
 
 	// run_start
 	BudgetBytes int64   `json:"budget_bytes,omitempty"`

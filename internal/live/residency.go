@@ -7,8 +7,8 @@ import (
 	"github.com/tenon-dev/tenon/internal/residency"
 )
 
-// residencyEvent writes the residency manager's boundary, teardown and
-// rematerialization events to the run's event log.
+// residencyEvent writes the residency manager's boundary, teardown,
+// rematerialization, page-out and page-in events to the run's event log.
 func (p *Policy) residencyEvent(e residency.Event) {
 	p.mu.Lock()
 	emit := p.env.Emit
@@ -25,7 +25,13 @@ func (p *Policy) residencyEvent(e residency.Event) {
 		ev.DurationS = e.Duration.Seconds()
 	case residency.EventRemat:
 		ev.Kind, ev.DurationS = controller.EventRemat, e.Duration.Seconds()
-	case residency.EventTeardownFailed, residency.EventRematFailed, residency.EventAgentLost, residency.EventDestroyFailed:
+	case residency.EventPageOut:
+		ev.Kind, ev.PagedBytes, ev.FreedBytes, ev.WorkingSetBytes = controller.EventPageOut, e.Bytes, e.Freed, e.WorkingSet
+		ev.DurationS = e.Duration.Seconds()
+	case residency.EventPageIn:
+		ev.Kind, ev.PagedBytes, ev.DurationS = controller.EventPageIn, e.Bytes, e.Duration.Seconds()
+	case residency.EventTeardownFailed, residency.EventRematFailed, residency.EventAgentLost, residency.EventDestroyFailed,
+		residency.EventPageOutFailed, residency.EventPageInFailed:
 		ev.Kind, ev.Reason = controller.EventError, "residency "+string(e.Kind)
 		ev.DurationS = e.Duration.Seconds()
 	default:

@@ -11,6 +11,11 @@ import (
 // counter.
 type CgroupDomain struct {
 	Domain *cgroup.Domain
+	// Compressed, when set, returns the host memory that swapped bytes of
+	// the domain's memory take in compressed swap (zram's pool is charged
+	// to no cgroup): Available subtracts it from the domain's headroom, so
+	// a page-out is credited only with what it really frees.
+	Compressed func(swapped int64) int64
 }
 
 var (
@@ -33,8 +38,19 @@ func (d CgroupDomain) Usage() (int64, error) {
 	return m.Usage, nil
 }
 
-// Available is what sandboxes can still grow into without an OOM kill.
-func (d CgroupDomain) Available() (int64, error) { return d.Domain.Available() }
+// Available is what sandboxes can still grow into without an OOM kill,
+// less the compressed copy of the domain's swapped memory (Compressed).
+func (d CgroupDomain) Available() (int64, error) {
+	avail, err := d.Domain.Available()
+	if err != nil || d.Compressed == nil {
+		return avail, err
+	}
+	m, err := d.Domain.Group().Memory()
+	if err != nil {
+		return 0, err
+	}
+	return max(avail-d.Compressed(m.Swap), 0), nil
+}
 
 // Peak is the domain's peak usage since it was created or last reset.
 func (d CgroupDomain) Peak() (int64, error) {

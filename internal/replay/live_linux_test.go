@@ -129,7 +129,7 @@ func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName strin
 	}
 	var events countingWriter
 	res, err := Run(ctx, Config{
-		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{dom},
+		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{Domain: dom},
 		MaxRetries: maxRetries, ActionTimeout: 20 * time.Second, SandboxPrefix: name, WorkspaceRoot: t.TempDir(),
 		EventLog: &events, Logger: log,
 	})

@@ -48,9 +48,16 @@ type ResidencyStats struct {
 	StateBytes         int64   `json:"state_bytes"`            // size of the captured state
 	MemoryReclaimed    int64   `json:"memory_reclaimed_bytes"` // working set at teardown, summed
 	OverheadS          float64 `json:"lifecycle_overhead_s"`   // teardown + rematerialization time
+	// The page-out tier: page-outs and page-ins, the anonymous memory
+	// paged out, and their time.
+	PageOuts      int     `json:"page_outs,omitempty"`
+	PageIns       int     `json:"page_ins,omitempty"`
+	BytesPagedOut int64   `json:"bytes_paged_out,omitempty"`
+	PageS         float64 `json:"page_s,omitempty"`
 }
 
-// Add counts e if it is a boundary, teardown or rematerialization event.
+// Add counts e if it is a boundary, teardown, rematerialization, page-out
+// or page-in event.
 func (s *ResidencyStats) Add(e controller.Event) {
 	switch e.Kind {
 	case controller.EventBoundary:
@@ -67,6 +74,13 @@ func (s *ResidencyStats) Add(e controller.Event) {
 	case controller.EventRemat:
 		s.Rematerializations++
 		s.OverheadS += e.DurationS
+	case controller.EventPageOut:
+		s.PageOuts++
+		s.BytesPagedOut += e.PagedBytes
+		s.PageS += e.DurationS
+	case controller.EventPageIn:
+		s.PageIns++
+		s.PageS += e.DurationS
 	}
 }
 

@@ -23,6 +23,16 @@
 //     staging directories the Host adopts, a new sandbox id (hence a new
 //     cgroup), and a readiness check; failures retry from the committed
 //     record with backoff, deleting partial state first;
+//   - the page-out tier (pageout.go), for hosts that implement Pager and
+//     have swap on (Config.Policy.PageOut): an idle sandbox, restart-safe
+//     or not, is frozen and its memory paged out to compressed swap when
+//     policy.DecideReclaim prefers that to a teardown (more bytes freed
+//     per second of delay); Ensure pages it in and thaws it before the
+//     next action, Prefetch ahead of it. A page-out is credited with the
+//     working set less its compressed copy (the host's ratio, zram's
+//     mem_used_total / orig_data_size, else DefaultCompressionRatio): the
+//     copy lives in host memory too. With swap off the tier is skipped
+//     (logged at New) and only restart-safe sandboxes are reclaimed;
 //   - the pressure policy (Decide, MayRematerialize; Table 1), the
 //     lifecycle concurrency limit, the "always resident" ablation, metrics
 //     and events, and crash recovery (Manager.Recover).

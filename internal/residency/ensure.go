@@ -12,7 +12,9 @@ import (
 // Ensure returns a live, ready sandbox for the agent before an action is
 // dispatched: the resident one, a fresh one for a new agent, or one
 // rematerialized from the latest recovery record. A rematerialization does
-// not start under red pressure: Ensure waits until pressure falls. Calls
+// not start under red pressure: Ensure waits until pressure falls. A
+// paged-out sandbox is paged in and thawed first (also waiting out red
+// pressure). Calls
 // for one agent must be sequential; each successful Ensure must be
 // followed by a Boundary (or Release).
 func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
@@ -34,6 +36,19 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 	a.info = info
 	switch a.state {
 	case stateResident:
+		if a.pagedOut {
+			if err := m.waitRematAllowed(ctx, a, false); err != nil {
+				return "", err
+			}
+			if err := m.acquire(ctx); err != nil {
+				return "", err
+			}
+			err := m.pageInLocked(ctx, a, false)
+			m.release()
+			if err != nil {
+				return "", err
+			}
+		}
 	case stateNew:
 		if err := m.create(ctx, a); err != nil {
 			return "", err

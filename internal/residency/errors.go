@@ -21,3 +21,12 @@ var (
 	// ErrClosed means the manager was closed.
 	ErrClosed = errors.New("residency: manager closed")
 )
+
+var (
+	// ErrNoPageOut means the host has no page-out capability (no Pager,
+	// or swap is off).
+	ErrNoPageOut = errors.New("residency: host cannot page out")
+	// ErrPageInFailed means a paged-out sandbox could not be paged back
+	// in; the agent stays paged out and the next Ensure tries again.
+	ErrPageInFailed = errors.New("residency: page-in failed")
+)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 )
 
 // fakeHost keeps each sandbox as two temp directories (writable layer and
@@ -153,4 +154,63 @@ func (h *fakeHost) live() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.boxes)
+}
+
+// fakePager is a fake host with the page-out capability: it records the
+// page-outs and page-ins in order and which sandboxes are frozen.
+type fakePager struct {
+	*fakeHost
+
+	pmu    sync.Mutex
+	calls  []string // "out <id>" / "in <id>"
+	frozen map[string]bool
+	ratio  float64 // 0: unknown
+	outErr error
+}
+
+func newFakePager(h *fakeHost) *fakePager { return &fakePager{fakeHost: h, frozen: map[string]bool{}} }
+
+func (p *fakePager) PageOut(_ context.Context, id string) (PageStats, error) {
+	if _, err := p.box(id); err != nil {
+		return PageStats{}, err
+	}
+	ws, _ := p.WorkingSet(context.Background(), id)
+	p.pmu.Lock()
+	defer p.pmu.Unlock()
+	p.calls = append(p.calls, "out "+id)
+	p.frozen[id] = true
+	if p.outErr != nil {
+		return PageStats{}, p.outErr
+	}
+	return PageStats{MemoryBefore: ws, MemoryAfter: ws / 10, Bytes: ws * 8 / 10, Duration: 10 * time.Millisecond}, nil
+}
+
+func (p *fakePager) PageIn(_ context.Context, id string) (PageStats, error) {
+	if _, err := p.box(id); err != nil {
+		return PageStats{}, err
+	}
+	ws, _ := p.WorkingSet(context.Background(), id)
+	p.pmu.Lock()
+	defer p.pmu.Unlock()
+	p.calls = append(p.calls, "in "+id)
+	p.frozen[id] = false
+	return PageStats{MemoryBefore: ws / 10, MemoryAfter: ws, Bytes: ws * 8 / 10, Duration: 20 * time.Millisecond}, nil
+}
+
+func (p *fakePager) CompressionRatio() (float64, bool) {
+	p.pmu.Lock()
+	defer p.pmu.Unlock()
+	return p.ratio, p.ratio > 0
+}
+
+func (p *fakePager) callLog() []string {
+	p.pmu.Lock()
+	defer p.pmu.Unlock()
+	return append([]string(nil), p.calls...)
+}
+
+func (p *fakePager) isFrozen(id string) bool {
+	p.pmu.Lock()
+	defer p.pmu.Unlock()
+	return p.frozen[id]
 }

@@ -2,6 +2,7 @@ package residency
 
 import (
 	"context"
+	"time"
 
 	"github.com/tenon-dev/tenon/internal/store"
 )
@@ -38,4 +39,32 @@ type Host interface {
 	Destroy(ctx context.Context, id string) error
 	// List returns the ids of every live sandbox of this host.
 	List(ctx context.Context) ([]string, error)
+}
+
+// Pager is the optional Host capability behind the page-out tier: a host
+// whose idle sandboxes can be frozen with their memory paged out to
+// compressed swap, and faulted back and thawed before the next action. A
+// host that implements it is one that can page and has swap on; the
+// manager pages out only when Config.Policy.PageOut is set too.
+type Pager interface {
+	// PageOut freezes the sandbox and pages its anonymous memory out and
+	// its clean page cache away. On error the sandbox may be left frozen:
+	// the manager calls PageIn to thaw it.
+	PageOut(ctx context.Context, id string) (PageStats, error)
+	// PageIn faults the paged-out memory back in and thaws the sandbox;
+	// it thaws also when the page-in fails. Both are idempotent.
+	PageIn(ctx context.Context, id string) (PageStats, error)
+	// CompressionRatio is what the compressed copy costs per byte paged
+	// out (zram's mem_used_total / orig_data_size); ok is false while
+	// unknown (nothing stored yet).
+	CompressionRatio() (ratio float64, ok bool)
+}
+
+// PageStats describes one PageOut or PageIn.
+type PageStats struct {
+	// MemoryBefore and MemoryAfter are the sandbox's resident memory.
+	MemoryBefore, MemoryAfter int64
+	// Bytes is the anonymous memory paged out, or faulted back in.
+	Bytes    int64
+	Duration time.Duration
 }

@@ -58,6 +58,9 @@ type agent struct {
 	workingSet  int64
 	generation  uint64
 	pending     bool // queued for teardown; guarded by Manager.mu
+	// pagedOut: the resident sandbox is frozen with its memory paged out;
+	// Ensure pages it in before the next action.
+	pagedOut bool
 	// caches are the stat caches of the resident sandbox's writable layer
 	// and workspace (by artifact name), from its last extraction or
 	// capture, so the next capture reads only changed files. nil: none.
@@ -84,7 +87,11 @@ type Manager struct {
 	content   contentRefs   // guarded by gcMu
 	tdCost    *ewma
 	rmCost    *ewma
-	metrics   metrics
+	// pager is the host's page-out capability; nil when it has none.
+	pager Pager
+	// pageInPerMiB is the measured (EWMA) page-in time per MiB.
+	pageInPerMiB *ewma
+	metrics      metrics
 
 	bg     context.Context
 	cancel context.CancelFunc
@@ -103,12 +110,20 @@ func New(cfg Config, host Host, st *store.Store, log *slog.Logger) (*Manager, er
 	cfg.defaults()
 	m := &Manager{
 		cfg: cfg, host: host, st: st, log: log,
-		blobDir:   filepath.Join(cfg.StateDir, "blobs"),
-		stageDir:  filepath.Join(cfg.StateDir, "staging"),
-		agents:    map[string]*agent{},
-		lifecycle: make(chan struct{}, cfg.LifecycleLimit),
-		tdCost:    newEWMA(cfg.CostAlpha, cfg.TeardownCostPrior),
-		rmCost:    newEWMA(cfg.CostAlpha, cfg.RematCostPrior),
+		blobDir:      filepath.Join(cfg.StateDir, "blobs"),
+		stageDir:     filepath.Join(cfg.StateDir, "staging"),
+		agents:       map[string]*agent{},
+		lifecycle:    make(chan struct{}, cfg.LifecycleLimit),
+		tdCost:       newEWMA(cfg.CostAlpha, cfg.TeardownCostPrior),
+		rmCost:       newEWMA(cfg.CostAlpha, cfg.RematCostPrior),
+		pageInPerMiB: newEWMA(cfg.CostAlpha, time.Second/(DefaultPageInRate>>20)),
+	}
+	if p, ok := host.(Pager); ok {
+		m.pager = p
+	}
+	if m.cfg.Policy.PageOut && m.pager == nil {
+		m.cfg.Policy.PageOut = false
+		log.Info("residency: page-out tier skipped: the host cannot page out (no swap, or a backend without paging)")
 	}
 	for _, d := range []string{m.blobDir, m.stageDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {

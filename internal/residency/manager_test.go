@@ -53,6 +53,13 @@ func (l *eventLog) kinds(k EventKind) []Event {
 // newEnv builds a manager over a temp-dir fake host and a fresh store.
 func newEnv(t *testing.T, mod func(*Config)) *env {
 	t.Helper()
+	return newEnvWith(t, mod, nil)
+}
+
+// newEnvWith is newEnv with the manager's Host made from the fake host by
+// wrap (nil: the fake host itself).
+func newEnvWith(t *testing.T, mod func(*Config), wrap func(*fakeHost) Host) *env {
+	t.Helper()
 	dir := t.TempDir()
 	st, err := store.Open(filepath.Join(dir, "state.db"))
 	if err != nil {
@@ -72,7 +79,11 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 	if mod != nil {
 		mod(&cfg)
 	}
-	m, err := New(cfg, e.host, st, nil)
+	var h Host = e.host
+	if wrap != nil {
+		h = wrap(e.host)
+	}
+	m, err := New(cfg, h, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,10 +19,20 @@ type Metrics struct {
 	// BytesCaptured is what teardowns wrote to the blob store (content not
 	// stored before, plus manifests); BytesState is the payload size of the
 	// state they captured (unchanged or shared files included).
-	BytesCaptured     int64         `json:"bytes_captured"`
-	BytesState        int64         `json:"bytes_state"`
-	MemoryReclaimed   int64         `json:"memory_reclaimed_bytes"` // working set at teardown, summed
-	LifecycleOverhead time.Duration `json:"lifecycle_overhead_ns"`  // teardown + rematerialization time, failures included
+	BytesCaptured   int64 `json:"bytes_captured"`
+	BytesState      int64 `json:"bytes_state"`
+	MemoryReclaimed int64 `json:"memory_reclaimed_bytes"` // working set at teardown, summed
+	// PageOuts and PageIns count completed page-outs and page-ins,
+	// PageFailures failed ones; BytesPagedOut and BytesPagedIn are the
+	// anonymous memory they moved, MemoryPagedOut the drop of the
+	// sandboxes' resident memory (page cache included) they caused.
+	PageOuts          int           `json:"page_outs"`
+	PageIns           int           `json:"page_ins"`
+	PageFailures      int           `json:"page_failures"`
+	BytesPagedOut     int64         `json:"bytes_paged_out"`
+	BytesPagedIn      int64         `json:"bytes_paged_in"`
+	MemoryPagedOut    int64         `json:"memory_paged_out_bytes"`
+	LifecycleOverhead time.Duration `json:"lifecycle_overhead_ns"` // teardown + rematerialization time, failures included
 }
 
 // RestartableShare is the fraction of boundaries that were restartable.
@@ -50,16 +60,23 @@ const (
 	EventAgentLost       EventKind = "agent_lost"
 	EventDestroyFailed   EventKind = "destroy_failed"
 	EventReclaimDecision EventKind = "reclaim_decision"
+	EventPageOut         EventKind = "page_out"
+	EventPageOutFailed   EventKind = "page_out_failed"
+	EventPageIn          EventKind = "page_in"
+	EventPageInFailed    EventKind = "page_in_failed"
 )
 
 // Event is one lifecycle event. It marshals to JSON for an event log.
 type Event struct {
-	Time       time.Time     `json:"time"`
-	Kind       EventKind     `json:"kind"`
-	Agent      string        `json:"agent,omitempty"`
-	Sandbox    string        `json:"sandbox,omitempty"`
-	Generation uint64        `json:"generation,omitempty"`
-	Bytes      int64         `json:"bytes,omitempty"`       // bytes written to the blob store (teardown)
+	Time       time.Time `json:"time"`
+	Kind       EventKind `json:"kind"`
+	Agent      string    `json:"agent,omitempty"`
+	Sandbox    string    `json:"sandbox,omitempty"`
+	Generation uint64    `json:"generation,omitempty"`
+	// Bytes is what a teardown wrote to the blob store, or the anonymous
+	// memory a page-out paged out or a page-in faulted back.
+	Bytes      int64         `json:"bytes,omitempty"`
+	Freed      int64         `json:"freed_bytes,omitempty"` // drop of the sandbox's resident memory (page_out)
 	StateBytes int64         `json:"state_bytes,omitempty"` // payload bytes of the captured state (teardown)
 	WorkingSet int64         `json:"working_set_bytes,omitempty"`
 	Duration   time.Duration `json:"duration_ns,omitempty"`

@@ -8,8 +8,11 @@ import (
 
 // Tick applies the residency policy at the current pressure: it snapshots
 // the idle resident sandboxes, calls policy.DecideReclaim and starts the chosen
-// teardowns in the background, in decision order, at most LifecycleLimit at
-// once. It returns the decisions. Sandboxes whose agent is busy or locked
+// teardowns and page-outs in the background, in decision order, at most
+// LifecycleLimit at once. A page-out is assumed to free the working set
+// less its compressed copy (the host's compression ratio, else
+// DefaultCompressionRatio) and to cost its page-in at the measured rate
+// (DefaultPageInRate until measured). It returns the decisions. Sandboxes whose agent is busy or locked
 // (another lifecycle operation) are skipped this tick.
 func (m *Manager) Tick() []policy.ReclaimDecision {
 	if m.bg.Err() != nil {
@@ -18,6 +21,7 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 	m.reapZombies()
 	now := m.cfg.Clock.Now()
 	tdc, rmc := m.Costs()
+	ratio := m.compressionRatio()
 	var idle []policy.IdleSandbox
 	for _, a := range m.sortedAgents() {
 		if !a.mu.TryLock() {
@@ -27,6 +31,7 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 			idle = append(idle, policy.IdleSandbox{
 				ID: a.info.ID, WorkingSet: a.workingSet, Restartable: a.verdict.Restartable,
 				IdleSince: a.idleSince, PredictedWait: a.wait, TeardownCost: tdc, RematCost: rmc,
+				PagedOut: a.pagedOut, PageFrees: pageFrees(a.workingSet, ratio), PageInCost: m.pageInCost(a.workingSet),
 			})
 		}
 		a.mu.Unlock()
@@ -35,40 +40,46 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 	if len(ds) == 0 {
 		return nil
 	}
-	var queue []*agent
+	type job struct {
+		a    *agent
+		kind policy.ReclaimKind
+	}
+	var queue []job
 	m.mu.Lock()
 	for _, d := range ds {
 		if a, ok := m.agents[d.ID]; ok && !a.pending {
 			a.pending = true
-			queue = append(queue, a)
+			queue = append(queue, job{a, d.Kind})
 		}
 	}
 	m.mu.Unlock()
 	for _, d := range ds {
-		m.emit(Event{Time: now, Kind: EventReclaimDecision, Agent: d.ID, WorkingSet: d.WorkingSet, Reason: d.Reason})
+		m.emit(Event{Time: now, Kind: EventReclaimDecision, Agent: d.ID, WorkingSet: d.WorkingSet, Bytes: d.Frees,
+			Reason: d.Kind.String() + ": " + d.Reason})
 	}
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		for _, a := range queue {
+		for _, j := range queue {
 			if err := m.acquire(m.bg); err != nil {
-				m.clearPending(a)
+				m.clearPending(j.a)
 				continue
 			}
 			m.wg.Add(1)
 			go func() {
 				defer m.wg.Done()
 				defer m.release()
-				defer m.clearPending(a)
-				m.reclaimOne(a)
+				defer m.clearPending(j.a)
+				m.reclaimOne(j.a, j.kind)
 			}()
 		}
 	}()
 	return ds
 }
 
-// reclaimOne tears down an idle sandbox unless its agent moved on.
-func (m *Manager) reclaimOne(a *agent) {
+// reclaimOne tears down or pages out an idle sandbox unless its agent
+// moved on.
+func (m *Manager) reclaimOne(a *agent, kind policy.ReclaimKind) {
 	if !a.mu.TryLock() {
 		return // Ensure or another lifecycle operation holds it: not idle
 	}
@@ -76,7 +87,12 @@ func (m *Manager) reclaimOne(a *agent) {
 	if a.state != stateResident || a.busy {
 		return
 	}
-	_ = m.teardownLocked(m.bg, a) // failures are logged and counted; the sandbox stays
+	// Failures are logged and counted; the sandbox stays resident.
+	if kind == policy.ReclaimPageOut {
+		_ = m.pageOutLocked(m.bg, a)
+		return
+	}
+	_ = m.teardownLocked(m.bg, a)
 }
 
 func (m *Manager) isPending(a *agent) bool {
@@ -91,9 +107,11 @@ func (m *Manager) clearPending(a *agent) {
 	a.pending = false
 }
 
-// Prefetch starts a predictive rematerialization of an absent agent in
-// the background when pressure is green (seed 000 Table 1) and reports
-// whether it started. Ensure later finds the sandbox resident.
+// Prefetch starts a predictive rematerialization of an absent agent, or a
+// page-in of a paged-out one, in the background when pressure is green
+// (seed 000 Table 1) and reports whether it started. Call it when the end
+// of the agent's wait is known. Ensure later finds the sandbox resident
+// and thawed.
 func (m *Manager) Prefetch(agentID string) bool {
 	if m.bg.Err() != nil || !policy.MayRematerialize(m.cfg.Pressure(), true) {
 		return false
@@ -106,7 +124,12 @@ func (m *Manager) Prefetch(agentID string) bool {
 		return false
 	}
 	absent := a.state == stateAbsent
+	pagedOut := a.state == stateResident && a.pagedOut
 	a.mu.Unlock()
+	if pagedOut {
+		m.prefetchPageIn(a)
+		return true
+	}
 	if !absent {
 		return false
 	}

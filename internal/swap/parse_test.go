@@ -1,6 +1,8 @@
 package swap
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -118,5 +120,47 @@ func TestMountedDevice(t *testing.T) {
 				t.Fatalf("mountedDevice(%s) = %v, %v; want %v", tt.dev, got, err, tt.want)
 			}
 		})
+	}
+}
+
+func TestMMStatCost(t *testing.T) {
+	s := MMStat{OrigDataSize: 300 << 20, ComprDataSize: 90 << 20, MemUsedTotal: 100 << 20}
+	tests := []struct {
+		name   string
+		s      MMStat
+		stored int64
+		want   int64
+	}{
+		{"share", s, 150 << 20, 50 << 20},
+		{"all", s, 300 << 20, 100 << 20},
+		{"more than stored is capped", s, 600 << 20, 100 << 20},
+		{"nothing swapped", s, 0, 0},
+		{"empty device", MMStat{}, 10 << 20, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.s.Cost(tt.stored); got != tt.want {
+				t.Errorf("Cost(%d) = %d, want %d", tt.stored, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestManagerMMStat(t *testing.T) {
+	dir := t.TempDir()
+	m := NewManager(nil)
+	m.Paths.SysBlock = dir
+	if _, ok, err := m.MMStat(); ok || err != nil {
+		t.Fatalf("absent device: ok %v, err %v", ok, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "zram0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "zram0", "mm_stat"), []byte("  314572800 94371840 104857600 0 104857600 12 0 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mm, ok, err := m.MMStat()
+	if !ok || err != nil || mm.OrigDataSize != 300<<20 || mm.MemUsedTotal != 100<<20 {
+		t.Errorf("MMStat = %+v, %v, %v", mm, ok, err)
 	}
 }

@@ -2,8 +2,10 @@ package swap
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -87,4 +89,33 @@ func mountedDevice(r io.Reader, devPath string) (bool, error) {
 		return false, fmt.Errorf("reading mounts: %w", err)
 	}
 	return false, nil
+}
+
+// MMStat reads the device's mm_stat alone (cheaper than Status, for
+// frequent readers); ok is false when the device is absent or not
+// initialized.
+func (m *Manager) MMStat() (mm MMStat, ok bool, err error) {
+	f, err := os.Open(m.Paths.sys(m.Device, "mm_stat"))
+	if errors.Is(err, os.ErrNotExist) {
+		return MMStat{}, false, nil
+	}
+	if err != nil {
+		return MMStat{}, false, err
+	}
+	defer f.Close()
+	if mm, err = ParseMMStat(f); err != nil {
+		return MMStat{}, false, err
+	}
+	return mm, mm.OrigDataSize > 0 || mm.MemUsedTotal > 0, nil
+}
+
+// Cost is the host memory the compressed copy of stored bytes of swapped
+// data takes: their share of MemUsedTotal (allocator overhead included) at
+// the device's average ratio, at most MemUsedTotal. 0 when the device
+// stores nothing.
+func (s MMStat) Cost(stored int64) int64 {
+	if s.OrigDataSize <= 0 || stored <= 0 {
+		return 0
+	}
+	return min(int64(float64(stored)*float64(s.MemUsedTotal)/float64(s.OrigDataSize)), s.MemUsedTotal)
 }

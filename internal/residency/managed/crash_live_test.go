@@ -98,7 +98,7 @@ func runChild(root string) int {
 		return fail(err)
 	}
 	h := newNotes().host(b, "ck")
-	m, err := NewManager(Config{StateDir: filepath.Join(root, "residency"), TimeScale: 0.001}, h, nil, log)
+	m, err := NewManager(Config{StateDir: filepath.Join(root, "residency"), TimeScale: 0.001, NoPageOut: true}, h, nil, log)
 	if err != nil {
 		return fail(err)
 	}

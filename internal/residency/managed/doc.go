@@ -36,6 +36,18 @@
 // the crash left them), and residency.Manager.Recover marks agents with a
 // committed record absent (rebuilt on demand) and drops the rest.
 //
+// The page-out tier is on when the backend implements sandbox.Pager (the
+// process backend; docker does not) and swap is on when NewManager runs
+// (internal/swap reads /proc/swaps; `tenon swap enable` turns zram swap
+// on), unless Config.NoPageOut: idle sandboxes, restart-safe or not, may
+// then be frozen and paged out (residency's Pager, over the backend's)
+// and are paged in before their next action. The compressed copy is
+// charged against what a page-out frees at zram's measured ratio
+// (mem_used_total / orig_data_size, once zram holds 4 MiB; residency's
+// default of 1/3 before, and with swap on a disk). With swap off the tier
+// is skipped and NewManager logs why; only restart-safe sandboxes are then
+// reclaimed, by teardown.
+//
 // Manager.Metrics returns the residency counters (residency.Metrics:
 // teardowns, rematerializations, bytes captured, memory reclaimed,
 // lifecycle overhead, boundaries; RestartableShare()); every

@@ -134,7 +134,7 @@ func openBackend(root, parent string, layout *cgroup.Layout, log *slog.Logger) (
 
 func newManager(tb testing.TB, e *liveEnv, h controller.SandboxHost, p *pressureVar) *Manager {
 	tb.Helper()
-	m, err := NewManager(Config{StateDir: e.resDir(), TimeScale: 0.001, Residency: residency.Config{RematBackoff: 10 * time.Millisecond}}, h, p.get, e.log)
+	m, err := NewManager(Config{StateDir: e.resDir(), TimeScale: 0.001, NoPageOut: true, Residency: residency.Config{RematBackoff: 10 * time.Millisecond}}, h, p.get, e.log)
 	if err != nil {
 		tb.Fatalf("NewManager: %v", err)
 	}

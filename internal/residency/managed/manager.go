@@ -13,6 +13,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/residency"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/store"
+	"github.com/tenon-dev/tenon/internal/swap"
 )
 
 // Config configures a Manager.
@@ -32,6 +33,9 @@ type Config struct {
 	// TimeScale converts trajectory seconds to wall time for the predicted
 	// model wait (the next action's Wait × TimeScale); 0 means 1.
 	TimeScale float64
+	// NoPageOut keeps the page-out tier off. Otherwise it is on when the
+	// backend can page (sandbox.Pager) and swap is on at NewManager.
+	NoPageOut bool
 }
 
 // SalvageDir is where a process backend sharing stateDir with a Manager
@@ -97,7 +101,17 @@ func NewManager(cfg Config, h controller.SandboxHost, pressure func() residency.
 	if pressure != nil {
 		rc.Pressure = pressure
 	}
-	if m.rm, err = residency.New(rc, host, st, log); err != nil {
+	var rh residency.Host = host
+	if !cfg.NoPageOut {
+		var why string
+		if rh, why = pageOutHost(host, swap.GetStatus); why != "" {
+			log.Info("residency: page-out tier skipped", "why", why)
+		} else {
+			rc.Policy.PageOut = true
+			log.Info("residency: page-out tier on (idle sandboxes may be frozen and paged out to swap)")
+		}
+	}
+	if m.rm, err = residency.New(rc, rh, st, log); err != nil {
 		st.Close()
 		return nil, err
 	}

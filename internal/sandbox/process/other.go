@@ -43,3 +43,13 @@ func (b *Backend) Close() error                          { return nil }
 
 // WritableLayer fails with ErrUnsupported off Linux.
 func (b *Backend) WritableLayer(string) (string, error) { return "", ErrUnsupported }
+
+// PageOut fails with ErrUnsupported off Linux.
+func (b *Backend) PageOut(context.Context, string) (sandbox.PageStats, error) {
+	return sandbox.PageStats{}, ErrUnsupported
+}
+
+// PageIn fails with ErrUnsupported off Linux.
+func (b *Backend) PageIn(context.Context, string) (sandbox.PageStats, error) {
+	return sandbox.PageStats{}, ErrUnsupported
+}

@@ -1,0 +1,193 @@
+package residency
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/policy"
+)
+
+// pagingEnv is an env whose host can page out, with the tier on unless
+// mod turns it off.
+func pagingEnv(t *testing.T, mod func(*Config)) (*env, *fakePager) {
+	t.Helper()
+	var p *fakePager
+	e := newEnvWith(t, func(c *Config) {
+		c.Policy.PageOut = true
+		if mod != nil {
+			mod(c)
+		}
+	}, func(h *fakeHost) Host { p = newFakePager(h); return p })
+	return e, p
+}
+
+// pinnedAgent leaves agent a idle at a boundary that is not restart-safe
+// (a background server lives) with working set ws; it returns its sandbox.
+func pinnedAgent(t *testing.T, e *env, a string, ws int64) string {
+	t.Helper()
+	ctx := context.Background()
+	e.host.workingSet[a] = ws
+	id, err := e.m.Ensure(ctx, info(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.host.procs[a] = []ProcInfo{{PID: 42, Comm: "server"}}
+	v, err := e.m.Boundary(ctx, a, clean)
+	if err != nil || v.Restartable {
+		t.Fatalf("Boundary = %+v, %v; want resident_only", v, err)
+	}
+	return id
+}
+
+func TestPageOutUnderRed(t *testing.T) {
+	tests := []struct {
+		name      string
+		ratio     float64 // what the host reports; 0: unknown
+		wantFrees int64
+	}{
+		{"host ratio", 0.25, 300<<20 - 75<<20},
+		{"default ratio", 0, 300<<20 - int64(float64(300<<20)*DefaultCompressionRatio)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, p := pagingEnv(t, nil)
+			p.ratio = tt.ratio
+			id := pinnedAgent(t, e, "a", 300<<20)
+			e.press.Store(int32(Red))
+			ds := e.m.Tick()
+			e.m.Wait()
+			if len(ds) != 1 || ds[0].Kind != policy.ReclaimPageOut || ds[0].Frees != tt.wantFrees {
+				t.Fatalf("decisions = %+v, want one page-out freeing %d", ds, tt.wantFrees)
+			}
+			if got := p.callLog(); !reflect.DeepEqual(got, []string{"out " + id}) {
+				t.Errorf("host calls = %v", got)
+			}
+			if !p.isFrozen(id) || len(e.host.destroyed) != 0 {
+				t.Errorf("frozen = %v, destroyed = %v; want frozen, none destroyed", p.isFrozen(id), e.host.destroyed)
+			}
+			evs := e.events.kinds(EventPageOut)
+			if len(evs) != 1 || evs[0].Bytes != 240<<20 || evs[0].Freed != 270<<20 || evs[0].WorkingSet != 300<<20 {
+				t.Errorf("page_out events = %+v", evs)
+			}
+			if mt := e.m.Metrics(); mt.PageOuts != 1 || mt.BytesPagedOut != 240<<20 || mt.Teardowns != 0 {
+				t.Errorf("metrics = %+v", mt)
+			}
+			// Paged out already: the next tick pages nothing more.
+			if ds := e.m.Tick(); len(ds) != 0 {
+				t.Errorf("second tick decided %+v", ds)
+			}
+		})
+	}
+}
+
+func TestEnsurePagesInBeforeAction(t *testing.T) {
+	ctx := context.Background()
+	e, p := pagingEnv(t, nil)
+	id := pinnedAgent(t, e, "a", 300<<20)
+	e.press.Store(int32(Red))
+	e.m.Tick()
+	e.m.Wait()
+	e.press.Store(int32(Yellow)) // a demand page-in may run in yellow
+	got, err := e.m.Ensure(ctx, info("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != id {
+		t.Errorf("Ensure returned %s, want the same sandbox %s", got, id)
+	}
+	if calls := p.callLog(); !reflect.DeepEqual(calls, []string{"out " + id, "in " + id}) || p.isFrozen(id) {
+		t.Errorf("host calls = %v, frozen = %v; want out, in, thawed", calls, p.isFrozen(id))
+	}
+	evs := e.events.kinds(EventPageIn)
+	if len(evs) != 1 || evs[0].Bytes != 240<<20 || evs[0].Reason != "demand" {
+		t.Errorf("page_in events = %+v", evs)
+	}
+	// The measured rate (240 MiB in 20 ms) replaces the prior.
+	if c := e.m.pageInCost(240 << 20); c < 19*time.Millisecond || c > 21*time.Millisecond {
+		t.Errorf("page-in cost of 240 MiB = %v, want 20ms", c)
+	}
+	// Busy: not paged out while its action runs.
+	e.press.Store(int32(Red))
+	if ds := e.m.Tick(); len(ds) != 0 {
+		t.Errorf("tick with the action in flight decided %+v", ds)
+	}
+}
+
+func TestNoPageOutWithTierOff(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(t *testing.T) (*env, *fakePager)
+	}{
+		{"tier off", func(t *testing.T) (*env, *fakePager) {
+			return pagingEnv(t, func(c *Config) { c.Policy.PageOut = false })
+		}},
+		{"host cannot page", func(t *testing.T) (*env, *fakePager) {
+			return newEnv(t, func(c *Config) { c.Policy.PageOut = true }), nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, p := tt.make(t)
+			pinnedAgent(t, e, "a", 300<<20)
+			e.press.Store(int32(Red))
+			if ds := e.m.Tick(); len(ds) != 0 {
+				t.Errorf("decisions = %+v, want none (not restart-safe, no page-out tier)", ds)
+			}
+			e.m.Wait()
+			if p != nil && len(p.callLog()) != 0 {
+				t.Errorf("host calls = %v", p.callLog())
+			}
+		})
+	}
+}
+
+func TestPrefetchPagesIn(t *testing.T) {
+	ctx := context.Background()
+	e, p := pagingEnv(t, nil)
+	id := pinnedAgent(t, e, "a", 64<<20)
+	e.press.Store(int32(Red))
+	e.m.Tick()
+	e.m.Wait()
+	e.press.Store(int32(Yellow))
+	if e.m.Prefetch("a") {
+		t.Error("predictive page-in started in yellow")
+	}
+	e.press.Store(int32(Green))
+	if !e.m.Prefetch("a") {
+		t.Fatal("predictive page-in refused in green")
+	}
+	e.m.Wait()
+	if p.isFrozen(id) {
+		t.Fatal("prefetch left the sandbox frozen")
+	}
+	if _, err := e.m.Ensure(ctx, info("a")); err != nil {
+		t.Fatal(err)
+	}
+	if calls := p.callLog(); !reflect.DeepEqual(calls, []string{"out " + id, "in " + id}) {
+		t.Errorf("host calls = %v; want one page-in, by the prefetch", calls)
+	}
+	if evs := e.events.kinds(EventPageIn); len(evs) != 1 || evs[0].Reason != "prefetch" {
+		t.Errorf("page_in events = %+v", evs)
+	}
+}
+
+func TestFailedPageOutThaws(t *testing.T) {
+	e, p := pagingEnv(t, nil)
+	p.outErr = errors.New("no process_madvise")
+	id := pinnedAgent(t, e, "a", 64<<20)
+	e.press.Store(int32(Red))
+	e.m.Tick()
+	e.m.Wait()
+	if calls := p.callLog(); !reflect.DeepEqual(calls, []string{"out " + id, "in " + id}) || p.isFrozen(id) {
+		t.Errorf("host calls = %v, frozen = %v; want out, in, thawed", calls, p.isFrozen(id))
+	}
+	if mt := e.m.Metrics(); mt.PageFailures != 1 || mt.PageOuts != 0 {
+		t.Errorf("metrics = %+v", mt)
+	}
+	if len(e.events.kinds(EventPageOutFailed)) != 1 {
+		t.Error("no page_out_failed event")
+	}
+}
