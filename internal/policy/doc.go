@@ -33,7 +33,29 @@
 // (predict.ClassFloor); and where the domain has one (cgroup v1) the gate
 // runs the OOM hold, so an allocation at the budget waits for memory
 // instead of being killed and the OOM killer acts only after DMax with no
-// sandbox making progress, or after ten times that (hold.go). Residency's
-// rules (which idle sandboxes to tear down, whether a rematerialization may
-// start; residency.go) take the machine's pressure.
+// sandbox making progress (at least MinHold), or after ten times that
+// (hold.go). Residency's rules (which idle sandboxes to reclaim and how,
+// whether a rematerialization or page-in may start; residency.go) take the
+// machine's pressure.
+//
+// Floors. On real agent traces idle sandboxes' resident memory (files the
+// tools wrote, caches, processes left running: the sandbox's floor), not
+// bursts, fills the budget. Three rules account for it:
+//   - agent pacing charges floors: a new agent starts only if the headroom,
+//     less the floors that paged-out or torn-down sandboxes will take back
+//     before their next action (OwedFloor), fits its first action's
+//     predicted peak plus its predicted floor (PredictFloor: the median of
+//     the floors measured after actions so far, Done.AfterBytes) plus the
+//     agent reserve; each agent started in a pass takes its floor from the
+//     headroom;
+//   - residency reclaims idle floors, restart-safe or not: DecideReclaim
+//     picks per idle sandbox teardown (restart-safe) or page-out (with the
+//     host's compressed swap; frees the floor less its compressed copy,
+//     which counts against the budget) by bytes freed per second of delay
+//     when the agent resumes; in red it also pages out sandboxes that have
+//     stalled for ResidencyConfig.Stall (action waiting for admission, or
+//     frozen by the gate), never tearing them down;
+//   - admission takes a paged-out sandbox's level before its action to be
+//     its floor, and counts what it faults back (Returning) in the physical
+//     headroom.
 package policy
