@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/residency"
@@ -43,6 +44,9 @@ func residencyIn(dir string, timeScale float64, log *slog.Logger) live.Residency
 	return func(h controller.SandboxHost, pressure func() residency.Pressure, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error) {
 		cfg := managed.Config{StateDir: dir, TimeScale: timeScale}
 		cfg.Residency.Sink = sink
+		// A stalled action's sandbox is paged out in red after ten gate
+		// periods, on the replay's clock as the gate (policy.ScaledGate).
+		cfg.Residency.Policy.Stall = 10 * policy.ScaledGate(gate.DefaultConfig(), timeScale).Period
 		m, err := managed.NewManager(cfg, h, pressure, log)
 		if err != nil {
 			return nil, nil, err

@@ -86,3 +86,12 @@ func (r *Resident) Release(ctx context.Context, a *Agent) error {
 	}
 	return nil
 }
+
+// Staller is an optional capability of Sandboxes: Step calls Stall after
+// Ensure, while the action waits for admission (the sandbox runs nothing
+// and may be paged out under pressure), and Unstall once ActionReady
+// returned (a paged-out sandbox is paged back in before the action runs).
+type Staller interface {
+	Stall(a *Agent)
+	Unstall(ctx context.Context, a *Agent) error
+}

@@ -98,7 +98,18 @@ func (s *Step) Run(ctx context.Context, a *Agent, x StepAction) (StepResult, err
 		t0 = s.Clock.Now()
 	}
 	act := a.Action()
+	st, _ := s.Sandboxes.(Staller)
+	if st != nil {
+		st.Stall(a)
+	}
 	g, err := s.Policy.ActionReady(wait, a, act)
+	if st != nil {
+		// Paged out while it waited: back in before the action, or, when
+		// that fails, thawed with its memory faulting back on demand.
+		if uerr := st.Unstall(context.WithoutCancel(ctx), a); uerr != nil {
+			s.Logger.Warn("paging a sandbox back in after admission", "agent", a.ID, "sandbox", id, "err", uerr)
+		}
+	}
 	if err != nil {
 		return res, fmt.Errorf("waiting for admission of action %d: %w", x.Index, err)
 	}

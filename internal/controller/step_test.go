@@ -367,3 +367,45 @@ func TestStepQueuedAndRunning(t *testing.T) {
 		}
 	})
 }
+
+// stallingSandboxes is stepSandboxes with the Staller capability logged.
+type stallingSandboxes struct {
+	*stepSandboxes
+}
+
+func (m stallingSandboxes) Stall(*controller.Agent) { m.log("Stall") }
+func (m stallingSandboxes) Unstall(context.Context, *controller.Agent) error {
+	m.log("Unstall")
+	return nil
+}
+
+// TestStepStalls: with a Staller, Stall comes after the sandbox is ensured
+// and before admission, Unstall after admission (also when the wait for
+// admission is given up) and before the action runs.
+func TestStepStalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newStepRig(t, 0)
+		r.step.Sandboxes = stallingSandboxes{r.mgr}
+		if _, err := r.step.Run(context.Background(), r.a, r.action("true", 0)); err != nil {
+			t.Fatal(err)
+		}
+		want := append([]string{"Stall", "Unstall"}, append(slices.Clone(stepRan), "ActionDone", "Done", "Boundary")...)
+		if got := r.sequence(); !slices.Equal(got, want) {
+			t.Errorf("sequence = %v, want %v", got, want)
+		}
+
+		r = newStepRig(t, 0)
+		r.pol.hold = make(chan struct{})
+		r.step.Sandboxes = stallingSandboxes{r.mgr}
+		wait, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		x := r.action("true", 0)
+		x.Wait = wait
+		if _, err := r.step.Run(context.Background(), r.a, x); err == nil {
+			t.Fatal("Run with admission never granted succeeded")
+		}
+		if got, want := r.sequence(), []string{"Stall", "Unstall"}; !slices.Equal(got, want) {
+			t.Errorf("given up: sequence = %v, want %v", got, want)
+		}
+	})
+}

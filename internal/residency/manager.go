@@ -46,18 +46,21 @@ const (
 // agent is the manager's view of one logical agent. mu is held across
 // Ensure, teardown and Release: holding it blocks dispatch.
 type agent struct {
-	mu          sync.Mutex
-	info        AgentInfo
-	state       agentState
-	sandbox     string
-	busy        bool // an action is in flight (Ensure returned, Boundary not yet called)
-	haveVerdict bool
-	verdict     Verdict
-	idleSince   time.Time
-	wait        time.Duration
-	workingSet  int64
-	generation  uint64
-	pending     bool // queued for teardown; guarded by Manager.mu
+	mu      sync.Mutex
+	info    AgentInfo
+	state   agentState
+	sandbox string
+	busy    bool // an action is in flight (Ensure returned, Boundary not yet called)
+	// stalledSince, while busy, is when the action began to wait for
+	// admission (Stall); zero otherwise.
+	stalledSince time.Time
+	haveVerdict  bool
+	verdict      Verdict
+	idleSince    time.Time
+	wait         time.Duration
+	workingSet   int64
+	generation   uint64
+	pending      bool // queued for teardown; guarded by Manager.mu
 	// pagedOut: the resident sandbox is frozen with its memory paged out;
 	// Ensure pages it in before the next action.
 	pagedOut bool

@@ -54,7 +54,7 @@ func (m *Manager) pageOutLocked(ctx context.Context, a *agent) error {
 		return fmt.Errorf("%w: the host cannot page out", ErrNoPageOut)
 	case a.state != stateResident:
 		return fmt.Errorf("%w: %s", ErrNotResident, a.info.ID)
-	case a.busy:
+	case a.busy && !a.stalled():
 		return fmt.Errorf("%w: %s", ErrBusy, a.info.ID)
 	case a.pagedOut:
 		return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 	"github.com/tenon-dev/tenon/internal/policy"
 )
 
@@ -189,5 +190,58 @@ func TestFailedPageOutThaws(t *testing.T) {
 	}
 	if len(e.events.kinds(EventPageOutFailed)) != 1 {
 		t.Error("no page_out_failed event")
+	}
+}
+
+// TestStalledPageOut: an agent whose action waits for admission (Stall)
+// is paged out in red once it has stalled Policy.Stall, never torn down
+// (it is restart-safe here) and never before that or outside red; Unstall
+// pages it back in whatever the pressure.
+func TestStalledPageOut(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktest.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	e, p := pagingEnv(t, func(c *Config) { c.Clock, c.Policy.Stall = clk, time.Second })
+	e.host.workingSet["a"] = 200 << 20
+	id, err := e.m.Ensure(ctx, info("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.Boundary(ctx, "a", clean); err != nil { // restart-safe, idle
+		t.Fatal(err)
+	}
+	if _, err := e.m.Ensure(ctx, info("a")); err != nil { // its next action: busy
+		t.Fatal(err)
+	}
+	e.press.Store(int32(Red))
+	if ds := e.m.Tick(); len(ds) != 0 {
+		t.Fatalf("busy, not stalled: decided %+v", ds)
+	}
+	e.m.Stall("a")
+	clk.Advance(500 * time.Millisecond)
+	if ds := e.m.Tick(); len(ds) != 0 {
+		t.Fatalf("stalled 0.5 s: decided %+v", ds)
+	}
+	clk.Advance(time.Second)
+	e.press.Store(int32(Yellow))
+	if ds := e.m.Tick(); len(ds) != 0 {
+		t.Fatalf("stalled 1.5 s in yellow: decided %+v", ds)
+	}
+	e.press.Store(int32(Red))
+	ds := e.m.Tick()
+	e.m.Wait()
+	if len(ds) != 1 || ds[0].Kind != policy.ReclaimPageOut {
+		t.Fatalf("stalled 1.5 s in red: decided %+v, want one page-out", ds)
+	}
+	if !p.isFrozen(id) || len(e.host.destroyed) != 0 {
+		t.Fatalf("frozen = %v, destroyed = %v; want paged out, not torn down", p.isFrozen(id), e.host.destroyed)
+	}
+	if err := e.m.Unstall(ctx, "a"); err != nil { // admitted, still red
+		t.Fatal(err)
+	}
+	if calls := p.callLog(); !reflect.DeepEqual(calls, []string{"out " + id, "in " + id}) || p.isFrozen(id) {
+		t.Errorf("host calls = %v, frozen = %v; want out, in, thawed", calls, p.isFrozen(id))
+	}
+	if ds := e.m.Tick(); len(ds) != 0 {
+		t.Errorf("after Unstall the running action's sandbox was chosen: %+v", ds)
 	}
 }

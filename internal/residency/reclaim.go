@@ -2,6 +2,7 @@ package residency
 
 import (
 	"context"
+	"time"
 
 	"github.com/tenon-dev/tenon/internal/policy"
 )
@@ -12,8 +13,9 @@ import (
 // LifecycleLimit at once. A page-out is assumed to free the working set
 // less its compressed copy (the host's compression ratio, else
 // DefaultCompressionRatio) and to cost its page-in at the measured rate
-// (DefaultPageInRate until measured). It returns the decisions. Sandboxes whose agent is busy or locked
-// (another lifecycle operation) are skipped this tick.
+// (DefaultPageInRate until measured). It returns the decisions. Sandboxes
+// whose agent is busy (unless its action stalled in admission, Stall) or
+// locked (another lifecycle operation) are skipped this tick.
 func (m *Manager) Tick() []policy.ReclaimDecision {
 	if m.bg.Err() != nil {
 		return nil
@@ -27,12 +29,16 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		if !a.mu.TryLock() {
 			continue
 		}
-		if a.state == stateResident && !a.busy && a.haveVerdict && !m.isPending(a) {
-			idle = append(idle, policy.IdleSandbox{
+		if a.state == stateResident && (!a.busy && a.haveVerdict || a.stalled()) && !m.isPending(a) {
+			is := policy.IdleSandbox{
 				ID: a.info.ID, WorkingSet: a.workingSet, Restartable: a.verdict.Restartable,
 				IdleSince: a.idleSince, PredictedWait: a.wait, TeardownCost: tdc, RematCost: rmc,
 				PagedOut: a.pagedOut, PageFrees: pageFrees(a.workingSet, ratio), PageInCost: m.pageInCost(a.workingSet),
-			})
+			}
+			if a.stalled() {
+				is.Stalled = max(now.Sub(a.stalledSince), time.Nanosecond)
+			}
+			idle = append(idle, is)
 		}
 		a.mu.Unlock()
 	}
@@ -84,8 +90,8 @@ func (m *Manager) reclaimOne(a *agent, kind policy.ReclaimKind) {
 		return // Ensure or another lifecycle operation holds it: not idle
 	}
 	defer a.mu.Unlock()
-	if a.state != stateResident || a.busy {
-		return
+	if a.state != stateResident || a.busy && (!a.stalled() || kind != policy.ReclaimPageOut) {
+		return // moved on; a stalled action's sandbox is only paged out
 	}
 	// Failures are logged and counted; the sandbox stays resident.
 	if kind == policy.ReclaimPageOut {

@@ -196,6 +196,16 @@ func (m *Manager) Ensure(ctx context.Context, a *controller.Agent) (string, erro
 	return id, nil
 }
 
+// Stall tells residency that the agent's action waits for admission
+// (controller.Staller): in red its sandbox may be paged out meanwhile.
+func (m *Manager) Stall(a *controller.Agent) { m.rm.Stall(a.ID) }
+
+// Unstall pages the agent's sandbox back in if it was paged out while its
+// action waited for admission (controller.Staller).
+func (m *Manager) Unstall(ctx context.Context, a *controller.Agent) error {
+	return m.rm.Unstall(ctx, a.ID)
+}
+
 // Boundary hands the action-done boundary to residency. Only an action
 // that finished (no Outcome.Failure, no Err) makes the boundary eligible
 // for restart-safe teardown; a failed attempt's sandbox stays for Release.
