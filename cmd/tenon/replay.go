@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tenon-dev/tenon/internal/app"
+	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -64,6 +65,7 @@ Policies:`+policyHelp())
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	plot := fs.String("plot", "", "write a PNG of memory and concurrency over time")
 	image := fs.String("image", "", imageHelp)
+	perAgent := fs.Bool("per-agent", false, "also print, per policy with residency, each agent's floor, teardowns and page-outs")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
@@ -94,6 +96,11 @@ Policies:`+policyHelp())
 	if c != nil {
 		if werr := writeComparison(env, c, *asJSON, *plot); werr != nil && err == nil {
 			err = werr
+		}
+		if *perAgent && !*asJSON { // the JSON has them anyway
+			if werr := report.WriteAgents(env.stdout, c); werr != nil && err == nil {
+				err = werr
+			}
 		}
 	}
 	return err

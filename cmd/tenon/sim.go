@@ -97,12 +97,15 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	if *jsonOut {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(simJSON{Comparison: res.Comparison, Holds: res.Holds})
+		return enc.Encode(simJSON{Comparison: res.Comparison, Holds: res.Holds, Idle: res.Idle})
 	}
 	if err := report.WriteTable(env.stdout, res.Comparison); err != nil {
 		return err
 	}
-	return writeHolds(env.stdout, res.Holds)
+	if err := writeHolds(env.stdout, res.Holds); err != nil {
+		return err
+	}
+	return writeIdle(env.stdout, res.Idle, res.Comparison.BudgetBytes)
 }
 
 func init() {

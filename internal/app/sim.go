@@ -65,11 +65,23 @@ type SimHold struct {
 	Waits    int     `json:"waits"`    // sandboxes that waited for memory
 }
 
-// SimResult is the comparison of the simulated runs and the OOM hold's
-// counters per policy.
+// SimIdle is how much memory sandboxes running nothing held in one
+// simulated run (their floors), and what residency did about it.
+type SimIdle struct {
+	Policy    string `json:"policy"`
+	AvgBytes  int64  `json:"avg_bytes"`  // time average
+	PeakBytes int64  `json:"peak_bytes"` // largest sample
+	Teardowns int    `json:"teardowns"`
+	PageOuts  int    `json:"page_outs"`
+	PagedOut  int64  `json:"paged_out_bytes"` // memory the page-outs freed
+}
+
+// SimResult is the comparison of the simulated runs, the OOM hold's
+// counters and the idle memory per policy.
 type SimResult struct {
 	Comparison *report.Comparison
 	Holds      []SimHold
+	Idle       []SimIdle
 }
 
 // Simulate runs each policy on the simulated host, with the same
@@ -133,6 +145,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	}
 	var results []*replay.Result
 	var holds []SimHold
+	var idle []SimIdle
 	timeout := actionTimeout(cfg.ActionTimeout, orig, scale)
 	for _, sp := range specs {
 		sc := sim.Config{Workflows: wfs, Policy: sp, Budget: cfg.Budget, Retries: cfg.Retries,
@@ -159,8 +172,10 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 		results = append(results, simReplay(r))
 		holds = append(holds, SimHold{Policy: sp.Name, Holds: r.Holds, Resolved: r.HoldsResolved,
 			Released: r.HoldsReleased, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits})
+		idle = append(idle, SimIdle{Policy: sp.Name, AvgBytes: r.IdleMemAvg, PeakBytes: r.IdleMemPeak,
+			Teardowns: r.Teardowns, PageOuts: r.PageOuts, PagedOut: r.PagedOutBytes})
 	}
-	return &SimResult{Comparison: report.Compare(orig, cfg.Budget, scale, results...), Holds: holds}, nil
+	return &SimResult{Comparison: report.Compare(orig, cfg.Budget, scale, results...), Holds: holds, Idle: idle}, nil
 }
 
 // GenerateWorkload generates n workflows of kind; with oversub > 0 their

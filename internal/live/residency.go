@@ -20,6 +20,7 @@ func (p *Policy) residencyEvent(e residency.Event) {
 	switch e.Kind {
 	case residency.EventBoundary:
 		ev.Kind, ev.Restartable = controller.EventBoundary, strings.HasPrefix(e.Reason, residency.LabelRestartable)
+		ev.WorkingSetBytes = e.WorkingSet // the sandbox's floor while its agent waits
 	case residency.EventTeardown:
 		ev.Kind, ev.BytesCaptured, ev.StateBytes, ev.WorkingSetBytes = controller.EventTeardown, e.Bytes, e.StateBytes, e.WorkingSet
 		ev.DurationS = e.Duration.Seconds()

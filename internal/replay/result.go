@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
@@ -54,18 +56,47 @@ type ResidencyStats struct {
 	PageIns       int     `json:"page_ins,omitempty"`
 	BytesPagedOut int64   `json:"bytes_paged_out,omitempty"`
 	PageS         float64 `json:"page_s,omitempty"`
+	// FreedByPageOut sums what the page-outs took off the domain (RAM
+	// freed: anonymous memory paged out and page cache dropped).
+	FreedByPageOut int64 `json:"freed_by_page_out_bytes,omitempty"`
+	// Agents is the same per agent (its sandboxes across teardowns), by
+	// workflow id.
+	Agents []AgentResidency `json:"agents,omitempty"`
+}
+
+// AgentResidency is what residency did to one agent's sandbox.
+type AgentResidency struct {
+	Workflow string `json:"workflow"`
+	// Floor is the largest working set measured at its boundaries: the
+	// memory its sandbox holds while the agent waits.
+	Floor          int64 `json:"floor_bytes"`
+	Boundaries     int   `json:"boundaries"`
+	Restartable    int   `json:"restartable_boundaries"`
+	Teardowns      int   `json:"teardowns"`
+	PageOuts       int   `json:"page_outs"`
+	BytesPagedOut  int64 `json:"bytes_paged_out"`
+	FreedByPageOut int64 `json:"freed_by_page_out_bytes"`
 }
 
 // Add counts e if it is a boundary, teardown, rematerialization, page-out
 // or page-in event.
 func (s *ResidencyStats) Add(e controller.Event) {
+	var a *AgentResidency
+	switch e.Kind {
+	case controller.EventBoundary, controller.EventTeardown, controller.EventPageOut:
+		a = s.agent(e.Workflow)
+	}
 	switch e.Kind {
 	case controller.EventBoundary:
 		s.Boundaries++
+		a.Boundaries++
+		a.Floor = max(a.Floor, e.WorkingSetBytes)
 		if e.Restartable {
 			s.Restartable++
+			a.Restartable++
 		}
 	case controller.EventTeardown:
+		a.Teardowns++
 		s.Teardowns++
 		s.BytesCaptured += e.BytesCaptured
 		s.StateBytes += e.StateBytes
@@ -77,11 +108,24 @@ func (s *ResidencyStats) Add(e controller.Event) {
 	case controller.EventPageOut:
 		s.PageOuts++
 		s.BytesPagedOut += e.PagedBytes
+		s.FreedByPageOut += e.FreedBytes
 		s.PageS += e.DurationS
+		a.PageOuts++
+		a.BytesPagedOut += e.PagedBytes
+		a.FreedByPageOut += e.FreedBytes
 	case controller.EventPageIn:
 		s.PageIns++
 		s.PageS += e.DurationS
 	}
+}
+
+// agent returns the per-agent entry of workflow, adding it in order.
+func (s *ResidencyStats) agent(workflow string) *AgentResidency {
+	i, ok := slices.BinarySearchFunc(s.Agents, workflow, func(a AgentResidency, w string) int { return strings.Compare(a.Workflow, w) })
+	if !ok {
+		s.Agents = slices.Insert(s.Agents, i, AgentResidency{Workflow: workflow})
+	}
+	return &s.Agents[i]
 }
 
 // RestartableShare is the fraction of boundaries labelled restartable; 0

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/png"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -340,7 +341,7 @@ func TestResidencyReport(t *testing.T) {
 	if r == nil {
 		t.Fatal("tenon has no residency summary")
 	}
-	if r.ResidencyStats != want || r.RestartableShare != 0.5 {
+	if !reflect.DeepEqual(r.ResidencyStats, want) || r.RestartableShare != 0.5 {
 		t.Errorf("residency = %+v, want %+v and share 0.5", *r, want)
 	}
 	var buf bytes.Buffer

@@ -51,15 +51,16 @@ func writeResidency(w io.Writer, c *Comparison, width int) error {
 	fmt.Fprintf(w, "\nresidency\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\t", width, "policy")
-	fmt.Fprintln(tw, "boundaries\trestartable\tteardowns\tremats\tstate captured\tstored\tmem reclaimed\toverhead\t")
+	fmt.Fprintln(tw, "boundaries\trestartable\tteardowns\tremats\tstate captured\tstored\tmem reclaimed\tpage-outs\tfreed by page-out\toverhead\t")
 	for _, m := range c.Results {
 		r := m.Residency
 		if r == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%-*s\t%d\t%.1f%%\t%d\t%d\t%s\t%s\t%s\t%s\t\n", width, m.Policy,
+		fmt.Fprintf(tw, "%-*s\t%d\t%.1f%%\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t\n", width, m.Policy,
 			r.Boundaries, 100*r.RestartableShare, r.Teardowns, r.Rematerializations,
-			units.FormatSize(r.StateBytes), units.FormatSize(r.BytesCaptured), units.FormatSize(r.MemoryReclaimed), seconds(r.OverheadS))
+			units.FormatSize(r.StateBytes), units.FormatSize(r.BytesCaptured), units.FormatSize(r.MemoryReclaimed),
+			r.PageOuts, units.FormatSize(r.FreedByPageOut), seconds(r.OverheadS+r.PageS))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing residency table: %w", err)
@@ -96,4 +97,27 @@ func Done(m Metrics) string {
 		return fmt.Sprintf("%d/%d (+%d infeasible)", m.Completed, m.Workflows-m.Infeasible, m.Infeasible)
 	}
 	return fmt.Sprintf("%d/%d", m.Completed, m.Workflows)
+}
+
+// WriteAgents writes, per policy with residency, what residency did to
+// each agent's sandbox: its floor (largest working set at a boundary),
+// boundaries and the restartable ones, teardowns, page-outs and the
+// memory they freed.
+func WriteAgents(w io.Writer, c *Comparison) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, m := range c.Results {
+		if m.Residency == nil || len(m.Residency.Agents) == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "\nper agent: %s\t\t\t\t\t\t\n", m.Policy)
+		fmt.Fprintln(tw, "workflow\tfloor\tboundaries\trestartable\tteardowns\tpage-outs\tfreed by page-out\t")
+		for _, a := range m.Residency.Agents {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t\n", a.Workflow, units.FormatSize(a.Floor),
+				a.Boundaries, a.Restartable, a.Teardowns, a.PageOuts, units.FormatSize(a.FreedByPageOut))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing the per-agent residency table: %w", err)
+	}
+	return nil
 }

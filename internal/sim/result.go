@@ -25,14 +25,19 @@ type Result struct {
 	// (trajectory.ErrInfeasible): never started, not counted in Failed.
 	Infeasible int
 
-	Teardowns          int           // residency teardowns (not final destroys)
-	Rematerializations int           //
-	PageOuts           int           // residency page-outs of idle sandboxes
-	PagedOutBytes      int64         // summed bytes those page-outs freed
-	LifecycleTime      time.Duration // summed create, teardown and rematerialization time
-	Freezes            int           // sandboxes frozen by the gate
-	Throttled          int           // actions held at a memory.high limit they needed more than (agentcgroup)
-	LivenessAdmits     int           // admission Schedule calls raised by the liveness rule
+	Teardowns          int   // residency teardowns (not final destroys)
+	Rematerializations int   //
+	PageOuts           int   // residency page-outs of idle sandboxes
+	PagedOutBytes      int64 // summed bytes those page-outs freed
+	// IdleMemAvg and IdleMemPeak are the memory of sandboxes that run
+	// nothing (agent in a model or admission wait, or frozen), compressed
+	// copies included, sampled every RecordEvery: how much of the budget
+	// floors take.
+	IdleMemAvg, IdleMemPeak int64
+	LifecycleTime           time.Duration // summed create, teardown and rematerialization time
+	Freezes                 int           // sandboxes frozen by the gate
+	Throttled               int           // actions held at a memory.high limit they needed more than (agentcgroup)
+	LivenessAdmits          int           // admission Schedule calls raised by the liveness rule
 
 	// The domain's OOM hold (policy.HoldStats; zero when it is off).
 	Holds         int           // waits that began (under_oom seen by a gate step)

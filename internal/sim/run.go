@@ -237,6 +237,7 @@ func (s *sim) handle(ev *event) {
 	case evRecord:
 		s.res.Samples = append(s.res.Samples, Sample{T: s.now, MemBytes: s.h.projected(s.now),
 			Running: s.running, Live: len(s.h.all)})
+		s.recordIdle()
 		s.at(s.cfg.RecordEvery, evRecord, nil, nil)
 	case evTimeout:
 		if ev.gen == ev.ag.gen && ev.ag.phase == phRunning && ev.ag.started == ev.t-s.cfg.ActionTimeout {
@@ -349,4 +350,18 @@ func (s *sim) debugf(format string, args ...any) {
 	if s.cfg.Debug != nil {
 		s.cfg.Debug(fmt.Sprintf("%6.1f ", s.now.Seconds()) + fmt.Sprintf(format, args...))
 	}
+}
+
+// recordIdle samples the memory of sandboxes that run nothing into
+// IdleMemAvg (a running mean over the samples) and IdleMemPeak.
+func (s *sim) recordIdle() {
+	var idle int64
+	for _, sb := range s.h.all {
+		if sb.activeIdx < 0 {
+			idle += sb.mem
+		}
+	}
+	n := int64(len(s.res.Samples))
+	s.res.IdleMemAvg += (idle - s.res.IdleMemAvg) / n
+	s.res.IdleMemPeak = max(s.res.IdleMemPeak, idle)
 }
