@@ -62,14 +62,21 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget int6
 			log.Warn("closing workload domain", "err", err)
 		}
 	}
-	if err := dom.DisableSwap(); err != nil {
+	// Keep the domain's memory out of swap: a budget overrun must fail,
+	// not page out. On cgroup v2 the process backend does it per sandbox
+	// instead (memory.swap.max 0, lifted during residency's page-outs),
+	// since the domain's own 0 would forbid those page-outs.
+	perSandbox := false
+	if m, ok := layout.Controller(cgroup.Memory); ok && m.Version == cgroup.V2 && name == "process" {
+		perSandbox = true
+	} else if err := dom.DisableSwap(); err != nil {
 		closeDomain()
 		return nil, nil, nil, err
 	}
 	var be sandbox.Backend
 	switch name {
 	case "process":
-		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log})
+		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log, NoSwap: perSandbox})
 	case "docker":
 		self, _ := os.Executable()
 		var d *docker.Backend

@@ -67,6 +67,13 @@ type Group interface {
 	// SetPidsLimit caps the tasks of the group and its descendants
 	// (pids.max); n <= 0 removes the cap.
 	SetPidsLimit(n int64) error
+	// SetSwap lets the group's memory be swapped (allow) or not: v2's
+	// memory.swap.max, "max" or 0. v1 has no per-group swap limit
+	// without memsw; the domain's memory.swappiness (Domain.DisableSwap)
+	// keeps reclaim off swap there, and SetSwap does nothing. A group
+	// whose kernel has no memory.swap.max (no swap accounting) is left
+	// as is.
+	SetSwap(allow bool) error
 	// AddProc moves a process into the group.
 	AddProc(pid int) error
 	// KillAll sends SIGKILL to every task (thawing first on v1, where frozen

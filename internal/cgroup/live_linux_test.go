@@ -220,9 +220,17 @@ func TestLiveDomainLifecycle(t *testing.T) {
 func TestLiveOOMKill(t *testing.T) {
 	l := liveLayout(t)
 	d := liveDomain(t, l, "-oom", 64<<20)
+	// With swap on (another test's or the user's zram) the helper would
+	// swap instead of being killed.
+	if err := d.DisableSwap(); err != nil {
+		t.Fatalf("DisableSwap: %v", err)
+	}
 	g, err := d.Child("oom")
 	if err != nil {
 		t.Fatalf("Child: %v", err)
+	}
+	if err := g.SetSwap(false); err != nil {
+		t.Fatalf("SetSwap: %v", err)
 	}
 	if err := g.SetMemoryLimit(32 << 20); err != nil {
 		t.Fatalf("SetMemoryLimit: %v", err)

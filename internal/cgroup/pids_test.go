@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -26,5 +27,37 @@ func TestSetPidsLimit(t *testing.T) {
 	delete(g.dirs, Pids)
 	if err := g.SetPidsLimit(10); !errors.Is(err, ErrNoHierarchy) {
 		t.Errorf("SetPidsLimit without a pids hierarchy: %v, want ErrNoHierarchy", err)
+	}
+}
+
+// TestSetSwap: on v2 memory.swap.max is "max" or 0; v1 and a v2 kernel
+// without swap accounting are left alone.
+func TestSetSwap(t *testing.T) {
+	g := mustCreate(t, fakeV2(t), "tenon/sb")
+	f := filepath.Join(g.dirs[Memory], "memory.swap.max")
+	if err := g.SetSwap(false); err != nil { // no swap accounting: no file
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(f); err == nil {
+		t.Fatal("SetSwap created memory.swap.max")
+	}
+	if err := os.WriteFile(f, []byte("max"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, allow := range []bool{false, true, false} {
+		if err := g.SetSwap(allow); err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]string{true: "max", false: "0"}[allow]
+		if got := readFile(t, f); got != want {
+			t.Errorf("SetSwap(%v): memory.swap.max = %q, want %q", allow, got, want)
+		}
+	}
+	g1 := mustCreate(t, fakeV1(t), "tenon/sb")
+	if err := g1.SetSwap(true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(g1.dirs[Memory], "memory.swap.max")); err == nil {
+		t.Error("SetSwap wrote memory.swap.max on v1")
 	}
 }

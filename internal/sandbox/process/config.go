@@ -42,6 +42,12 @@ type Config struct {
 	// of filling the host's process table. 0 means DefaultPidsMax; < 0
 	// leaves the sandboxes uncapped.
 	PidsMax int64
+	// NoSwap keeps each sandbox's memory out of swap (cgroup.Group.SetSwap
+	// false, v2's memory.swap.max 0) except during PageOut, which lets it
+	// swap while it pages the sandbox out. On cgroup v2 the caller sets it
+	// instead of the domain's memory.swap.max 0 (cgroup.Domain.DisableSwap),
+	// which would forbid page-out in every sandbox below.
+	NoSwap bool
 }
 
 // DefaultPidsMax is the per-sandbox process cap when Config.PidsMax is 0.

@@ -192,6 +192,11 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	if err := bx.group.SetPidsLimit(b.cfg.PidsMax); err != nil {
 		return nil, fmt.Errorf("capping processes: %w", err)
 	}
+	if b.cfg.NoSwap {
+		if err := bx.group.SetSwap(false); err != nil {
+			return nil, fmt.Errorf("keeping the sandbox out of swap: %w", err)
+		}
+	}
 
 	t := time.NewTimer(readyTimeout)
 	defer t.Stop()

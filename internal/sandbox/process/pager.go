@@ -39,6 +39,16 @@ func (b *Backend) PageOut(ctx context.Context, id string) (sandbox.PageStats, er
 		return st, fmt.Errorf("paging out sandbox %s: %w", id, err)
 	}
 	bx.paused.Store(true)
+	if b.cfg.NoSwap { // out of swap but for this page-out
+		if err := bx.group.SetSwap(true); err != nil {
+			return st, fmt.Errorf("paging out sandbox %s: %w", id, err)
+		}
+		defer func() {
+			if err := bx.group.SetSwap(false); err != nil {
+				b.log.Warn("keeping a paged-out sandbox out of swap", "sandbox", id, "err", err)
+			}
+		}()
+	}
 	p := &pageout.Pager{ProcRoot: b.procRoot(), Log: b.log}
 	err = b.eachProc(bx, func(pid int) error {
 		s, err := p.PageOut(pid)
