@@ -95,3 +95,14 @@ type Staller interface {
 	Stall(a *Agent)
 	Unstall(ctx context.Context, a *Agent) error
 }
+
+// SandboxStaller is an optional capability of Sandboxes for the runtime
+// gate: a sandbox the gate froze mid-action is stalled (under pressure it
+// may be paged out while frozen) until the gate lets it run again.
+type SandboxStaller interface {
+	StallSandbox(id string)
+	// UnstallSandbox ends it. paged reports whether the sandbox had been
+	// paged out: it was then paged back in and thawed (err reports a failed
+	// page-in; it is thawed anyway) and needs no resume.
+	UnstallSandbox(ctx context.Context, id string) (paged bool, err error)
+}

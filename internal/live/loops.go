@@ -117,7 +117,7 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 	}
 	period := cfg.GateConfig.Period
 	loop, err := gate.NewLoop(gate.LoopOptions{Step: step, Period: period, Observer: observe,
-		Actuator: backendActuator{b: env.Backend}, Sink: p.gateSink(env), Logger: p.log, Clock: env.Clock})
+		Actuator: backendActuator{b: env.Backend, staller: p.staller}, Sink: p.gateSink(env), Logger: p.log, Clock: env.Clock})
 	return loop, err
 }
 
@@ -198,12 +198,23 @@ func (p *Policy) gateSink(env controller.Env) func(gate.Event) {
 
 // backendActuator pauses and resumes sandboxes through the backend (the
 // process backend's Pause is a verified cgroup freeze). A sandbox that is
-// gone needs nothing.
-type backendActuator struct{ b sandbox.Backend }
+// gone needs nothing. With a residency manager that can (staller), a
+// denied sandbox is stalled, so that red may page it out while it stays
+// frozen, and an allowed one that was paged out meanwhile is paged back in
+// (which thaws it) instead of resumed.
+type backendActuator struct {
+	b       sandbox.Backend
+	staller func() controller.SandboxStaller // nil, or returns nil: none
+}
 
 func (a backendActuator) Name() string { return "freezer" }
 
 func (a backendActuator) Allow(ctx context.Context, id string) error {
+	if st := a.stallerNow(); st != nil {
+		if paged, err := st.UnstallSandbox(ctx, id); paged {
+			return err
+		}
+	}
 	if err := a.b.Resume(ctx, id); err != nil && !errors.Is(err, sandbox.ErrNotFound) {
 		return err
 	}
@@ -214,7 +225,17 @@ func (a backendActuator) Deny(ctx context.Context, id string) error {
 	if err := a.b.Pause(ctx, id); err != nil && !errors.Is(err, sandbox.ErrNotFound) {
 		return err
 	}
+	if st := a.stallerNow(); st != nil {
+		st.StallSandbox(id)
+	}
 	return nil
+}
+
+func (a backendActuator) stallerNow() controller.SandboxStaller {
+	if a.staller == nil {
+		return nil
+	}
+	return a.staller()
 }
 
 // armHold arms the domain's OOM hold when the machine runs one and the

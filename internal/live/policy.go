@@ -59,6 +59,7 @@ type Policy struct {
 	grants   map[string]chan policy.Grant // agents blocked in ActionReady
 	seq      uint64                       // grants handed out
 	limited  map[string]bool              // sandboxes under a memory.high limit
+	sbx      controller.SandboxStaller    // the residency manager, when it can stall sandboxes
 	stats    Stats
 	holder   controller.OOMHolder // the armed hold's domain, nil when off
 	loopStop context.CancelFunc
@@ -206,8 +207,16 @@ func (p *Policy) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
 	}
 	p.mu.Lock()
 	p.res = closer
+	p.sbx, _ = mgr.(controller.SandboxStaller)
 	p.mu.Unlock()
 	return mgr
+}
+
+// staller is the residency manager's gate capability, nil without one.
+func (p *Policy) staller() controller.SandboxStaller {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sbx
 }
 
 // pressure is the machine's pressure, for the residency manager.

@@ -1,12 +1,15 @@
 package live
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/residency"
+	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
@@ -34,5 +37,50 @@ func TestResidencyEventsPageOutIn(t *testing.T) {
 	}
 	if e := got[2]; e.Kind != controller.EventError || e.Reason != "residency page_in_failed" || e.Error != "boom" {
 		t.Errorf("page_in_failed = %+v", e)
+	}
+}
+
+// callLog records backend pauses and resumes and a staller's calls.
+type callLog struct {
+	sandbox.Backend // unused methods panic
+	calls           []string
+	paged           bool // what UnstallSandbox reports
+}
+
+func (c *callLog) Pause(_ context.Context, id string) error {
+	c.calls = append(c.calls, "pause "+id)
+	return nil
+}
+func (c *callLog) Resume(_ context.Context, id string) error {
+	c.calls = append(c.calls, "resume "+id)
+	return nil
+}
+func (c *callLog) StallSandbox(id string) { c.calls = append(c.calls, "stall "+id) }
+func (c *callLog) UnstallSandbox(_ context.Context, id string) (bool, error) {
+	c.calls = append(c.calls, "unstall "+id)
+	return c.paged, nil
+}
+
+// TestActuatorStalls: a denied sandbox is paused, then stalled; an allowed
+// one is unstalled and resumed, unless the unstall paged it back in (which
+// thawed it); without a staller the actuator only pauses and resumes.
+func TestActuatorStalls(t *testing.T) {
+	ctx := context.Background()
+	c := &callLog{}
+	a := backendActuator{b: c, staller: func() controller.SandboxStaller { return c }}
+	a.Deny(ctx, "s")
+	a.Allow(ctx, "s")
+	c.paged = true
+	a.Allow(ctx, "s")
+	want := []string{"pause s", "stall s", "unstall s", "resume s", "unstall s"}
+	if !slices.Equal(c.calls, want) {
+		t.Errorf("calls = %v, want %v", c.calls, want)
+	}
+	c.calls = nil
+	plain := backendActuator{b: c, staller: func() controller.SandboxStaller { return nil }}
+	plain.Deny(ctx, "s")
+	plain.Allow(ctx, "s")
+	if want := []string{"pause s", "resume s"}; !slices.Equal(c.calls, want) {
+		t.Errorf("without a staller: calls = %v, want %v", c.calls, want)
 	}
 }

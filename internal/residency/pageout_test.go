@@ -245,3 +245,35 @@ func TestStalledPageOut(t *testing.T) {
 		t.Errorf("after Unstall the running action's sandbox was chosen: %+v", ds)
 	}
 }
+
+// TestGateStalledPageOut: a sandbox the gate froze mid-action
+// (StallSandbox) is paged out in red once stalled long enough, and
+// UnstallSandbox pages it back in, reporting that it did; a sandbox that
+// was not paged out reports nothing to do.
+func TestGateStalledPageOut(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktest.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	e, p := pagingEnv(t, func(c *Config) { c.Clock, c.Policy.Stall = clk, time.Second })
+	e.host.workingSet["a"] = 200 << 20
+	id, err := e.m.Ensure(ctx, info("a")) // its action runs: busy
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m.StallSandbox(id)
+	if paged, err := e.m.UnstallSandbox(ctx, id); paged || err != nil {
+		t.Fatalf("UnstallSandbox before any page-out = %v, %v; want false, nil", paged, err)
+	}
+	e.m.StallSandbox("no-such-sandbox") // ignored
+	e.m.StallSandbox(id)
+	clk.Advance(2 * time.Second)
+	e.press.Store(int32(Red))
+	ds := e.m.Tick()
+	e.m.Wait()
+	if len(ds) != 1 || ds[0].Kind != policy.ReclaimPageOut || !p.isFrozen(id) {
+		t.Fatalf("decided %+v, frozen %v; want one page-out", ds, p.isFrozen(id))
+	}
+	paged, err := e.m.UnstallSandbox(ctx, id)
+	if !paged || err != nil || p.isFrozen(id) {
+		t.Fatalf("UnstallSandbox = %v, %v, frozen %v; want paged back in and thawed", paged, err, p.isFrozen(id))
+	}
+}

@@ -30,10 +30,18 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 			continue
 		}
 		if a.state == stateResident && (!a.busy && a.haveVerdict || a.stalled()) && !m.isPending(a) {
+			ws := a.workingSet // measured at the boundary
+			if a.stalled() && !a.pagedOut {
+				// Mid-action (waiting for admission or frozen by the
+				// gate): what it holds now.
+				if cur, err := m.host.WorkingSet(m.bg, a.sandbox); err == nil {
+					ws = cur
+				}
+			}
 			is := policy.IdleSandbox{
-				ID: a.info.ID, WorkingSet: a.workingSet, Restartable: a.verdict.Restartable,
+				ID: a.info.ID, WorkingSet: ws, Restartable: a.verdict.Restartable,
 				IdleSince: a.idleSince, PredictedWait: a.wait, TeardownCost: tdc, RematCost: rmc,
-				PagedOut: a.pagedOut, PageFrees: pageFrees(a.workingSet, ratio), PageInCost: m.pageInCost(a.workingSet),
+				PagedOut: a.pagedOut, PageFrees: pageFrees(ws, ratio), PageInCost: m.pageInCost(ws),
 			}
 			if a.stalled() {
 				is.Stalled = max(now.Sub(a.stalledSince), time.Nanosecond)

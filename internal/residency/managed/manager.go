@@ -206,6 +206,16 @@ func (m *Manager) Unstall(ctx context.Context, a *controller.Agent) error {
 	return m.rm.Unstall(ctx, a.ID)
 }
 
+// StallSandbox and UnstallSandbox tell residency that the runtime gate
+// froze sandbox id mid-action and let it run again
+// (controller.SandboxStaller).
+func (m *Manager) StallSandbox(id string) { m.rm.StallSandbox(id) }
+
+// UnstallSandbox: see StallSandbox.
+func (m *Manager) UnstallSandbox(ctx context.Context, id string) (bool, error) {
+	return m.rm.UnstallSandbox(ctx, id)
+}
+
 // Boundary hands the action-done boundary to residency. Only an action
 // that finished (no Outcome.Failure, no Err) makes the boundary eligible
 // for restart-safe teardown; a failed attempt's sandbox stays for Release.
