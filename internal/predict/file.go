@@ -28,6 +28,7 @@ type modelFile struct {
 	Avg            *Forest   `json:"avg"`
 	Peak           *Forest   `json:"peak"`
 	Heavy          *Forest   `json:"heavy"`
+	TrainTasks     []string  `json:"train_tasks,omitempty"` // absent in files written before it
 }
 
 // Encode writes the model as JSON.
@@ -38,7 +39,8 @@ func (m *Model) Encode(w io.Writer) error {
 	}
 	f := modelFile{Format: FileFormat, Version: FileVersion, FeatureCount: FeatureCount,
 		HashBuckets: HashBuckets, FeatureSet: m.FeatureSet, Target: target,
-		HeavyThreshold: m.HeavyThreshold, IDF: m.IDF, Avg: m.Avg, Peak: m.Peak, Heavy: m.Heavy}
+		HeavyThreshold: m.HeavyThreshold, IDF: m.IDF, Avg: m.Avg, Peak: m.Peak, Heavy: m.Heavy,
+		TrainTasks: m.TrainTasks}
 	if err := json.NewEncoder(w).Encode(f); err != nil {
 		return fmt.Errorf("encoding model: %w", err)
 	}
@@ -96,7 +98,7 @@ func Decode(r io.Reader) (*Model, error) {
 		return nil, modelErr(ErrFeatureCount, "feature count %d does not match this tenon's %d (hash buckets %d vs %d, %d idf weights): retrain the model", f.FeatureCount, FeatureCount, f.HashBuckets, HashBuckets, len(f.IDF))
 	}
 	m := &Model{FeatureSet: f.FeatureSet, HeavyThreshold: f.HeavyThreshold, IDF: f.IDF,
-		Avg: f.Avg, Peak: f.Peak, Heavy: f.Heavy}
+		Avg: f.Avg, Peak: f.Peak, Heavy: f.Heavy, TrainTasks: f.TrainTasks}
 	switch f.Target {
 	case "log1p_mib":
 	case "mib":

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,9 @@ func TestModelRoundTrip(t *testing.T) {
 		if a, b := m.Predict(e.Ctx), got.Predict(e.Ctx); a != b {
 			t.Fatalf("example %d: prediction before save %+v, after load %+v", i, a, b)
 		}
+	}
+	if len(got.TrainTasks) != 30 || !slices.Equal(got.TrainTasks, m.TrainTasks) {
+		t.Errorf("loaded train tasks %v, want the 30 saved %v", got.TrainTasks, m.TrainTasks)
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {

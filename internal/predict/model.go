@@ -3,6 +3,7 @@ package predict
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Feature sets a model may be trained on.
@@ -64,6 +65,10 @@ type Model struct {
 	IDF            []float64
 	Avg, Peak      *Forest
 	Heavy          *Forest
+	// TrainTasks are the workflow ids of the training examples, sorted, so
+	// that an evaluation can keep them out of its test set and fit its
+	// baselines on them.
+	TrainTasks []string
 }
 
 var _ Predictor = (*Model)(nil)
@@ -90,7 +95,7 @@ func Train(examples []Example, cfg TrainConfig) (*Model, error) {
 		cmds[i] = e.Ctx.Command
 	}
 	m := &Model{FeatureSet: cfg.FeatureSet, Linear: cfg.Linear,
-		HeavyThreshold: cfg.HeavyThreshold, IDF: learnIDF(cmds)}
+		HeavyThreshold: cfg.HeavyThreshold, IDF: learnIDF(cmds), TrainTasks: Tasks(examples)}
 	X := make([][]float64, len(examples))
 	ya := make([]float64, len(examples))
 	yp := make([]float64, len(examples))
@@ -111,6 +116,33 @@ func Train(examples []Example, cfg TrainConfig) (*Model, error) {
 	fc.Seed = cfg.Seed ^ 0x3c6ef372fe94f82a
 	m.Heavy = FitForest(X, yh, allowed, fc)
 	return m, nil
+}
+
+// Tasks returns the distinct workflow ids of examples, sorted.
+func Tasks(examples []Example) []string {
+	var ids []string
+	for _, e := range examples {
+		ids = append(ids, e.Ctx.WorkflowID)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// OfTasks splits examples into those of the given workflow ids and the rest,
+// each in order.
+func OfTasks(examples []Example, tasks []string) (in, out []Example) {
+	set := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		set[t] = true
+	}
+	for _, e := range examples {
+		if set[e.Ctx.WorkflowID] {
+			in = append(in, e)
+		} else {
+			out = append(out, e)
+		}
+	}
+	return in, out
 }
 
 func featureRange(n int) []int {
