@@ -432,7 +432,14 @@ func TestPredictEvalHeldOut(t *testing.T) {
 				t.Errorf("test tasks %d, left out %d, baseline tasks %d; want %d, %d, %d",
 					rep.Tasks, rep.LeftOut, rep.TrainTasks, tc.tasks, tc.leftOut, tc.base)
 			}
-			if len(rep.Predictors) != 3 || rep.Predictors[2].Name != "current" || len(rep.Admission) != 2 ||
+			var names []string
+			for _, p := range rep.Predictors {
+				names = append(names, p.Name)
+			}
+			if want := []string{"static", "history-only", "current", "static-p90", "current-p90"}; !slices.Equal(names, want) {
+				t.Errorf("predictors %v, want %v", names, want)
+			}
+			if len(rep.P90Coverage) != len(rep.Predictors) || len(rep.Admission) != 2 ||
 				rep.Admission[0].Threshold != 128<<20 || len(rep.Thresholds) != 4 || len(rep.Classes) == 0 {
 				t.Errorf("report shape: %d predictors, %d budgets (first line %d), %d thresholds, %d classes",
 					len(rep.Predictors), len(rep.Admission), rep.Admission[0].Threshold, len(rep.Thresholds), len(rep.Classes))

@@ -99,6 +99,11 @@ func runHeldOut(env *cliEnv, h *heldOut, modelPath string, seed uint64, asJSON b
 		return fmt.Errorf("training the static baseline: %w", err)
 	}
 	preds := []predict.Predictor{static, predict.NewHistoryOnly(train, m.HeavyThreshold), m}
+	if m.P90 != nil {
+		// The upper quantiles as peaks: what admission charging PredP90
+		// would see.
+		preds = append(preds, predict.UpperQuantile{P: static}, predict.UpperQuantile{P: m})
+	}
 	rep.Scorecard = predict.Score(preds, test, predict.ScoreConfig{Thresholds: thresholds, Budgets: budgets})
 	if asJSON {
 		enc := json.NewEncoder(env.stdout)
@@ -154,9 +159,9 @@ func writeHeldOut(w io.Writer, rep heldOutReport) error {
 	fmt.Fprintf(tw, "test %s: %d tasks, %d actions (%d tasks left out: the model was trained on them)\n",
 		rep.Test, rep.Tasks, rep.Examples, rep.LeftOut)
 	fmt.Fprintf(tw, "baselines fitted on the model's training data: %d tasks, %d actions\n\n", rep.TrainTasks, rep.TrainExamples)
-	fmt.Fprintf(tw, "predictor\tn\tMAE MiB\tP90 APE %%\tprec@1GiB\trecall@1GiB\t\n")
-	for _, m := range rep.Predictors {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", m.Name, m.N, m.MAEMiB, m.P90APE, m.HeavyPrecision, m.HeavyRecall)
+	fmt.Fprintf(tw, "predictor\tn\tMAE MiB\tP90 APE %%\tprec@1GiB\trecall@1GiB\tpeak <= P90 %%\t\n")
+	for i, m := range rep.Predictors {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", m.Name, m.N, m.MAEMiB, m.P90APE, m.HeavyPrecision, m.HeavyRecall, rep.P90Coverage[i])
 	}
 	names := make([]string, len(rep.Predictors))
 	for i, m := range rep.Predictors {

@@ -9,6 +9,7 @@ import (
 // earlier completed action of the same class reached in the same workflow,
 // or, for the first action of its class in the workflow, to the class's
 // prior (ClassPriors: a high quantile of the class's training peaks).
+// PredP90 is raised to the floor too, never lowered.
 // Tool calls of one task repeat (the same test suite with other -k
 // filters, the same build), so an agent that already ran a 600 MiB test
 // will likely run another; a forest trained on a few workflows sees that
@@ -47,7 +48,7 @@ func (c ClassFloor) Predict(ctx ActionContext) Descriptor {
 	if floor <= d.PredPeak {
 		return d
 	}
-	d.PredPeak = floor
+	d.PredPeak, d.PredP90 = floor, max(d.PredP90, floor)
 	if heavyPeak(floor, c.HeavyThreshold) {
 		d.HeavyRisk = 1
 	}

@@ -65,6 +65,9 @@ type Model struct {
 	IDF            []float64
 	Avg, Peak      *Forest
 	Heavy          *Forest
+	// P90 calibrates PredP90 (PeakQuantile); nil (fewer than two training
+	// tasks, or a file written before it) makes PredP90 equal PredPeak.
+	P90 *Quantile
 	// TrainTasks are the workflow ids of the training examples, sorted, so
 	// that an evaluation can keep them out of its test set and fit its
 	// baselines on them.
@@ -113,6 +116,7 @@ func Train(examples []Example, cfg TrainConfig) (*Model, error) {
 	m.Avg = FitForest(X, ya, allowed, fc)
 	fc.Seed = cfg.Seed ^ 0x9e3779b97f4a7c15
 	m.Peak = FitForest(X, yp, allowed, fc)
+	m.P90 = fitQuantile(examples, X, yp, allowed, fc, PeakQuantile)
 	fc.Seed = cfg.Seed ^ 0x3c6ef372fe94f82a
 	m.Heavy = FitForest(X, yh, allowed, fc)
 	return m, nil
@@ -175,12 +179,19 @@ func (m *Model) Name() string { return m.FeatureSet }
 func (m *Model) Predict(ctx ActionContext) Descriptor {
 	var buf [FeatureCount]float64
 	x := Features(ctx, m.IDF, buf[:])
-	peak := m.fromTarget(m.Peak.Predict(x))
+	cls := NormalizeClass(ctx.Class)
+	target := m.Peak.Predict(x)
+	peak := m.fromTarget(target)
+	p90 := peak
+	if m.P90 != nil {
+		p90 = max(m.fromTarget(target+m.P90.residual(cls)), peak)
+	}
 	avg := min(m.fromTarget(m.Avg.Predict(x)), peak)
 	return Descriptor{
-		Class:     NormalizeClass(ctx.Class),
+		Class:     cls,
 		PredAvg:   avg,
 		PredPeak:  peak,
+		PredP90:   p90,
 		HeavyRisk: min(max(m.Heavy.Predict(x), 0), 1),
 		Priority:  priorityOf(ctx.Hints),
 	}

@@ -23,12 +23,16 @@ type ScoreConfig struct {
 
 // Scorecard is the evaluation of several predictors on one test set.
 type Scorecard struct {
-	Examples   int              `json:"examples"`
-	Tasks      int              `json:"tasks"`
-	Predictors []Metrics        `json:"predictors"` // Table 2 metrics at DefaultHeavyThreshold
-	Thresholds []ThresholdScore `json:"thresholds"`
-	Admission  []BudgetScore    `json:"admission"`
-	Classes    []ClassScore     `json:"classes"`
+	Examples   int       `json:"examples"`
+	Tasks      int       `json:"tasks"`
+	Predictors []Metrics `json:"predictors"` // Table 2 metrics at DefaultHeavyThreshold
+	// P90Coverage is, per predictor, the share of test actions whose peak
+	// is at or below the predicted PredP90 (PredPeak where it is 0), %:
+	// about 90 when the quantile is calibrated.
+	P90Coverage []float64        `json:"p90_coverage"`
+	Thresholds  []ThresholdScore `json:"thresholds"`
+	Admission   []BudgetScore    `json:"admission"`
+	Classes     []ClassScore     `json:"classes"`
 }
 
 // HeavyScore is one predictor's precision and recall of heavy actions, %.
@@ -68,6 +72,7 @@ func Score(preds []Predictor, test []Example, cfg ScoreConfig) Scorecard {
 	s := Scorecard{Examples: len(test), Tasks: countTasks(test)}
 	for _, p := range preds {
 		s.Predictors = append(s.Predictors, Evaluate(p, test, DefaultHeavyThreshold))
+		s.P90Coverage = append(s.P90Coverage, p90Coverage(p, test))
 	}
 	for _, thr := range cfg.Thresholds {
 		ts := ThresholdScore{Threshold: thr, Heavy: countHeavy(test, thr, false)}
@@ -132,6 +137,21 @@ func admissionHeavy(p Predictor, test []Example, thr int64) HeavyScore {
 		}
 	}
 	return HeavyScore{Name: p.Name(), Precision: percent(tp, tp+fp), Recall: percent(tp, tp+fn)}
+}
+
+func p90Coverage(p Predictor, test []Example) float64 {
+	n := 0
+	for _, e := range test {
+		d := p.Predict(e.Ctx)
+		q := d.PredP90
+		if q == 0 {
+			q = d.PredPeak
+		}
+		if e.PeakBytes <= q {
+			n++
+		}
+	}
+	return percent(n, len(test))
 }
 
 func percent(a, b int) float64 {
