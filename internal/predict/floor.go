@@ -9,13 +9,13 @@ import (
 // earlier completed action of the same class reached in the same workflow,
 // or, for the first action of its class in the workflow, to the class's
 // prior (ClassPriors: a high quantile of the class's training peaks).
-// PredP90 is raised to the floor too, never lowered.
 // Tool calls of one task repeat (the same test suite with other -k
 // filters, the same build), so an agent that already ran a 600 MiB test
 // will likely run another; a forest trained on a few workflows sees that
 // history feature too rarely to learn it and under-predicts, which is what
 // OOM-kills an admitted action. HeavyRisk becomes 1 when the floor is above
-// HeavyThreshold (0: DefaultHeavyThreshold).
+// HeavyThreshold (0: DefaultHeavyThreshold). PredP90 is raised to the floor
+// too, never lowered.
 type ClassFloor struct {
 	P              Predictor
 	HeavyThreshold int64
