@@ -21,7 +21,7 @@ import (
 
 func init() {
 	register(&command{name: "predict train", summary: "train the memory predictor on recorded measurements and save the model", run: runPredictTrain})
-	register(&command{name: "predict eval", summary: "compare the static, history-only and current predictors on a validation split", run: runPredictEval})
+	register(&command{name: "predict eval", summary: "compare the static, history-only and current predictors on a validation split or a held-out test set", run: runPredictEval})
 }
 
 // predictInputsHelp explains the inputs shared by predict train and eval.
@@ -233,14 +233,37 @@ func runPredictEval(_ context.Context, env *cliEnv, args []string) error {
 Static and current are trained on the training split (or --model is
 evaluated as "current"); all three are scored on the validation split: peak
 MAE (MiB), 90th-percentile absolute percentage error, and precision and
-recall of "heavy" (peak above --heavy, and above 256MiB in a second list).`)
+recall of "heavy" (peak above --heavy, and above 256MiB in a second list).
+
+With --test DIR|FILE, --model is scored on data it never saw: the test
+set's tasks that the model was trained on (the model file lists them) are
+left out, and the static and history-only baselines are fitted on the
+model's training tasks in --train DIR|FILE (the --workload, --traces,
+--events and --val flags are not used). The report gives the Table 2
+metrics, precision and recall at each of --thresholds, admission's view at
+each of --budgets (an action is queued as heavy when its predicted peak is at
+least budget/8 or its heavy risk at least 0.5; recall counts actions whose
+peak is at least budget/8), and the peak MAE per action class. A DIR is an
+AgentCgroup trace directory; a FILE a trajectory file or a replay event log.
+For a held-out split of one trace set, train on it with --val and score on
+the same directory:
+
+  tenon predict train --traces T --val 0.2 -o M
+  tenon predict eval --model M --train T --test T`)
 	in := addPredictInputs(fs)
+	held := addHeldOutFlags(fs)
 	modelPath := fs.String("model", "", "evaluate this saved model as the current predictor instead of training one")
 	heavy := units.Size(predict.DefaultHeavyThreshold)
 	fs.Var(&heavy, "heavy", "peak above which an action is heavy")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
+	}
+	if held.test != "" {
+		return runHeldOut(env, held, *modelPath, in.seed, *asJSON)
+	}
+	if held.train != "" {
+		return errors.New("--train is the model's training data for --test: give --test too, or use --workload, --traces or --events")
 	}
 	if heavy <= 0 {
 		return fmt.Errorf("--heavy %s: want a positive size", units.FormatSize(int64(heavy)))

@@ -376,3 +376,128 @@ func TestImageBuildNamesUnreachableSocket(t *testing.T) {
 		t.Fatalf("error %v, want one naming the socket %s", err, sock)
 	}
 }
+
+// writeRenamed writes wfs with every workflow id prefixed, as another
+// trace set would name its tasks.
+func writeRenamed(t *testing.T, wfs []trajectory.Workflow, prefix string) string {
+	t.Helper()
+	out := make([]trajectory.Workflow, len(wfs))
+	for i, w := range wfs {
+		w.ID = prefix + w.ID
+		out[i] = w
+	}
+	var buf bytes.Buffer
+	if err := trajectory.Write(&buf, out); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), prefix+"swe.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestPredictEvalHeldOut(t *testing.T) {
+	wl, wfs := writeWorkload(t)
+	model := filepath.Join(t.TempDir(), "model.json")
+	if err := runPredictTrain(context.Background(), &newTestEnv().cliEnv,
+		[]string{"--workload", wl, "--val", "0.3", "-o", model}); err != nil {
+		t.Fatal(err)
+	}
+	other := writeRenamed(t, wfs, "other-")
+	tests := []struct {
+		name                 string
+		test                 string
+		tasks, leftOut, base int
+	}{
+		// The same file: the 21 tasks the model saw are left out, the
+		// baselines are fitted on exactly those.
+		{"held-out split", wl, 9, 21, 21},
+		// Another set: every task is new.
+		{"other set", other, 30, 0, 21},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newTestEnv()
+			err := runPredictEval(context.Background(), &env.cliEnv,
+				[]string{"--model", model, "--train", wl, "--test", tc.test, "--json", "--budgets", "1GiB,8GiB"})
+			if err != nil {
+				t.Fatalf("eval: %v (stderr %s)", err, env.errOut.String())
+			}
+			var rep heldOutReport
+			if err := json.Unmarshal(env.out.Bytes(), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Tasks != tc.tasks || rep.LeftOut != tc.leftOut || rep.TrainTasks != tc.base {
+				t.Errorf("test tasks %d, left out %d, baseline tasks %d; want %d, %d, %d",
+					rep.Tasks, rep.LeftOut, rep.TrainTasks, tc.tasks, tc.leftOut, tc.base)
+			}
+			var names []string
+			for _, p := range rep.Predictors {
+				names = append(names, p.Name)
+			}
+			if want := []string{"static", "history-only", "current", "static-p90", "current-p90"}; !slices.Equal(names, want) {
+				t.Errorf("predictors %v, want %v", names, want)
+			}
+			if len(rep.P90Coverage) != len(rep.Predictors) || len(rep.Admission) != 2 ||
+				rep.Admission[0].Threshold != 128<<20 || len(rep.Thresholds) != 4 || len(rep.Classes) == 0 {
+				t.Errorf("report shape: %d predictors, %d budgets (first line %d), %d thresholds, %d classes",
+					len(rep.Predictors), len(rep.Admission), rep.Admission[0].Threshold, len(rep.Thresholds), len(rep.Classes))
+			}
+		})
+	}
+	env := newTestEnv()
+	if err := runPredictEval(context.Background(), &env.cliEnv, []string{"--model", model, "--train", wl, "--test", other}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"30 tasks", "admission: budget", "class", "128.0 MiB"} {
+		if !strings.Contains(env.out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, env.out.String())
+		}
+	}
+}
+
+func TestPredictEvalHeldOutErrors(t *testing.T) {
+	wl, wfs := writeWorkload(t)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model.json")
+	if err := runPredictTrain(context.Background(), &newTestEnv().cliEnv,
+		[]string{"--workload", wl, "--val", "0", "-o", model}); err != nil {
+		t.Fatal(err)
+	}
+	other := writeRenamed(t, wfs, "other-")
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no model", []string{"--train", wl, "--test", other}, "--model"},
+		{"no train", []string{"--model", model, "--test", other}, "--train"},
+		{"train without test", []string{"--model", model, "--train", wl}, "--test"},
+		{"missing model", []string{"--model", filepath.Join(dir, "nope.json"), "--train", wl, "--test", other}, "nope.json"},
+		{"missing test", []string{"--model", model, "--train", wl, "--test", filepath.Join(dir, "gone")}, "gone"},
+		{"empty test", []string{"--model", model, "--train", wl, "--test", empty}, "empty.jsonl"},
+		{"all tasks seen", []string{"--model", model, "--train", wl, "--test", wl}, "no actions left"},
+		{"train is not the model's", []string{"--model", model, "--train", other, "--test", wl}, "none of the 30 tasks"},
+		{"bad budget", []string{"--model", model, "--train", wl, "--test", other, "--budgets", "lots"}, "--budgets"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newTestEnv()
+			err := runPredictEval(context.Background(), &env.cliEnv, tc.args)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+			if env.out.Len() != 0 {
+				t.Errorf("output despite the error: %s", env.out.String())
+			}
+		})
+	}
+}

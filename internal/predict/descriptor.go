@@ -6,10 +6,17 @@ import "github.com/tenon-dev/tenon/internal/trajectory"
 // before it runs: D = (class, predicted average, predicted peak, heavy risk,
 // priority).
 type Descriptor struct {
-	Class     string  `json:"class"`
-	PredAvg   int64   `json:"pred_avg_bytes"`  // predicted average memory above the level before the action
-	PredPeak  int64   `json:"pred_peak_bytes"` // predicted peak memory above the level before the action
-	HeavyRisk float64 `json:"heavy_risk"`      // 0..1, probability that the peak exceeds the heavy threshold
+	Class    string `json:"class"`
+	PredAvg  int64  `json:"pred_avg_bytes"`  // predicted average memory above the level before the action
+	PredPeak int64  `json:"pred_peak_bytes"` // predicted peak memory above the level before the action
+	// PredP90 is the predicted 90th percentile of the peak (same baseline
+	// as PredPeak): the peak is expected to stay at or below it for nine
+	// actions in ten, so admission can charge it where an under-prediction
+	// costs an OOM kill. It is never below PredPeak; a predictor without a
+	// quantile of its own sets it to PredPeak, and 0 (a descriptor built
+	// elsewhere) means unknown: use PredPeak.
+	PredP90   int64   `json:"pred_p90_bytes"`
+	HeavyRisk float64 `json:"heavy_risk"` // 0..1, probability that the peak exceeds the heavy threshold
 	// Priority is the latency sensitivity: PriorityForeground for actions the
 	// agent waits on, PriorityBackground for actions declared background.
 	Priority int `json:"priority"`

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,12 @@ func TestModelRoundTrip(t *testing.T) {
 		if a, b := m.Predict(e.Ctx), got.Predict(e.Ctx); a != b {
 			t.Fatalf("example %d: prediction before save %+v, after load %+v", i, a, b)
 		}
+	}
+	if got.P90 == nil || got.P90.Q != PeakQuantile {
+		t.Errorf("loaded p90 calibration %+v, want quantile %g", got.P90, PeakQuantile)
+	}
+	if len(got.TrainTasks) != 30 || !slices.Equal(got.TrainTasks, m.TrainTasks) {
+		t.Errorf("loaded train tasks %v, want the 30 saved %v", got.TrainTasks, m.TrainTasks)
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -84,6 +91,7 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 			tr["feature"].([]any)[0] = 1000
 		}), ErrModelFormat, "splits on feature 1000"},
 		{"unknown target", edit(func(v map[string]any) { v["target"] = "sqrt" }), ErrModelFormat, `unknown target "sqrt"`},
+		{"negative p90 residual", edit(func(v map[string]any) { v["p90"].(map[string]any)["residual"] = -1 }), ErrModelFormat, "p90: quantile 0.9 with residual -1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

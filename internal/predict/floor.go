@@ -14,7 +14,8 @@ import (
 // will likely run another; a forest trained on a few workflows sees that
 // history feature too rarely to learn it and under-predicts, which is what
 // OOM-kills an admitted action. HeavyRisk becomes 1 when the floor is above
-// HeavyThreshold (0: DefaultHeavyThreshold).
+// HeavyThreshold (0: DefaultHeavyThreshold). PredP90 is raised to the floor
+// too, never lowered.
 type ClassFloor struct {
 	P              Predictor
 	HeavyThreshold int64
@@ -47,7 +48,7 @@ func (c ClassFloor) Predict(ctx ActionContext) Descriptor {
 	if floor <= d.PredPeak {
 		return d
 	}
-	d.PredPeak = floor
+	d.PredPeak, d.PredP90 = floor, max(d.PredP90, floor)
 	if heavyPeak(floor, c.HeavyThreshold) {
 		d.HeavyRisk = 1
 	}

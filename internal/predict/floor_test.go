@@ -9,7 +9,7 @@ func (c constPredictor) Predict(ActionContext) Descriptor { return Descriptor(c)
 
 func TestClassFloor(t *testing.T) {
 	const mib = 1 << 20
-	base := constPredictor{Class: "test", PredAvg: 50 * mib, PredPeak: 100 * mib, HeavyRisk: 0.1}
+	base := constPredictor{Class: "test", PredAvg: 50 * mib, PredPeak: 100 * mib, PredP90: 200 * mib, HeavyRisk: 0.1}
 	for _, tc := range []struct {
 		name      string
 		class     string
@@ -26,6 +26,8 @@ func TestClassFloor(t *testing.T) {
 			history: []Completed{{Class: "build", PeakBytes: 900 * mib}}, wantPeak: 100 * mib, wantHeavy: 0.1},
 		{name: "a raise below the heavy threshold keeps the risk", class: "test",
 			history: []Completed{{Class: "test", PeakBytes: 150 * mib}}, wantPeak: 150 * mib, wantHeavy: 0.1},
+		{name: "a raise above the p90 raises the p90", class: "test",
+			history: []Completed{{Class: "test", PeakBytes: 250 * mib}}, wantPeak: 250 * mib, wantHeavy: 0.1},
 		{name: "the first of its class gets the class prior", class: "build",
 			history: []Completed{{Class: "test", PeakBytes: 900 * mib}}, wantPeak: 500 * mib, wantHeavy: 1},
 		{name: "a class seen in the workflow uses its history, not the prior", class: "build",
@@ -36,6 +38,9 @@ func TestClassFloor(t *testing.T) {
 			d := p.Predict(ActionContext{Class: tc.class, History: tc.history})
 			if d.PredPeak != tc.wantPeak || d.HeavyRisk != tc.wantHeavy {
 				t.Errorf("peak %d MiB risk %g, want %d MiB risk %g", d.PredPeak/mib, d.HeavyRisk, tc.wantPeak/mib, tc.wantHeavy)
+			}
+			if want := max(base.PredP90, tc.wantPeak); d.PredP90 != want {
+				t.Errorf("p90 %d MiB, want %d MiB (raised to the floor, never lowered)", d.PredP90/mib, want/mib)
 			}
 			if d.PredAvg != base.PredAvg {
 				t.Errorf("avg changed: %d", d.PredAvg)

@@ -64,6 +64,7 @@ func (h *HistoryOnly) Predict(ctx ActionContext) Descriptor {
 	} else {
 		d.PredAvg, d.PredPeak = h.avg, h.peak
 	}
+	d.PredP90 = d.PredPeak
 	if d.PredPeak > h.HeavyThreshold {
 		d.HeavyRisk = 1
 	}

@@ -3,6 +3,7 @@ package predict
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Feature sets a model may be trained on.
@@ -64,6 +65,13 @@ type Model struct {
 	IDF            []float64
 	Avg, Peak      *Forest
 	Heavy          *Forest
+	// P90 calibrates PredP90 (PeakQuantile); nil (fewer than two training
+	// tasks, or a file written before it) makes PredP90 equal PredPeak.
+	P90 *Quantile
+	// TrainTasks are the workflow ids of the training examples, sorted, so
+	// that an evaluation can keep them out of its test set and fit its
+	// baselines on them.
+	TrainTasks []string
 }
 
 var _ Predictor = (*Model)(nil)
@@ -90,7 +98,7 @@ func Train(examples []Example, cfg TrainConfig) (*Model, error) {
 		cmds[i] = e.Ctx.Command
 	}
 	m := &Model{FeatureSet: cfg.FeatureSet, Linear: cfg.Linear,
-		HeavyThreshold: cfg.HeavyThreshold, IDF: learnIDF(cmds)}
+		HeavyThreshold: cfg.HeavyThreshold, IDF: learnIDF(cmds), TrainTasks: Tasks(examples)}
 	X := make([][]float64, len(examples))
 	ya := make([]float64, len(examples))
 	yp := make([]float64, len(examples))
@@ -108,9 +116,37 @@ func Train(examples []Example, cfg TrainConfig) (*Model, error) {
 	m.Avg = FitForest(X, ya, allowed, fc)
 	fc.Seed = cfg.Seed ^ 0x9e3779b97f4a7c15
 	m.Peak = FitForest(X, yp, allowed, fc)
+	m.P90 = fitQuantile(examples, X, yp, allowed, fc, PeakQuantile)
 	fc.Seed = cfg.Seed ^ 0x3c6ef372fe94f82a
 	m.Heavy = FitForest(X, yh, allowed, fc)
 	return m, nil
+}
+
+// Tasks returns the distinct workflow ids of examples, sorted.
+func Tasks(examples []Example) []string {
+	var ids []string
+	for _, e := range examples {
+		ids = append(ids, e.Ctx.WorkflowID)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// OfTasks splits examples into those of the given workflow ids and the rest,
+// each in order.
+func OfTasks(examples []Example, tasks []string) (in, out []Example) {
+	set := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		set[t] = true
+	}
+	for _, e := range examples {
+		if set[e.Ctx.WorkflowID] {
+			in = append(in, e)
+		} else {
+			out = append(out, e)
+		}
+	}
+	return in, out
 }
 
 func featureRange(n int) []int {
@@ -143,12 +179,19 @@ func (m *Model) Name() string { return m.FeatureSet }
 func (m *Model) Predict(ctx ActionContext) Descriptor {
 	var buf [FeatureCount]float64
 	x := Features(ctx, m.IDF, buf[:])
-	peak := m.fromTarget(m.Peak.Predict(x))
+	cls := NormalizeClass(ctx.Class)
+	target := m.Peak.Predict(x)
+	peak := m.fromTarget(target)
+	p90 := peak
+	if m.P90 != nil {
+		p90 = max(m.fromTarget(target+m.P90.residual(cls)), peak)
+	}
 	avg := min(m.fromTarget(m.Avg.Predict(x)), peak)
 	return Descriptor{
-		Class:     NormalizeClass(ctx.Class),
+		Class:     cls,
 		PredAvg:   avg,
 		PredPeak:  peak,
+		PredP90:   p90,
 		HeavyRisk: min(max(m.Heavy.Predict(x), 0), 1),
 		Priority:  priorityOf(ctx.Hints),
 	}

@@ -34,7 +34,7 @@ func (c ClassPrior) Predict(ctx ActionContext) Descriptor {
 	if !ok {
 		peak = c.Default
 	}
-	d := Descriptor{Class: cls, PredAvg: peak, PredPeak: peak, Priority: priorityOf(ctx.Hints)}
+	d := Descriptor{Class: cls, PredAvg: peak, PredPeak: peak, PredP90: peak, Priority: priorityOf(ctx.Hints)}
 	if heavyPeak(peak, c.HeavyThreshold) {
 		d.HeavyRisk = 1
 	}
