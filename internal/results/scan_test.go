@@ -23,7 +23,7 @@ var dirtyWords = regexp.MustCompile(`(?i)\buncommitted\b|\bworking tree\b|\bdirt
 
 // commandLine matches a line that names a command: a tenon subcommand (the binary may
 // be a renamed build, e.g. /tmp/tenon-r) or go test / go build.
-var commandLine = regexp.MustCompile(`\b(tenon[-\w]*|go) (bench|sim|run|replay|harness|census|test|build)\b`)
+var commandLine = regexp.MustCompile(`\b(tenon[-\w]*|go) (bench|sim|run|replay|harness|census|predict|trace|serve|workload|swap|tool|test|build)\b`)
 
 // mdFacts is what a Markdown results file says about its provenance.
 type mdFacts struct {
