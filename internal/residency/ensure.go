@@ -67,6 +67,7 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 		}
 	}
 	a.busy = true
+	m.unstall(a) // a stall is of one action
 	return a.sandbox, nil
 }
 
@@ -106,10 +107,12 @@ func (m *Manager) create(ctx context.Context, a *agent) error {
 		m.destroyQuiet(id, a.info.ID)
 		return fmt.Errorf("sandbox %s of %s not ready: %w", id, a.info.ID, err)
 	}
-	a.state, a.sandbox = stateResident, id
+	a.state = stateResident
+	m.setSandbox(a, id)
 	if err := m.putAgent(a); err != nil {
 		m.destroyQuiet(id, a.info.ID)
-		a.state, a.sandbox = stateNew, ""
+		a.state = stateNew
+		m.setSandbox(a, "")
 		return fmt.Errorf("registering agent %s: %w", a.info.ID, err)
 	}
 	m.metrics.update(func(x *Metrics) { x.Creates++ })
@@ -161,6 +164,7 @@ func (m *Manager) Boundary(ctx context.Context, agentID string, b BoundaryInfo) 
 		m.log.Warn("reading working set", "agent", agentID, "sandbox", a.sandbox, "err", werr)
 	}
 	a.busy = false
+	m.unstall(a)
 	a.haveVerdict, a.verdict = true, v
 	a.idleSince, a.wait, a.workingSet = m.cfg.Clock.Now(), b.PredictedWait, ws
 	a.info.NextAction = b.NextAction
@@ -201,7 +205,9 @@ func (m *Manager) Release(ctx context.Context, agentID string) error {
 			errs = append(errs, fmt.Errorf("destroying sandbox %s: %w", a.sandbox, err))
 		}
 	}
-	a.state, a.sandbox, a.busy = stateReleased, "", false
+	a.state, a.busy = stateReleased, false
+	m.setSandbox(a, "")
+	m.unstall(a)
 	if err := m.dropRecords(a); err != nil {
 		errs = append(errs, err)
 	}

@@ -51,9 +51,6 @@ type agent struct {
 	state   agentState
 	sandbox string
 	busy    bool // an action is in flight (Ensure returned, Boundary not yet called)
-	// stalledSince, while busy, is when the action began to wait for
-	// admission (Stall); zero otherwise.
-	stalledSince time.Time
 	haveVerdict  bool
 	verdict      Verdict
 	idleSince    time.Time
@@ -81,6 +78,12 @@ type Manager struct {
 
 	mu     sync.Mutex
 	agents map[string]*agent
+	// bySandboxID maps each agent's current sandbox to the agent, and
+	// stalls each stalled agent (Stall, StallSandbox) to when it stalled;
+	// both guarded by mu, so the gate's calls never wait for an agent's
+	// lock (which Ensure may hold while it waits for pressure to ease).
+	bySandboxID map[string]*agent
+	stalls      map[string]time.Time
 	// zombies are sandboxes whose destroy failed after their record was
 	// committed; Tick retries destroying them.
 	zombies []string
@@ -116,6 +119,8 @@ func New(cfg Config, host Host, st *store.Store, log *slog.Logger) (*Manager, er
 		blobDir:      filepath.Join(cfg.StateDir, "blobs"),
 		stageDir:     filepath.Join(cfg.StateDir, "staging"),
 		agents:       map[string]*agent{},
+		bySandboxID:  map[string]*agent{},
+		stalls:       map[string]time.Time{},
 		lifecycle:    make(chan struct{}, cfg.LifecycleLimit),
 		tdCost:       newEWMA(cfg.CostAlpha, cfg.TeardownCostPrior),
 		rmCost:       newEWMA(cfg.CostAlpha, cfg.RematCostPrior),
@@ -178,6 +183,16 @@ func (m *Manager) acquire(ctx context.Context) error {
 
 func (m *Manager) release() { <-m.lifecycle }
 
+// tryAcquire takes a lifecycle slot if one is free now.
+func (m *Manager) tryAcquire() bool {
+	select {
+	case m.lifecycle <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 func (m *Manager) lookup(id string) (*agent, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -225,4 +240,17 @@ func (m *Manager) putAgent(a *agent) error {
 		e.State = store.StateAbsent
 	}
 	return m.st.PutAgent(e)
+}
+
+// setSandbox sets the agent's current sandbox (a.mu held) and the index.
+func (m *Manager) setSandbox(a *agent, id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if a.sandbox != "" && m.bySandboxID[a.sandbox] == a {
+		delete(m.bySandboxID, a.sandbox)
+	}
+	a.sandbox = id
+	if id != "" {
+		m.bySandboxID[id] = a
+	}
 }

@@ -54,7 +54,7 @@ func (m *Manager) pageOutLocked(ctx context.Context, a *agent) error {
 		return fmt.Errorf("%w: the host cannot page out", ErrNoPageOut)
 	case a.state != stateResident:
 		return fmt.Errorf("%w: %s", ErrNotResident, a.info.ID)
-	case a.busy && !a.stalled():
+	case a.busy && m.stalledFor(a, m.cfg.Clock.Now()) == 0:
 		return fmt.Errorf("%w: %s", ErrBusy, a.info.ID)
 	case a.pagedOut:
 		return nil

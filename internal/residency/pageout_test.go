@@ -277,3 +277,36 @@ func TestGateStalledPageOut(t *testing.T) {
 		t.Fatalf("UnstallSandbox = %v, %v, frozen %v; want paged back in and thawed", paged, err, p.isFrozen(id))
 	}
 }
+
+// TestGateCallsNeverWaitForAgentLock: the gate's StallSandbox and
+// UnstallSandbox return while another operation holds the agent's lock
+// (as Ensure does while it waits for red pressure to ease, which only
+// the gate loop can end): waiting there would deadlock the gate.
+func TestGateCallsNeverWaitForAgentLock(t *testing.T) {
+	ctx := context.Background()
+	e, _ := pagingEnv(t, nil)
+	id, err := e.m.Ensure(ctx, info("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.m.lookup("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	done := make(chan bool)
+	go func() {
+		e.m.StallSandbox(id)
+		paged, _ := e.m.UnstallSandbox(ctx, id)
+		done <- paged
+	}()
+	select {
+	case paged := <-done:
+		if paged {
+			t.Error("UnstallSandbox paged in without the agent's lock")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the gate's calls wait for the agent's lock")
+	}
+}

@@ -2,7 +2,6 @@ package residency
 
 import (
 	"context"
-	"time"
 
 	"github.com/tenon-dev/tenon/internal/policy"
 )
@@ -29,9 +28,10 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		if !a.mu.TryLock() {
 			continue
 		}
-		if a.state == stateResident && (!a.busy && a.haveVerdict || a.stalled()) && !m.isPending(a) {
+		stalled := m.stalledFor(a, now)
+		if a.state == stateResident && (!a.busy && a.haveVerdict || stalled > 0) && !m.isPending(a) {
 			ws := a.workingSet // measured at the boundary
-			if a.stalled() && !a.pagedOut {
+			if stalled > 0 && !a.pagedOut {
 				// Mid-action (waiting for admission or frozen by the
 				// gate): what it holds now.
 				if cur, err := m.host.WorkingSet(m.bg, a.sandbox); err == nil {
@@ -42,9 +42,7 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 				ID: a.info.ID, WorkingSet: ws, Restartable: a.verdict.Restartable,
 				IdleSince: a.idleSince, PredictedWait: a.wait, TeardownCost: tdc, RematCost: rmc,
 				PagedOut: a.pagedOut, PageFrees: pageFrees(ws, ratio), PageInCost: m.pageInCost(ws),
-			}
-			if a.stalled() {
-				is.Stalled = max(now.Sub(a.stalledSince), time.Nanosecond)
+				Stalled: stalled,
 			}
 			idle = append(idle, is)
 		}
@@ -98,7 +96,7 @@ func (m *Manager) reclaimOne(a *agent, kind policy.ReclaimKind) {
 		return // Ensure or another lifecycle operation holds it: not idle
 	}
 	defer a.mu.Unlock()
-	if a.state != stateResident || a.busy && (!a.stalled() || kind != policy.ReclaimPageOut) {
+	if a.state != stateResident || a.busy && (m.stalledFor(a, m.cfg.Clock.Now()) == 0 || kind != policy.ReclaimPageOut) {
 		return // moved on; a stalled action's sandbox is only paged out
 	}
 	// Failures are logged and counted; the sandbox stays resident.

@@ -51,7 +51,8 @@ func (m *Manager) Recover(ctx context.Context) (RecoverReport, error) {
 		}
 		switch {
 		case e.State == store.StateResident && e.SandboxID != "" && live[e.SandboxID]:
-			a.state, a.sandbox = stateResident, e.SandboxID
+			a.state = stateResident
+			m.setSandbox(a, e.SandboxID)
 			keep[e.SandboxID] = true
 			rep.Resident = append(rep.Resident, e.ID)
 		case rerr == nil:

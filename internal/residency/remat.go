@@ -40,7 +40,8 @@ func (m *Manager) rematerialize(ctx context.Context, a *agent) error {
 		if err == nil {
 			m.unpark(a)
 			m.rmCost.observe(d)
-			a.state, a.sandbox, a.haveVerdict, a.caches = stateResident, id, false, caches
+			a.state, a.haveVerdict, a.caches = stateResident, false, caches
+			m.setSandbox(a, id)
 			if err := m.putAgent(a); err != nil {
 				m.log.Warn("registry update after rematerialization failed", "agent", a.info.ID, "err", err)
 			}

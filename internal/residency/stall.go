@@ -5,19 +5,20 @@ import (
 	"time"
 )
 
-// Stall marks the busy agent's action as waiting for admission: its
-// sandbox runs nothing, and in red Tick may page it out once it has
-// stalled ResidencyConfig.Stall (policy.IdleSandbox.Stalled); it is never
-// torn down. Unstall ends it. Unknown or idle agents are ignored.
+// Stalls: a sandbox that runs nothing although its agent is not in a model
+// wait (its action waits for admission: Stall; or the runtime gate froze
+// it mid-action: StallSandbox) is stalled. In red Tick may page it out once
+// it has stalled ResidencyConfig.Stall (policy.IdleSandbox.Stalled); it is
+// never torn down. The stall state lives under Manager.mu, not the agent's
+// lock, so the gate's calls never wait behind an Ensure.
+
+// Stall marks the agent's action as waiting for admission. Unstall ends
+// it. Unknown agents are ignored.
 func (m *Manager) Stall(agentID string) {
-	a, err := m.lookup(agentID)
-	if err != nil {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.busy && a.state == stateResident {
-		a.stalledSince = m.cfg.Clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.agents[agentID]; ok {
+		m.stalls[agentID] = m.cfg.Clock.Now()
 	}
 }
 
@@ -31,10 +32,10 @@ func (m *Manager) Unstall(ctx context.Context, agentID string) error {
 	if err != nil {
 		return err
 	}
+	m.unstall(a)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.stalledSince = time.Time{}
-	if !a.pagedOut {
+	if !a.pagedOut || a.state != stateResident {
 		return nil
 	}
 	if err := m.acquire(ctx); err != nil {
@@ -44,56 +45,58 @@ func (m *Manager) Unstall(ctx context.Context, agentID string) error {
 	return m.pageInLocked(ctx, a, false)
 }
 
-// stalled reports whether a's action waits for admission (a.mu held).
-func (a *agent) stalled() bool { return a.busy && !a.stalledSince.IsZero() }
-
-// StallSandbox is Stall for the agent whose sandbox is id, for a sandbox
-// the runtime gate froze mid-action: in red it may be paged out while it
-// stays frozen. UnstallSandbox ends it.
+// StallSandbox is Stall for the agent whose current sandbox is id, for a
+// sandbox the runtime gate froze. UnstallSandbox ends it.
 func (m *Manager) StallSandbox(id string) {
-	if a := m.bySandbox(id); a != nil {
-		m.Stall(a.info.ID)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if a := m.bySandboxID[id]; a != nil {
+		m.stalls[a.info.ID] = m.cfg.Clock.Now()
 	}
 }
 
 // UnstallSandbox ends StallSandbox when the gate lets the sandbox run
-// again. paged reports whether it had been paged out meanwhile: it was then
-// paged back in and thawed (err: the page-in failed; the sandbox is thawed
-// anyway, its memory faulting back on demand), and the caller need not
-// thaw it.
+// again. paged reports whether it had been paged out meanwhile and was now
+// paged back in and thawed (err: the page-in failed; the sandbox is
+// thawed anyway, its memory faulting back on demand), so that the caller
+// need not thaw it. It never waits for the agent's lock: when another
+// operation holds it, the caller thaws the sandbox and its memory faults
+// back on demand.
 func (m *Manager) UnstallSandbox(ctx context.Context, id string) (paged bool, err error) {
-	a := m.bySandbox(id)
-	if a == nil {
+	m.mu.Lock()
+	a := m.bySandboxID[id]
+	if a != nil {
+		delete(m.stalls, a.info.ID)
+	}
+	m.mu.Unlock()
+	if a == nil || !a.mu.TryLock() {
 		return false, nil
 	}
-	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.stalledSince = time.Time{}
-	if !a.pagedOut || a.sandbox != id {
+	if !a.pagedOut || a.sandbox != id || !m.tryAcquire() {
 		return false, nil
-	}
-	if err := m.acquire(ctx); err != nil {
-		return false, err
 	}
 	defer m.release()
 	return true, m.pageInLocked(ctx, a, false)
 }
 
-// bySandbox is the agent whose current sandbox is id, or nil.
-func (m *Manager) bySandbox(id string) *agent {
+// unstall forgets a's stall.
+func (m *Manager) unstall(a *agent) {
 	m.mu.Lock()
-	as := make([]*agent, 0, len(m.agents))
-	for _, a := range m.agents {
-		as = append(as, a)
+	defer m.mu.Unlock()
+	delete(m.stalls, a.info.ID)
+}
+
+// stalledFor is how long a, busy, has stalled (a.mu held); 0: not stalled.
+func (m *Manager) stalledFor(a *agent, now time.Time) time.Duration {
+	if !a.busy {
+		return 0
 	}
-	m.mu.Unlock()
-	for _, a := range as {
-		a.mu.Lock()
-		hit := a.sandbox == id
-		a.mu.Unlock()
-		if hit {
-			return a
-		}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	since, ok := m.stalls[a.info.ID]
+	if !ok {
+		return 0
 	}
-	return nil
+	return max(now.Sub(since), time.Nanosecond)
 }
