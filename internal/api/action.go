@@ -141,13 +141,17 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 		}
 		return ExecResponse{}, fmt.Errorf("%w: %w", controller.ErrSandboxLost, o.Err)
 	}
-	return ExecResponse{
+	resp := ExecResponse{
 		ExitCode: er.ExitCode, Stdout: string(er.Stdout), Stderr: string(er.Stderr),
 		StdoutB64: unlessUTF8(er.Stdout), StderrB64: unlessUTF8(er.Stderr),
 		StdoutTruncated: er.StdoutTruncated, StderrTruncated: er.StderrTruncated,
 		DurationS: o.Duration.Seconds(), QueuedS: o.Queued.Seconds(), PeakBytes: er.PeakMemory,
 		OOM: er.OOMKilled, TimedOut: er.TimedOut, Sandbox: o.Sandbox,
-	}, nil
+	}
+	if resp.OOM || resp.TimedOut {
+		explainFailure(&resp, failureReport{Timeout: timeout, Budget: s.cfg.Budget, Others: s.others(ctx, o.Sandbox)})
+	}
+	return resp, nil
 }
 
 // keepSandbox decides whether the sandbox of an admitted action survives

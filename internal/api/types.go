@@ -84,6 +84,24 @@ type ExecResponse struct {
 	OOM             bool    `json:"oom,omitempty"`
 	TimedOut        bool    `json:"timed_out,omitempty"`
 	Sandbox         string  `json:"sandbox"`
+	// Failure is FailureOOM or FailureTimeout when the action was killed
+	// for memory or time, "" otherwise; Message then says so in words
+	// (peak, budget, the other sandboxes, what survived, what to try),
+	// fit to show the agent's model.
+	Failure string `json:"failure,omitempty"`
+	Message string `json:"message,omitempty"`
+	// BudgetBytes and Others, with a Failure: the domain's budget and the
+	// other live sandboxes when the response was built, largest first.
+	BudgetBytes int64          `json:"budget_bytes,omitempty"`
+	Others      []OtherSandbox `json:"others,omitempty"`
+}
+
+// OtherSandbox is another agent's live sandbox in a failure report.
+type OtherSandbox struct {
+	Agent    string `json:"agent"`
+	Sandbox  string `json:"sandbox"`
+	MemBytes int64  `json:"mem_bytes"`
+	Running  bool   `json:"running"` // a command executes in it
 }
 
 // WaitRequest is the body of POST /v1/agents/{id}/wait.
