@@ -70,7 +70,16 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 		return ExecResponse{}, fmt.Errorf("%w: %s was deleted", ErrNotFound, ag.rec.ID)
 	}
 
+	// Between two actions with no announced model wait, the idle gap was
+	// the wait; residency gets the learned length at the boundary.
+	ag.mu.Lock()
+	if !ag.waitSeen && ag.actions > 0 && !ag.lastDone.IsZero() {
+		s.waits.observe(ag.rec.ID, t0.Sub(ag.lastDone))
+	}
+	ag.waitSeen = false
+	ag.mu.Unlock()
 	a := ag.a
+	a.NextWait = s.waits.predict(ag.rec.ID)
 	act := trajectory.Action{Class: req.Class, Command: req.Command, Run: req.Command}
 	if act.Class == "" {
 		act.Class = "bash"

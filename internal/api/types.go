@@ -31,6 +31,13 @@ const (
 	StateModel   = "model"   // a model wait was announced or is being proxied
 )
 
+// Residency of an agent's sandbox as reported by the API.
+const (
+	ResidencyResident = "resident"  // the sandbox is live
+	ResidencyPagedOut = "paged_out" // live, frozen, its memory paged out to compressed swap
+	ResidencyAbsent   = "absent"    // none: never created, torn down (rematerialized before the next action) or lost
+)
+
 // Agent describes one logical agent.
 type Agent struct {
 	ID        string            `json:"id"`
@@ -41,6 +48,7 @@ type Agent struct {
 	Created   time.Time         `json:"created"`
 	State     string            `json:"state"`
 	Sandbox   string            `json:"sandbox,omitempty"` // "" when absent
+	Residency string            `json:"residency"`         // ResidencyResident, ResidencyPagedOut or ResidencyAbsent
 	Actions   int               `json:"actions"`           // actions run so far
 	Queued    int               `json:"queued"`            // actions waiting (0 or more)
 	MemBytes  int64             `json:"mem_bytes"`         // sandbox memory, 0 when absent
@@ -122,18 +130,20 @@ type Status struct {
 	QueuedActions  int           `json:"queued_actions"` // waiting in ActionReady or behind another action
 	Running        int           `json:"running"`        // actions executing
 	Resident       int           `json:"resident"`       // agents with a live sandbox
+	PagedOut       int           `json:"paged_out"`      // of those, frozen with their memory paged out
 	Absent         int           `json:"absent"`         // agents without one
 	Agents         []AgentStatus `json:"agents"`
 }
 
 // AgentStatus is one agent's line in Status.
 type AgentStatus struct {
-	ID       string `json:"id"`
-	State    string `json:"state"`
-	Sandbox  string `json:"sandbox,omitempty"`
-	MemBytes int64  `json:"mem_bytes"`
-	Queued   int    `json:"queued"`
-	Actions  int    `json:"actions"`
+	ID        string `json:"id"`
+	State     string `json:"state"`
+	Sandbox   string `json:"sandbox,omitempty"`
+	Residency string `json:"residency"`
+	MemBytes  int64  `json:"mem_bytes"`
+	Queued    int    `json:"queued"`
+	Actions   int    `json:"actions"`
 }
 
 // Error is the body of every 4xx and 5xx answer.
