@@ -11,18 +11,29 @@ TenonEnvironment matches mini-swe-agent's environment interface, so a
 harness switches to tenon by changing the line that builds its environment:
 
     env = TenonEnvironment(image="host")
-    env.execute("ls -la")  # -> {"output": "...", "returncode": 0}
+    env.execute({"command": "ls -la"})  # -> {"output": ..., "returncode": 0, "exception_info": ""}
+    env.execute("ls -la")               # older form -> {"output": ..., "returncode": 0}
+
+An action the daemon killed for memory (OOM) or time comes back, in the
+dict form, with exception_info saying so in words (and "extra" naming the
+exception); in the older string form it raises TenonOOMKilled or
+TenonTimeout (a subprocess.TimeoutExpired, which older mini-swe-agent
+agents report as a timeout).
 """
 
 import http.client
 import json
 import os
 import socket
+import subprocess
 import urllib.parse
 
 DEFAULT_SOCKET = "/run/tenon/tenon.sock"
 
-__all__ = ["TenonClient", "TenonEnvironment", "TenonError", "DEFAULT_SOCKET"]
+__all__ = [
+    "TenonClient", "TenonEnvironment", "TenonError", "TenonActionError", "TenonOOMKilled", "TenonTimeout",
+    "action_error", "DEFAULT_SOCKET",
+]
 
 
 class TenonError(Exception):
@@ -32,6 +43,46 @@ class TenonError(Exception):
         super().__init__("tenon: %d %s" % (status, message))
         self.status = status
         self.message = message
+
+
+class TenonActionError(Exception):
+    """An action the daemon killed (for memory or time). result is the
+    daemon's ExecResponse dict; str() is its message in words."""
+
+    def __init__(self, result):
+        Exception.__init__(self, result.get("message") or "tenon: action failed: %s" % result.get("failure", "?"))
+        self.result = result
+        self.output = _output(result)
+
+
+class TenonOOMKilled(TenonActionError):
+    """The action was OOM-killed; its sandbox was replaced (workspace kept)."""
+
+
+class TenonTimeout(TenonActionError, subprocess.TimeoutExpired):
+    """The action ran past its timeout and was killed; the sandbox is kept.
+    It is a subprocess.TimeoutExpired, so harnesses that catch that see it."""
+
+    def __init__(self, result, cmd="", timeout=None):
+        TenonActionError.__init__(self, result)
+        self.cmd, self.timeout, self.stderr = cmd, timeout, None
+
+    def __str__(self):
+        return TenonActionError.__str__(self)
+
+
+def action_error(result, cmd="", timeout=None):
+    """The exception for a killed action's ExecResponse dict, or None."""
+    failure = result.get("failure") or ("oom" if result.get("oom") else "timeout" if result.get("timed_out") else "")
+    if failure == "oom":
+        return TenonOOMKilled(result)
+    if failure == "timeout":
+        return TenonTimeout(result, cmd, timeout)
+    return None
+
+
+def _output(result):
+    return result.get("stdout", "") + result.get("stderr", "")
 
 
 class UnixHTTPConnection(http.client.HTTPConnection):
@@ -169,7 +220,15 @@ class TenonClient:
 class TenonEnvironment:
     """mini-swe-agent compatible environment backed by one tenon agent.
 
+    Both forms of mini-swe-agent's execute are supported:
+
+    execute({"command": str}, cwd="", *, timeout=None)
+        -> {"output": str, "returncode": int, "exception_info": str[, "extra": {...}]}
+        A killed action (OOM, timeout) returns returncode -1 and says why in
+        exception_info; extra holds exception_type, exception and the
+        daemon's response.
     execute(command, cwd="", *, timeout=None) -> {"output": str, "returncode": int}
+        A killed action raises TenonOOMKilled or TenonTimeout.
     """
 
     def __init__(self, image="", cwd="", env=None, timeout=None, files=None, client=None, **client_kwargs):
@@ -178,9 +237,22 @@ class TenonEnvironment:
         self.timeout = timeout
         self.agent_id = self.client.create_agent(image=image, env=env, files=files)
 
-    def execute(self, command, cwd="", *, timeout=None):
-        res = self.client.exec(self.agent_id, command, cwd=cwd or self.cwd, timeout=timeout or self.timeout)
-        return {"output": res.get("stdout", "") + res.get("stderr", ""), "returncode": res["exit_code"]}
+    def execute(self, action, cwd="", *, timeout=None):
+        as_dict = isinstance(action, dict)
+        command = action.get("command", "") if as_dict else action
+        timeout = timeout or self.timeout
+        res = self.client.exec(self.agent_id, command, cwd=cwd or self.cwd, timeout=timeout)
+        err = action_error(res, command, timeout)
+        if not as_dict:
+            if err is not None:
+                raise err
+            return {"output": _output(res), "returncode": res["exit_code"]}
+        out = {"output": _output(res), "returncode": res["exit_code"], "exception_info": ""}
+        if err is not None:
+            out["returncode"] = -1
+            out["exception_info"] = "An error occurred while executing the command: %s" % err
+            out["extra"] = {"exception_type": type(err).__name__, "exception": str(err), "tenon": res}
+        return out
 
     def get_template_vars(self):
         return {"agent_id": self.agent_id}

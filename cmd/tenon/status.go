@@ -78,19 +78,23 @@ func printStatus(w io.Writer, st api.Status) {
 	fmt.Fprintf(w, "policy %s  pressure %s  usage %s / %s (%.0f%%)  available %s  charge %s\n",
 		st.Policy, st.Pressure, units.FormatSize(st.UsageBytes), units.FormatSize(st.BudgetBytes), 100*st.WaterLevel,
 		units.FormatSize(st.AvailableBytes), units.FormatSize(st.ChargeBytes))
-	fmt.Fprintf(w, "agents %d (resident %d, absent %d)  running %d  queued agents %d  queued actions %d\n",
-		len(st.Agents), st.Resident, st.Absent, st.Running, st.QueuedAgents, st.QueuedActions)
+	fmt.Fprintf(w, "agents %d (resident %d, paged out %d, absent %d)  running %d  queued agents %d  queued actions %d\n",
+		len(st.Agents), st.Resident, st.PagedOut, st.Absent, st.Running, st.QueuedAgents, st.QueuedActions)
 	if len(st.Agents) == 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tSTATE\tMEMORY\tQUEUED\tACTIONS\tSANDBOX")
+	fmt.Fprintln(tw, "AGENT\tSTATE\tRESIDENCY\tMEMORY\tQUEUED\tACTIONS\tSANDBOX")
 	for _, a := range st.Agents {
 		sb := a.Sandbox
 		if sb == "" {
 			sb = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", a.ID, a.State, units.FormatSize(a.MemBytes), a.Queued, a.Actions, sb)
+		res := a.Residency
+		if res == "" {
+			res = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", a.ID, a.State, res, units.FormatSize(a.MemBytes), a.Queued, a.Actions, sb)
 	}
 	tw.Flush()
 }

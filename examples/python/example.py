@@ -21,6 +21,8 @@ def main():
     assert out["returncode"] == 0, out
     out = env.execute("exit 3")
     assert out["returncode"] == 3, out
+    out = env.execute({"command": "exit 3"})  # newer mini-swe-agent form
+    assert out == {"output": "", "returncode": 3, "exception_info": ""}, out
     print("execute:", out)
 
     client.put_file(env.agent_id, "data/input.txt", "42")

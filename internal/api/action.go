@@ -70,7 +70,16 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 		return ExecResponse{}, fmt.Errorf("%w: %s was deleted", ErrNotFound, ag.rec.ID)
 	}
 
+	// Between two actions with no announced model wait, the idle gap was
+	// the wait; residency gets the learned length at the boundary.
+	ag.mu.Lock()
+	if !ag.waitSeen && ag.actions > 0 && !ag.lastDone.IsZero() {
+		s.waits.observe(ag.rec.ID, t0.Sub(ag.lastDone))
+	}
+	ag.waitSeen = false
+	ag.mu.Unlock()
 	a := ag.a
+	a.NextWait = s.waits.predict(ag.rec.ID)
 	act := trajectory.Action{Class: req.Class, Command: req.Command, Run: req.Command}
 	if act.Class == "" {
 		act.Class = "bash"
@@ -141,13 +150,17 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 		}
 		return ExecResponse{}, fmt.Errorf("%w: %w", controller.ErrSandboxLost, o.Err)
 	}
-	return ExecResponse{
+	resp := ExecResponse{
 		ExitCode: er.ExitCode, Stdout: string(er.Stdout), Stderr: string(er.Stderr),
 		StdoutB64: unlessUTF8(er.Stdout), StderrB64: unlessUTF8(er.Stderr),
 		StdoutTruncated: er.StdoutTruncated, StderrTruncated: er.StderrTruncated,
 		DurationS: o.Duration.Seconds(), QueuedS: o.Queued.Seconds(), PeakBytes: er.PeakMemory,
 		OOM: er.OOMKilled, TimedOut: er.TimedOut, Sandbox: o.Sandbox,
-	}, nil
+	}
+	if resp.OOM || resp.TimedOut {
+		explainFailure(&resp, failureReport{Timeout: timeout, Budget: s.cfg.Budget, Others: s.others(ctx, o.Sandbox)})
+	}
+	return resp, nil
 }
 
 // keepSandbox decides whether the sandbox of an admitted action survives

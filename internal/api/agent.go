@@ -29,6 +29,10 @@ type agent struct {
 	model    int       // announced or proxied model waits in progress
 	actions  int       // actions completed
 	lastDone time.Time // end of the last action (or creation)
+	// waitStart is when the announced model wait in progress began;
+	// waitSeen says one was announced since the last action ended.
+	waitStart time.Time
+	waitSeen  bool
 }
 
 // state reports the agent's API state at now.

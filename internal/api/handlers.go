@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
 )
@@ -107,6 +108,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	delete(s.agents, ag.rec.ID)
 	s.mu.Unlock()
+	s.waits.forget(ag.rec.ID)
 	errRetire := s.retire(r.Context(), ag)
 	if err := s.reg.delete(ag.rec.ID); err != nil {
 		writeError(w, err)
@@ -131,6 +133,7 @@ func (s *Server) describe(ctx context.Context, ag *agent) Agent {
 	ag.mu.Lock()
 	out.Sandbox, out.Actions, out.Queued = ag.sandbox, ag.actions, ag.waiting
 	ag.mu.Unlock()
+	out.Residency = s.residencyOf(ag, out.Sandbox)
 	if out.Sandbox != "" {
 		if st, err := s.cfg.Backend.Stats(ctx, out.Sandbox); err == nil {
 			out.MemBytes = st.Memory
@@ -183,13 +186,24 @@ const (
 	eventWaitEnd   = "wait_end"
 )
 
-// modelWait records the begin or end of a model wait.
+// modelWait records the begin or end of a model wait. The first of
+// overlapping begins starts the wait residency weighs; the last end learns
+// its length and brings the sandbox back (waits.go).
 func (s *Server) modelWait(ag *agent, begin bool) {
+	now := s.cfg.Clock.Now()
+	var began, ended bool
+	var length time.Duration
 	ag.mu.Lock()
 	if begin {
 		ag.model++
+		if began = ag.model == 1; began {
+			ag.waitStart, ag.waitSeen = now, true
+		}
 	} else if ag.model > 0 {
 		ag.model--
+		if ended = ag.model == 0; ended {
+			length = now.Sub(ag.waitStart)
+		}
 	}
 	sb := ag.sandbox
 	ag.mu.Unlock()
@@ -198,4 +212,10 @@ func (s *Server) modelWait(ag *agent, begin bool) {
 		kind = eventWaitBegin
 	}
 	s.emit(controller.Event{Kind: kind, Workflow: ag.rec.ID, Sandbox: sb})
+	switch {
+	case began:
+		s.waitBegan(ag)
+	case ended:
+		s.waitEnded(ag, length)
+	}
 }

@@ -13,6 +13,7 @@ import (
 type metrics struct {
 	reg                          *prometheus.Registry
 	ooms, teardowns, remat, deny prometheus.Counter
+	pageOuts, pageIns            prometheus.Counter
 	actionLatency, queuedLatency prometheus.Histogram
 }
 
@@ -30,6 +31,8 @@ func newMetrics(s *Server) *metrics {
 	m.teardowns = counter("teardowns_total", "Sandboxes destroyed.")
 	m.remat = counter("rematerializations_total", "Sandboxes created for an agent that had one before.")
 	m.deny = counter("gate_denials_total", "Sandboxes paused by the policy (gate denials).")
+	m.pageOuts = counter("page_outs_total", "Idle sandboxes frozen and paged out to compressed swap.")
+	m.pageIns = counter("page_ins_total", "Paged-out sandboxes paged back in (on demand or ahead of the next action).")
 	buckets := []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}
 	m.actionLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "tenon", Name: "action_duration_seconds", Help: "Action execution time.", Buckets: buckets})
 	m.queuedLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "tenon", Name: "action_queued_seconds", Help: "Time an action waited for the policy.", Buckets: buckets})
@@ -55,6 +58,14 @@ func newMetrics(s *Server) *metrics {
 	gauge("queued_actions", "Actions waiting for admission.", func() float64 { return float64(s.queuedActions.Load()) })
 	gauge("running_actions", "Actions executing.", func() float64 { return float64(s.running.Load()) })
 	gauge("resident_sandboxes", "Live sandboxes.", func() float64 { return float64(s.live.Len()) })
+	gauge("paged_out_sandboxes", "Live sandboxes frozen with their memory paged out.", func() float64 {
+		_, paged := s.residencyCounts()
+		return float64(paged)
+	})
+	gauge("absent_agents", "Agents without a sandbox (never created, torn down or lost).", func() float64 {
+		absent, _ := s.residencyCounts()
+		return float64(absent)
+	})
 	return m
 }
 
@@ -67,9 +78,30 @@ func (m *metrics) observe(e controller.Event) {
 		m.teardowns.Inc()
 	case controller.EventPause:
 		m.deny.Inc()
+	case controller.EventPageOut:
+		m.pageOuts.Inc()
+	case controller.EventPageIn:
+		m.pageIns.Inc()
 	}
 }
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// residencyCounts counts the agents without a sandbox and those whose
+// sandbox is paged out.
+func (s *Server) residencyCounts() (absent, pagedOut int) {
+	for _, ag := range s.sortedAgents() {
+		ag.mu.Lock()
+		sb := ag.sandbox
+		ag.mu.Unlock()
+		switch s.residencyOf(ag, sb) {
+		case ResidencyAbsent:
+			absent++
+		case ResidencyPagedOut:
+			pagedOut++
+		}
+	}
+	return absent, pagedOut
 }

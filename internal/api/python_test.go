@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,9 @@ from tenon_client import TenonClient, TenonEnvironment, TenonError
 env = TenonEnvironment(address=sys.argv[2], token="tok-123")
 r = env.execute("exit 4", timeout=5)
 assert r == {"output": "", "returncode": 4}, r
+r = env.execute({"command": "oom"})  # the fake backend's OOM kill
+assert r["returncode"] == -1 and "out of memory" in r["exception_info"], r
+assert r["extra"]["exception_type"] == "TenonOOMKilled", r
 env.cleanup()
 try:
     TenonClient(address=sys.argv[2], token="wrong").status()
@@ -60,5 +64,20 @@ print("TCP OK")
 	out, err := exec.Command(py, "-c", script, dir, ln.Addr().String()).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "TCP OK") {
 		t.Fatalf("python TCP client: %v\n%s", err, out)
+	}
+}
+
+// TestPythonClientUnit runs the Python client's own unit tests
+// (clients/python/test_tenon_client.py, a fake daemon, no tenon needed).
+func TestPythonClientUnit(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	cmd := exec.Command(py, "-m", "unittest", "-v", "test_tenon_client")
+	cmd.Dir = "../../clients/python"
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("python3 -m unittest: %v\n%s", err, out)
 	}
 }

@@ -32,6 +32,7 @@ type Server struct {
 	live  controller.LiveSet
 	hub   *hub
 	met   *metrics
+	waits *waitLearner // learned model-wait lengths per agent
 	http  *http.Server
 	start time.Time
 	boot  string // random nonce making sandbox ids unique across restarts
@@ -68,7 +69,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, reg: reg, hub: newHub(), start: cfg.Clock.Now(),
+		cfg: cfg, log: cfg.Logger, reg: reg, hub: newHub(), waits: newWaitLearner(), start: cfg.Clock.Now(),
 		boot: nonce(), agents: make(map[string]*agent), closing: make(chan struct{}),
 	}
 	s.drainCtx, s.drain = context.WithCancel(context.Background())

@@ -49,12 +49,17 @@ func (s *Server) Status(ctx context.Context) Status {
 	st.Pressure = pressureOf(st.BudgetBytes, st.AvailableBytes)
 	for _, ag := range s.sortedAgents() {
 		d := s.describe(ctx, ag)
-		if d.Sandbox != "" {
-			st.Resident++
-		} else {
+		switch d.Residency {
+		case ResidencyAbsent:
 			st.Absent++
+		case ResidencyPagedOut:
+			st.PagedOut++
+			st.Resident++
+		default:
+			st.Resident++
 		}
-		st.Agents = append(st.Agents, AgentStatus{ID: d.ID, State: d.State, Sandbox: d.Sandbox, MemBytes: d.MemBytes, Queued: d.Queued, Actions: d.Actions})
+		st.Agents = append(st.Agents, AgentStatus{ID: d.ID, State: d.State, Sandbox: d.Sandbox, Residency: d.Residency,
+			MemBytes: d.MemBytes, Queued: d.Queued, Actions: d.Actions})
 	}
 	return st
 }

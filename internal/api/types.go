@@ -31,6 +31,13 @@ const (
 	StateModel   = "model"   // a model wait was announced or is being proxied
 )
 
+// Residency of an agent's sandbox as reported by the API.
+const (
+	ResidencyResident = "resident"  // the sandbox is live
+	ResidencyPagedOut = "paged_out" // live, frozen, its memory paged out to compressed swap
+	ResidencyAbsent   = "absent"    // none: never created, torn down (rematerialized before the next action) or lost
+)
+
 // Agent describes one logical agent.
 type Agent struct {
 	ID        string            `json:"id"`
@@ -41,6 +48,7 @@ type Agent struct {
 	Created   time.Time         `json:"created"`
 	State     string            `json:"state"`
 	Sandbox   string            `json:"sandbox,omitempty"` // "" when absent
+	Residency string            `json:"residency"`         // ResidencyResident, ResidencyPagedOut or ResidencyAbsent
 	Actions   int               `json:"actions"`           // actions run so far
 	Queued    int               `json:"queued"`            // actions waiting (0 or more)
 	MemBytes  int64             `json:"mem_bytes"`         // sandbox memory, 0 when absent
@@ -84,6 +92,24 @@ type ExecResponse struct {
 	OOM             bool    `json:"oom,omitempty"`
 	TimedOut        bool    `json:"timed_out,omitempty"`
 	Sandbox         string  `json:"sandbox"`
+	// Failure is FailureOOM or FailureTimeout when the action was killed
+	// for memory or time, "" otherwise; Message then says so in words
+	// (peak, budget, the other sandboxes, what survived, what to try),
+	// fit to show the agent's model.
+	Failure string `json:"failure,omitempty"`
+	Message string `json:"message,omitempty"`
+	// BudgetBytes and Others, with a Failure: the domain's budget and the
+	// other live sandboxes when the response was built, largest first.
+	BudgetBytes int64          `json:"budget_bytes,omitempty"`
+	Others      []OtherSandbox `json:"others,omitempty"`
+}
+
+// OtherSandbox is another agent's live sandbox in a failure report.
+type OtherSandbox struct {
+	Agent    string `json:"agent"`
+	Sandbox  string `json:"sandbox"`
+	MemBytes int64  `json:"mem_bytes"`
+	Running  bool   `json:"running"` // a command executes in it
 }
 
 // WaitRequest is the body of POST /v1/agents/{id}/wait.
@@ -104,18 +130,20 @@ type Status struct {
 	QueuedActions  int           `json:"queued_actions"` // waiting in ActionReady or behind another action
 	Running        int           `json:"running"`        // actions executing
 	Resident       int           `json:"resident"`       // agents with a live sandbox
+	PagedOut       int           `json:"paged_out"`      // of those, frozen with their memory paged out
 	Absent         int           `json:"absent"`         // agents without one
 	Agents         []AgentStatus `json:"agents"`
 }
 
 // AgentStatus is one agent's line in Status.
 type AgentStatus struct {
-	ID       string `json:"id"`
-	State    string `json:"state"`
-	Sandbox  string `json:"sandbox,omitempty"`
-	MemBytes int64  `json:"mem_bytes"`
-	Queued   int    `json:"queued"`
-	Actions  int    `json:"actions"`
+	ID        string `json:"id"`
+	State     string `json:"state"`
+	Sandbox   string `json:"sandbox,omitempty"`
+	Residency string `json:"residency"`
+	MemBytes  int64  `json:"mem_bytes"`
+	Queued    int    `json:"queued"`
+	Actions   int    `json:"actions"`
 }
 
 // Error is the body of every 4xx and 5xx answer.

@@ -26,6 +26,10 @@ type Agent struct {
 	// Workspace is the host directory holding the agent's durable state for
 	// the current attempt ("" when the backend picks one).
 	Workspace string
+	// NextWait is the predicted model wait after the current action when
+	// the workflow does not record it (the daemon learns it per agent);
+	// 0: unknown.
+	NextWait time.Duration
 }
 
 // Action returns the action at index Next, or nil past the end.

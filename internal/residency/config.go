@@ -28,6 +28,11 @@ type Config struct {
 	PressurePoll time.Duration
 	// Policy tunes Decide; Policy.AlwaysResident is the ablation switch.
 	Policy policy.ResidencyConfig
+	// TickEvery is how often the policy runs on its own besides every
+	// boundary and wait (0: PressurePoll), so that idle and stalled
+	// sandboxes are reclaimed when pressure rises between boundaries (under
+	// the OOM hold no action ends). ManualReclaim turns it off too.
+	TickEvery time.Duration
 	// ManualReclaim disables running the policy at every boundary; the
 	// caller then calls Tick.
 	ManualReclaim bool
@@ -70,6 +75,9 @@ func (c *Config) defaults() {
 	}
 	if c.PressurePoll <= 0 {
 		c.PressurePoll = 100 * time.Millisecond
+	}
+	if c.TickEvery <= 0 {
+		c.TickEvery = c.PressurePoll
 	}
 	if c.TeardownCostPrior <= 0 {
 		c.TeardownCostPrior = 500 * time.Millisecond

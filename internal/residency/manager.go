@@ -46,18 +46,18 @@ const (
 // agent is the manager's view of one logical agent. mu is held across
 // Ensure, teardown and Release: holding it blocks dispatch.
 type agent struct {
-	mu      sync.Mutex
-	info    AgentInfo
-	state   agentState
-	sandbox string
-	busy    bool // an action is in flight (Ensure returned, Boundary not yet called)
-	haveVerdict  bool
-	verdict      Verdict
-	idleSince    time.Time
-	wait         time.Duration
-	workingSet   int64
-	generation   uint64
-	pending      bool // queued for teardown; guarded by Manager.mu
+	mu          sync.Mutex
+	info        AgentInfo
+	state       agentState
+	sandbox     string
+	busy        bool // an action is in flight (Ensure returned, Boundary not yet called)
+	haveVerdict bool
+	verdict     Verdict
+	idleSince   time.Time
+	wait        time.Duration
+	workingSet  int64
+	generation  uint64
+	pending     bool // queued for teardown; guarded by Manager.mu
 	// pagedOut: the resident sandbox is frozen with its memory paged out;
 	// Ensure pages it in before the next action.
 	pagedOut bool
@@ -82,7 +82,7 @@ type Manager struct {
 	// stalls each stalled agent (Stall, StallSandbox) to when it stalled;
 	// both guarded by mu, so the gate's calls never wait for an agent's
 	// lock (which Ensure may hold while it waits for pressure to ease).
-	bySandboxID map[string]*agent
+	bySandboxID map[string]string // sandbox id -> agent id
 	stalls      map[string]time.Time
 	// zombies are sandboxes whose destroy failed after their record was
 	// committed; Tick retries destroying them.
@@ -101,7 +101,9 @@ type Manager struct {
 
 	bg     context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// loopDone is closed when the tick loop (Config.TickEvery) ended.
+	loopDone chan struct{}
+	wg       sync.WaitGroup
 }
 
 // New returns a manager. Call Recover before first use when st may hold
@@ -119,7 +121,7 @@ func New(cfg Config, host Host, st *store.Store, log *slog.Logger) (*Manager, er
 		blobDir:      filepath.Join(cfg.StateDir, "blobs"),
 		stageDir:     filepath.Join(cfg.StateDir, "staging"),
 		agents:       map[string]*agent{},
-		bySandboxID:  map[string]*agent{},
+		bySandboxID:  map[string]string{},
 		stalls:       map[string]time.Time{},
 		lifecycle:    make(chan struct{}, cfg.LifecycleLimit),
 		tdCost:       newEWMA(cfg.CostAlpha, cfg.TeardownCostPrior),
@@ -139,6 +141,12 @@ func New(cfg Config, host Host, st *store.Store, log *slog.Logger) (*Manager, er
 		}
 	}
 	m.bg, m.cancel = context.WithCancel(context.Background())
+	m.loopDone = make(chan struct{})
+	if cfg.ManualReclaim {
+		close(m.loopDone)
+	} else {
+		go m.tickLoop()
+	}
 	return m, nil
 }
 
@@ -155,6 +163,7 @@ func (m *Manager) Wait() { m.wg.Wait() }
 // they are (resident ones stay; the registry describes them for Recover).
 func (m *Manager) Close() error {
 	m.cancel()
+	<-m.loopDone
 	m.wg.Wait()
 	return nil
 }
@@ -218,11 +227,15 @@ func (m *Manager) getOrAdd(info AgentInfo) *agent {
 func (m *Manager) sortedAgents() []*agent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*agent, 0, len(m.agents))
-	for _, a := range m.agents {
-		out = append(out, a)
+	ids := make([]string, 0, len(m.agents))
+	for id := range m.agents { // the key: a.info is the agent's, under a.mu
+		ids = append(ids, id)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].info.ID < out[j].info.ID })
+	sort.Strings(ids)
+	out := make([]*agent, len(ids))
+	for i, id := range ids {
+		out[i] = m.agents[id]
+	}
 	return out
 }
 
@@ -246,11 +259,24 @@ func (m *Manager) putAgent(a *agent) error {
 func (m *Manager) setSandbox(a *agent, id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if a.sandbox != "" && m.bySandboxID[a.sandbox] == a {
+	if a.sandbox != "" && m.bySandboxID[a.sandbox] == a.info.ID {
 		delete(m.bySandboxID, a.sandbox)
 	}
 	a.sandbox = id
 	if id != "" {
-		m.bySandboxID[id] = a
+		m.bySandboxID[id] = a.info.ID
+	}
+}
+
+// tickLoop runs Tick every TickEvery until Close.
+func (m *Manager) tickLoop() {
+	defer close(m.loopDone)
+	for {
+		select {
+		case <-m.bg.Done():
+			return
+		case <-m.cfg.Clock.After(m.cfg.TickEvery):
+			m.Tick()
+		}
 	}
 }

@@ -310,3 +310,27 @@ func TestGateCallsNeverWaitForAgentLock(t *testing.T) {
 		t.Fatal("the gate's calls wait for the agent's lock")
 	}
 }
+
+// TestTickLoop: without ManualReclaim the manager runs its policy every
+// TickEvery on its own, so pressure that rises between boundaries (no
+// action ends under the OOM hold) still reclaims idle sandboxes.
+func TestTickLoop(t *testing.T) {
+	clk := clocktest.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	e, p := pagingEnv(t, func(c *Config) {
+		c.ManualReclaim, c.Clock, c.TickEvery = false, clk, time.Second
+		c.Policy.GreenMinWorkingSet = 1 << 30 // green keeps it
+	})
+	id := pinnedAgent(t, e, "a", 100<<20) // green at the boundary: kept
+	if p.isFrozen(id) {
+		t.Fatal("paged out in green")
+	}
+	e.press.Store(int32(Red))
+	deadline := time.Now().Add(10 * time.Second)
+	for !p.isFrozen(id) {
+		if time.Now().After(deadline) {
+			t.Fatal("no tick paged the idle sandbox out under red")
+		}
+		clk.Advance(time.Second)
+		time.Sleep(10 * time.Millisecond)
+	}
+}

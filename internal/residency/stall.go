@@ -32,7 +32,9 @@ func (m *Manager) Unstall(ctx context.Context, agentID string) error {
 	if err != nil {
 		return err
 	}
-	m.unstall(a)
+	m.mu.Lock()
+	delete(m.stalls, agentID)
+	m.mu.Unlock()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.pagedOut || a.state != stateResident {
@@ -50,8 +52,8 @@ func (m *Manager) Unstall(ctx context.Context, agentID string) error {
 func (m *Manager) StallSandbox(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if a := m.bySandboxID[id]; a != nil {
-		m.stalls[a.info.ID] = m.cfg.Clock.Now()
+	if agentID, ok := m.bySandboxID[id]; ok {
+		m.stalls[agentID] = m.cfg.Clock.Now()
 	}
 }
 
@@ -64,9 +66,10 @@ func (m *Manager) StallSandbox(id string) {
 // back on demand.
 func (m *Manager) UnstallSandbox(ctx context.Context, id string) (paged bool, err error) {
 	m.mu.Lock()
-	a := m.bySandboxID[id]
-	if a != nil {
-		delete(m.stalls, a.info.ID)
+	agentID, ok := m.bySandboxID[id]
+	a := m.agents[agentID]
+	if ok {
+		delete(m.stalls, agentID)
 	}
 	m.mu.Unlock()
 	if a == nil || !a.mu.TryLock() {
@@ -80,7 +83,7 @@ func (m *Manager) UnstallSandbox(ctx context.Context, id string) (paged bool, er
 	return true, m.pageInLocked(ctx, a, false)
 }
 
-// unstall forgets a's stall.
+// unstall forgets a's stall (a.mu held).
 func (m *Manager) unstall(a *agent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

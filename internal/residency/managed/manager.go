@@ -216,12 +216,27 @@ func (m *Manager) UnstallSandbox(ctx context.Context, id string) (bool, error) {
 	return m.rm.UnstallSandbox(ctx, id)
 }
 
+// WaitBegin tells residency that the agent's model wait began now and is
+// predicted to last predicted (0: unknown): it decides again whether to
+// keep, page out or tear the idle sandbox down.
+func (m *Manager) WaitBegin(a *controller.Agent, predicted time.Duration) {
+	m.rm.WaitBegin(a.ID, predicted)
+}
+
+// WaitEnd starts bringing the agent's sandbox back (page-in or
+// rematerialization) ahead of its next action, when pressure allows.
+func (m *Manager) WaitEnd(a *controller.Agent) { m.rm.Prefetch(a.ID) }
+
+// PagedOut reports whether the agent's sandbox is frozen with its memory
+// paged out.
+func (m *Manager) PagedOut(agentID string) bool { return m.rm.PagedOut(agentID) }
+
 // Boundary hands the action-done boundary to residency. Only an action
 // that finished (no Outcome.Failure, no Err) makes the boundary eligible
 // for restart-safe teardown; a failed attempt's sandbox stays for Release.
 func (m *Manager) Boundary(ctx context.Context, a *controller.Agent, o controller.Outcome) error {
 	next := o.Index + 1
-	var wait time.Duration
+	wait := a.NextWait
 	if a.Workflow != nil && next < len(a.Workflow.Actions) {
 		wait = time.Duration(a.Workflow.Actions[next].Wait * m.scale * float64(time.Second))
 	}

@@ -111,3 +111,74 @@ func TestLivePageOutTier(t *testing.T) {
 		t.Errorf("action output %q", out)
 	}
 }
+
+// TestLiveWaitPagesOut is the daemon's path on the process backend with
+// zram swap on, in green pressure: a boundary with no predicted wait keeps
+// the sandbox; the begin of a model wait predicted long enough pages it
+// out (it keeps a 64 MiB background process, so it is not restart-safe);
+// the end of the wait pages it back in (Prefetch), and the next action
+// finds its files and its process.
+func TestLiveWaitPagesOut(t *testing.T) {
+	anchortest.Swap(t, 512<<20, "live wait page-out test")
+	e := newLiveEnv(t)
+	b := e.backend()
+	n := newNotes()
+	var p pressureVar // green
+	var mu sync.Mutex
+	var events []residency.Event
+	m, err := NewManager(Config{StateDir: e.resDir(), Residency: residency.Config{
+		Sink: func(ev residency.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() },
+	}}, n.host(b, "wt"), p.get, e.log)
+	if err != nil {
+		t.Fatalf("NewManager: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	count := func(k residency.EventKind) int {
+		mu.Lock()
+		defer mu.Unlock()
+		c := 0
+		for _, ev := range events {
+			if ev.Kind == k {
+				c++
+			}
+		}
+		return c
+	}
+
+	a := agent("waiter", 4)
+	for i := range a.Workflow.Actions {
+		a.Workflow.Actions[i].Wait = 0 // a daemon's agent: no recorded waits
+	}
+	act(t, m, b, a, 0, "echo kept > /workspace/note.txt && echo tmp > /tmp/t.txt")
+	_, id := act(t, m, b, a, 1, "/usr/local/bin/tenon tool mem --peak 64MiB --ramp 0 --hold forever >/dev/null 2>&1 </dev/null &")
+	act(t, m, b, a, 2, "sleep 1") // the holder is at its peak at this boundary
+	m.Residency().Wait()
+	if m.PagedOut(a.ID) || count(residency.EventPageOut) != 0 {
+		t.Fatal("green with no predicted wait: the sandbox was paged out at the boundary")
+	}
+
+	m.WaitBegin(a, 30*time.Second)
+	m.Residency().Wait()
+	if !m.PagedOut(a.ID) || count(residency.EventPageOut) != 1 {
+		t.Fatalf("after a 30 s wait began: paged out %v, %d page_out events (failures %d)",
+			m.PagedOut(a.ID), count(residency.EventPageOut), count(residency.EventPageOutFailed))
+	}
+	st, err := b.Stats(lctx(t), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("paged out: working set %d MiB", st.WorkingSet>>20)
+
+	m.WaitEnd(a)
+	m.Residency().Wait()
+	if m.PagedOut(a.ID) || count(residency.EventPageIn) != 1 {
+		t.Fatalf("after the wait ended: paged out %v, %d page_in events", m.PagedOut(a.ID), count(residency.EventPageIn))
+	}
+	out, id2 := act(t, m, b, a, 3, "cat /workspace/note.txt /tmp/t.txt")
+	if id2 != id || out != "kept\ntmp\n" {
+		t.Errorf("next action in %s (was %s) read %q, want the same sandbox and both files", id2, id, out)
+	}
+	if ps, err := b.Procs(lctx(t), id); err != nil || len(ps) != 1 {
+		t.Errorf("after the page-in the sandbox holds %+v, %v; want the holder", ps, err)
+	}
+}
