@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"sync"
@@ -32,6 +33,7 @@ type box struct {
 	workspace    string
 	ownWorkspace bool
 	cgroupPath   string
+	layout       *cgroup.Layout
 	mountinfo    string // the host's <proc>/self/mountinfo
 	procRoot     string // the host's /proc
 	log          *slog.Logger
@@ -130,7 +132,12 @@ func (bx *box) teardown(ctx context.Context) error {
 		}
 	}
 	if bx.group != nil {
-		if err := bx.group.Delete(); err != nil && !errors.Is(err, cgroup.ErrNotExist) {
+		// Empty the group's memory before removing it: a removed memcg
+		// keeps the page cache of files that outlive the sandbox (a
+		// teardown parks its layer's files) charged to the domain, as
+		// active file the budget cannot use, until the kernel reclaims
+		// under the limit (cgroup.Drop). Emptying only evicts that cache.
+		if _, err := cgroup.Drop(bx.layout, bx.group); err != nil && !errors.Is(err, cgroup.ErrNotExist) && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("removing cgroup: %w", err))
 		}
 	}

@@ -91,6 +91,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 		rootfs:     filepath.Join(dir, "rootfs"),
 		workspace:  spec.Workspace,
 		cgroupPath: b.cfg.CgroupParent + "/" + spec.ID,
+		layout:     b.cfg.Layout,
 		mountinfo:  b.mountinfo(),
 		procRoot:   b.procRoot(),
 		log:        b.log.With("sandbox", spec.ID),
