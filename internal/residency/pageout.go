@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/tenon-dev/tenon/internal/policy"
 )
 
 // DefaultCompressionRatio is what a page-out's compressed copy is assumed
@@ -106,23 +104,4 @@ func (m *Manager) pageInLocked(ctx context.Context, a *agent, predictive bool) e
 	}
 	m.emit(Event{Kind: EventPageIn, Agent: a.info.ID, Sandbox: a.sandbox, Bytes: st.Bytes, Duration: st.Duration, Reason: reason})
 	return nil
-}
-
-// prefetchPageIn pages a paged-out agent in ahead of its next action, in
-// the background, when pressure allows a predictive page-in.
-func (m *Manager) prefetchPageIn(a *agent) {
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		a.mu.Lock() // same order as Ensure: agent lock, then lifecycle slot
-		defer a.mu.Unlock()
-		if err := m.acquire(m.bg); err != nil {
-			return
-		}
-		defer m.release()
-		if !a.pagedOut || a.busy || !policy.MayRematerialize(m.cfg.Pressure(), true) {
-			return
-		}
-		_ = m.pageInLocked(context.WithoutCancel(m.bg), a, true)
-	}()
 }

@@ -138,11 +138,7 @@ func (m *Manager) Prefetch(agentID string) bool {
 	absent := a.state == stateAbsent
 	pagedOut := a.state == stateResident && a.pagedOut
 	a.mu.Unlock()
-	if pagedOut {
-		m.prefetchPageIn(a)
-		return true
-	}
-	if !absent {
+	if !absent && !pagedOut {
 		return false
 	}
 	m.wg.Add(1)
@@ -154,10 +150,16 @@ func (m *Manager) Prefetch(agentID string) bool {
 			return
 		}
 		defer m.release()
-		if a.state != stateAbsent || !policy.MayRematerialize(m.cfg.Pressure(), true) {
+		if !policy.MayRematerialize(m.cfg.Pressure(), true) {
 			return
 		}
-		_ = m.rematerialize(context.WithoutCancel(m.bg), a)
+		ctx := context.WithoutCancel(m.bg)
+		switch {
+		case a.state == stateAbsent:
+			_ = m.rematerialize(ctx, a)
+		case a.state == stateResident && a.pagedOut && !a.busy:
+			_ = m.pageInLocked(ctx, a, true)
+		}
 	}()
 	return true
 }
