@@ -115,9 +115,11 @@
 // The container's cgroup is <Config.CgroupParent>/<id> in every mounted
 // hierarchy (libcontainer's cgroup manager creates it, the devices cgroup
 // included; on hybrid hosts also in the cgroup2 one); memory statistics, the
-// OOM-kill counter and the freezer go through internal/cgroup. Close removes
-// the parent directories libcontainer created in hierarchies the workload
-// domain does not manage.
+// OOM-kill counter and the freezer go through internal/cgroup. New (after
+// reaping a crashed backend's sandboxes) and Close remove the parent
+// directories libcontainer creates in hierarchies the workload domain does
+// not manage (blkio, cpuset, devices, the named systemd and the cgroup2
+// hierarchy on a v1 host).
 //
 // # Security
 //
