@@ -29,7 +29,8 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 
 	// Until the action is admitted it also ends when the server starts
 	// draining: shutdown waits for running actions, not queued ones.
-	qctx, qcancel := context.WithCancel(ctx)
+	// It waits at most QueueTimeout for its slot and admission.
+	qctx, qcancel := context.WithTimeoutCause(ctx, s.cfg.QueueTimeout, errQueueDeadline)
 	defer qcancel()
 	stopQ := context.AfterFunc(s.drainCtx, qcancel)
 	defer stopQ()
@@ -53,14 +54,6 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 	defer unqueue()
 
 	select {
-	case <-ag.ready:
-	case <-qctx.Done():
-		return ExecResponse{}, s.ctxErr(qctx, ag)
-	}
-	if ag.readyErr != nil {
-		return ExecResponse{}, fmt.Errorf("%w: %s was deleted", ErrNotFound, ag.rec.ID)
-	}
-	select {
 	case ag.exec <- struct{}{}:
 	case <-qctx.Done():
 		return ExecResponse{}, s.ctxErr(qctx, ag)
@@ -68,6 +61,18 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 	defer func() { <-ag.exec }()
 	if ag.retired {
 		return ExecResponse{}, fmt.Errorf("%w: %s was deleted", ErrNotFound, ag.rec.ID)
+	}
+	slot := s.requestSlot(ag)
+	select {
+	case <-slot.done:
+	case <-qctx.Done():
+		return ExecResponse{}, s.ctxErr(qctx, ag)
+	}
+	if slot.err != nil {
+		if ag.ctx.Err() != nil {
+			return ExecResponse{}, fmt.Errorf("%w: %s was deleted", ErrNotFound, ag.rec.ID)
+		}
+		return ExecResponse{}, fmt.Errorf("%w: starting agent %s: %w", ErrBadRequest, ag.rec.ID, slot.err)
 	}
 
 	// Between two actions with no announced model wait, the idle gap was
@@ -199,6 +204,9 @@ func (s *Server) ctxErr(ctx context.Context, ag *agent) error {
 	}
 	if ag.ctx.Err() != nil {
 		return fmt.Errorf("%w: %s was deleted", ErrNotFound, ag.rec.ID)
+	}
+	if err := s.queueErr(ctx, ag); err != nil {
+		return err
 	}
 	return fmt.Errorf("action cancelled: %w", ctx.Err())
 }

@@ -46,7 +46,21 @@ type Config struct {
 	// IdleAfter is how long an agent with no action and no announced wait
 	// stays "idle" before it is reported in a model wait; 0 means 2 s.
 	IdleAfter time.Duration
+	// QueueTimeout bounds how long an action waits for its agent's
+	// admission slot and its own admission before it fails with 503
+	// (*QueueTimeoutError); 0 means DefaultQueueTimeout.
+	QueueTimeout time.Duration
+	// SlotIdle is how long an agent holds its admission slot with nothing
+	// running before it gives it back to an agent that waits for one; 0
+	// means DefaultSlotIdle.
+	SlotIdle time.Duration
 }
+
+// Defaults of Config's admission deadlines.
+const (
+	DefaultQueueTimeout = 5 * time.Minute
+	DefaultSlotIdle     = 30 * time.Second
+)
 
 func (c *Config) fill() error {
 	if c.StateDir == "" {
@@ -80,6 +94,12 @@ func (c *Config) fill() error {
 	}
 	if c.IdleAfter <= 0 {
 		c.IdleAfter = 2 * time.Second
+	}
+	if c.QueueTimeout <= 0 {
+		c.QueueTimeout = DefaultQueueTimeout
+	}
+	if c.SlotIdle <= 0 {
+		c.SlotIdle = DefaultSlotIdle
 	}
 	return nil
 }

@@ -164,6 +164,9 @@ func writeError(w http.ResponseWriter, err error) {
 		code = http.StatusUnauthorized
 	case errors.Is(err, ErrShuttingDown):
 		code = http.StatusServiceUnavailable
+	case errors.As(err, new(*QueueTimeoutError)):
+		code = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "5")
 	}
 	writeJSON(w, code, Error{Error: err.Error()})
 }

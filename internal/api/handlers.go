@@ -63,7 +63,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.addAgent(rec)
+	s.addAgent(rec, true)
 	s.emit(controller.Event{Kind: controller.EventSubmit, Workflow: rec.ID})
 	writeJSON(w, http.StatusCreated, CreateAgentResponse{ID: rec.ID})
 }

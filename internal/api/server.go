@@ -102,11 +102,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	for _, rec := range recs {
-		s.addAgent(rec)
+		s.addAgent(rec, false)
 	}
 	if len(recs) > 0 {
 		s.log.Info("recovered agents", "count", len(recs))
 	}
+	go s.slotLoop()
 	s.http = &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -267,11 +268,12 @@ func (s *Server) sortedAgents() []*agent {
 	return out
 }
 
-// addAgent registers an agent in memory and starts its AgentReady wait.
-func (s *Server) addAgent(rec record) *agent {
+// addAgent registers an agent in memory. A new agent (ask) asks for its
+// admission slot at once; a recovered one at its first action (slots.go).
+func (s *Server) addAgent(rec record, ask bool) *agent {
 	ctx, cancel := context.WithCancel(context.Background())
 	ag := &agent{
-		rec: rec, ctx: ctx, cancel: cancel, ready: make(chan struct{}), exec: make(chan struct{}, 1),
+		rec: rec, ctx: ctx, cancel: cancel, exec: make(chan struct{}, 1),
 		workspace: s.workspaceDir(rec.ID),
 	}
 	ag.a = &controller.Agent{
@@ -281,27 +283,21 @@ func (s *Server) addAgent(rec record) *agent {
 	s.mu.Lock()
 	s.agents[rec.ID] = ag
 	s.mu.Unlock()
-	s.queuedAgents.Add(1)
-	go func() {
-		err := s.cfg.Policy.AgentReady(ctx, ag.a)
-		s.queuedAgents.Add(-1)
-		if err == nil {
-			ag.a.Started = s.cfg.Clock.Now()
-			s.emit(controller.Event{Kind: controller.EventAgentStart, Workflow: rec.ID})
-		}
-		ag.readyErr = err
-		close(ag.ready)
-	}()
+	if ask {
+		s.requestSlot(ag)
+	}
 	return ag
 }
 
-// retire ends an agent's attempt: cancels its wait and running action,
-// destroys its sandbox and tells the policy.
+// retire ends an agent's attempt: cancels its slot request and running
+// action, destroys its sandbox and gives its slot back.
 func (s *Server) retire(ctx context.Context, ag *agent) error {
 	ag.cancel()
-	<-ag.ready
-	if ag.readyErr != nil {
-		return nil // never admitted: nothing to release
+	ag.mu.Lock()
+	req := ag.req
+	ag.mu.Unlock()
+	if req != nil {
+		<-req.done
 	}
 	select {
 	case ag.exec <- struct{}{}: // wait for a running action to stop
@@ -313,8 +309,14 @@ func (s *Server) retire(ctx context.Context, ag *agent) error {
 		return nil
 	}
 	ag.retired = true
+	ag.mu.Lock()
+	started := ag.started
+	ag.mu.Unlock()
+	if !started {
+		return nil // never admitted: nothing to release
+	}
 	err := s.mgr.Release(ctx, ag.a)
-	s.cfg.Policy.AgentDone(ag.a, nil)
+	s.releaseSlot(ag)
 	if err != nil {
 		return fmt.Errorf("retiring agent %s: %w", ag.rec.ID, err)
 	}

@@ -35,6 +35,8 @@ type ServeConfig struct {
 	// to, with UpstreamKey as its API key.
 	Upstream, UpstreamKey string
 	Drain                 time.Duration // how long shutdown waits for running actions
+	// QueueTimeout and SlotIdle are api.Config's (0: their defaults).
+	QueueTimeout, SlotIdle time.Duration
 
 	// Status receives the line saying what is served; nil shows none.
 	Status io.Writer
@@ -75,6 +77,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	srv, err := api.New(ctx, api.Config{
 		StateDir: cfg.StateDir, Backend: be, Policy: p, Budget: cfg.Budget, Domain: dom, Logger: log,
 		Token: cfg.Token, Upstream: cfg.Upstream, UpstreamKey: cfg.UpstreamKey,
+		QueueTimeout: cfg.QueueTimeout, SlotIdle: cfg.SlotIdle,
 	})
 	if err != nil {
 		return err
