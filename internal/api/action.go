@@ -162,8 +162,20 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 		DurationS: o.Duration.Seconds(), QueuedS: o.Queued.Seconds(), PeakBytes: er.PeakMemory,
 		OOM: er.OOMKilled, TimedOut: er.TimedOut, Sandbox: o.Sandbox,
 	}
-	if resp.OOM || resp.TimedOut {
-		explainFailure(&resp, failureReport{Timeout: timeout, Budget: s.cfg.Budget, Others: s.others(ctx, o.Sandbox)})
+	var what string
+	switch {
+	case s.workspaceFull(ag):
+		what = "the workspace"
+	case er.DiskFull:
+		what = "the sandbox's files outside the workspace (/tmp, /root, ...)"
+	}
+	resp.DiskFull = what != ""
+	if resp.OOM || resp.TimedOut || resp.DiskFull {
+		r := failureReport{Timeout: timeout, Budget: s.cfg.Budget, Disk: what, DiskMax: s.cfg.WorkspaceMax}
+		if resp.OOM || resp.TimedOut {
+			r.Others = s.others(ctx, o.Sandbox)
+		}
+		explainFailure(&resp, r)
 	}
 	return resp, nil
 }

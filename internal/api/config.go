@@ -54,6 +54,11 @@ type Config struct {
 	// running before it gives it back to an agent that waits for one; 0
 	// means DefaultSlotIdle.
 	SlotIdle time.Duration
+	// WorkspaceMax caps each agent's workspace, in bytes: the workspace is
+	// a sparse ext4 image of this size (workspaces/<id>.img) loop-mounted
+	// on workspaces/<id> (internal/disk), so writes past it fail with
+	// ENOSPC and the action's response says disk_full. 0 means no limit.
+	WorkspaceMax int64
 }
 
 // Defaults of Config's admission deadlines.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"regexp"
 	"time"
 
@@ -49,17 +48,17 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		Env: req.Env, Labels: req.Labels, Created: s.cfg.Clock.Now().UTC(),
 	}
 	dir := s.workspaceDir(rec.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := s.makeWorkspace(rec.ID); err != nil {
 		writeError(w, fmt.Errorf("creating workspace: %w", err))
 		return
 	}
 	if err := seed(dir, req); err != nil {
-		_ = os.RemoveAll(dir)
+		_ = s.removeWorkspace(rec.ID)
 		writeError(w, err)
 		return
 	}
 	if err := s.reg.put(rec); err != nil {
-		_ = os.RemoveAll(dir)
+		_ = s.removeWorkspace(rec.ID)
 		writeError(w, err)
 		return
 	}
@@ -114,7 +113,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := os.RemoveAll(ag.workspace); err != nil {
+	if err := s.removeWorkspace(ag.rec.ID); err != nil {
 		writeError(w, fmt.Errorf("removing workspace: %w", err))
 		return
 	}

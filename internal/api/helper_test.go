@@ -37,6 +37,7 @@ type daemonOpts struct {
 	token    string
 	// queueTimeout and slotIdle set Config.QueueTimeout and SlotIdle.
 	queueTimeout, slotIdle time.Duration
+	workspaceMax           int64 // Config.WorkspaceMax
 }
 
 // startDaemon starts a server on a fresh socket; it is shut down at cleanup.
@@ -60,7 +61,7 @@ func startDaemon(t *testing.T, o daemonOpts) *daemon {
 	srv, err := api.New(context.Background(), api.Config{
 		StateDir: o.state, Backend: o.backend, Policy: p, Budget: 1 << 30,
 		Logger: slog.New(slog.DiscardHandler), MaxBodyBytes: o.maxBody, Upstream: o.upstream, Token: o.token,
-		QueueTimeout: o.queueTimeout, SlotIdle: o.slotIdle,
+		QueueTimeout: o.queueTimeout, SlotIdle: o.slotIdle, WorkspaceMax: o.workspaceMax,
 	})
 	if err != nil {
 		t.Fatalf("api.New: %v", err)

@@ -102,6 +102,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	for _, rec := range recs {
+		if err := s.remountWorkspace(rec.ID); err != nil {
+			s.log.Warn("mounting a recovered agent's workspace", "agent", rec.ID, "err", err)
+		}
 		s.addAgent(rec, false)
 	}
 	if len(recs) > 0 {
@@ -160,6 +163,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	for _, ag := range ags {
 		if err := s.retire(rctx, ag); err != nil {
+			errs = append(errs, err)
+		}
+		if err := s.unmountWorkspace(ag.rec.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -91,9 +91,13 @@ type ExecResponse struct {
 	PeakBytes       int64   `json:"peak_bytes"`
 	OOM             bool    `json:"oom,omitempty"`
 	TimedOut        bool    `json:"timed_out,omitempty"`
-	Sandbox         string  `json:"sandbox"`
+	// DiskFull says a disk limit was full when the action ended (the
+	// sandbox's writable layer or the agent's workspace): its writes
+	// failed with ENOSPC.
+	DiskFull bool   `json:"disk_full,omitempty"`
+	Sandbox  string `json:"sandbox"`
 	// Failure is FailureOOM or FailureTimeout when the action was killed
-	// for memory or time, "" otherwise; Message then says so in words
+	// for memory or time, FailureDisk when a disk limit is full, "" otherwise; Message then says so in words
 	// (peak, budget, the other sandboxes, what survived, what to try),
 	// fit to show the agent's model.
 	Failure string `json:"failure,omitempty"`

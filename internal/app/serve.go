@@ -35,6 +35,9 @@ type ServeConfig struct {
 	// to, with UpstreamKey as its API key.
 	Upstream, UpstreamKey string
 	Drain                 time.Duration // how long shutdown waits for running actions
+	// DiskMax caps each sandbox's writable layer (process backend) and
+	// each agent's workspace, in bytes; 0 turns both limits off.
+	DiskMax int64
 	// QueueTimeout and SlotIdle are api.Config's (0: their defaults).
 	QueueTimeout, SlotIdle time.Duration
 
@@ -62,7 +65,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		return err
 	}
 	defer lock.Release()
-	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, cfg.StateDir, cfg.Domain, cfg.Budget, log)
+	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, cfg.StateDir, cfg.Domain, cfg.Budget, diskMax(cfg.DiskMax), log)
 	if err != nil {
 		return err
 	}
@@ -77,7 +80,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	srv, err := api.New(ctx, api.Config{
 		StateDir: cfg.StateDir, Backend: be, Policy: p, Budget: cfg.Budget, Domain: dom, Logger: log,
 		Token: cfg.Token, Upstream: cfg.Upstream, UpstreamKey: cfg.UpstreamKey,
-		QueueTimeout: cfg.QueueTimeout, SlotIdle: cfg.SlotIdle,
+		QueueTimeout: cfg.QueueTimeout, SlotIdle: cfg.SlotIdle, WorkspaceMax: cfg.DiskMax,
 	})
 	if err != nil {
 		return err
@@ -157,4 +160,13 @@ func servePolicy(cfg ServeConfig, log *slog.Logger) (*live.Policy, *learner, err
 		lrn.swap = p.SetModel
 	}
 	return p, lrn, nil
+}
+
+// diskMax maps ServeConfig.DiskMax to process.Config.DiskMax, where 0
+// means the default and < 0 none.
+func diskMax(n int64) int64 {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }

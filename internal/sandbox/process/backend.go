@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/disk"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -49,6 +50,11 @@ func New(cfg Config) (*Backend, error) {
 	}
 	if _, ok := cfg.Layout.Controller(cgroup.Pids); !ok && cfg.PidsMax > 0 {
 		return nil, fmt.Errorf("process backend: %w: the per-sandbox process cap (pids.max) needs it; set Config.PidsMax < 0 to run uncapped", ErrNoPidsController)
+	}
+	if cfg.DiskMax > 0 {
+		if err := disk.Check(); err != nil {
+			return nil, fmt.Errorf("process backend: the per-sandbox disk limit: %w; set Config.DiskMax < 0 to run unlimited", err)
+		}
 	}
 	sys, err := hostSystemDirs(cfg.HostRoot)
 	if err != nil {

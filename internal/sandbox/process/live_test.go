@@ -44,8 +44,8 @@ func liveLayout(tb testing.TB) *cgroup.Layout {
 }
 
 // liveBackend makes a workload domain with budget bytes and a backend under
-// it; both are removed when the test ends.
-func liveBackend(tb testing.TB, budget int64) (*Backend, *cgroup.Domain) {
+// it (its Config changed by opts); both are removed when the test ends.
+func liveBackend(tb testing.TB, budget int64, opts ...func(*Config)) (*Backend, *cgroup.Domain) {
 	tb.Helper()
 	layout := liveLayout(tb)
 	log := slog.New(slog.DiscardHandler)
@@ -64,12 +64,16 @@ func liveBackend(tb testing.TB, budget int64) (*Backend, *cgroup.Domain) {
 		_ = dom.Close(ctx)
 		tb.Fatalf("DisableSwap: %v", err)
 	}
-	b, err := New(Config{
+	cfg := Config{
 		StateDir:     tb.TempDir(),
 		CgroupParent: dom.Group().Path(),
 		Layout:       layout,
 		Logger:       log,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	b, err := New(cfg)
 	if err != nil {
 		_ = dom.Close(ctx)
 		tb.Fatalf("New: %v", err)
