@@ -45,6 +45,8 @@ trained model instead (tenon predict train) and turns retraining off.`)
 	drain := fs.Duration("drain-timeout", 60*time.Second, "how long shutdown waits for running actions")
 	diskMax := units.Size(10 * units.GiB)
 	fs.Var(&diskMax, "disk-max", "disk limit of each sandbox's writable layer and of each agent's workspace (sparse loop-mounted ext4 images; 0 for none)")
+	daemonMemory := units.Size(1 * units.GiB)
+	fs.Var(&daemonMemory, "daemon-memory", "soft memory limit of the daemon itself (GOMEMLIMIT wins); a quarter of it bounds large request bodies in flight")
 	queueTimeout := fs.Duration("queue-timeout", api.DefaultQueueTimeout, "how long an action waits for its agent's slot and its admission before a 503")
 	slotIdle := fs.Duration("slot-idle", api.DefaultSlotIdle, "an agent idle this long gives its admission slot to one that waits")
 	model := fs.String("model", "", "trained predictor file (tenon predict train); default: learn online from class priors")
@@ -54,6 +56,6 @@ trained model instead (tenon predict train) and turns retraining off.`)
 	return app.Serve(ctx, app.ServeConfig{
 		Socket: *socket, Listen: *listen, Token: *token, StateDir: *stateDir, Budget: int64(budget),
 		Domain: *domain, Policy: *pol, Model: *model, Backend: *backend, Upstream: *upstream, UpstreamKey: *upstreamKey,
-		Drain: *drain, DiskMax: int64(diskMax), QueueTimeout: *queueTimeout, SlotIdle: *slotIdle, Status: env.stderr, Log: env.log,
+		Drain: *drain, DiskMax: int64(diskMax), DaemonMemory: int64(daemonMemory), QueueTimeout: *queueTimeout, SlotIdle: *slotIdle, Status: env.stderr, Log: env.log,
 	})
 }

@@ -41,6 +41,10 @@ type Config struct {
 	ExecTimeout time.Duration
 	// MaxBodyBytes caps request bodies; 0 means 64 MiB.
 	MaxBodyBytes int64
+	// BodyMemory bounds the memory the large JSON bodies in flight may
+	// take together (twice each body's length; bodies.go); 0 means
+	// DefaultBodyMemory. It is raised to twice MaxBodyBytes if below.
+	BodyMemory int64
 	// OutputLimit caps each of stdout and stderr; 0 means 1 MiB.
 	OutputLimit int
 	// IdleAfter is how long an agent with no action and no announced wait
@@ -66,6 +70,9 @@ const (
 	DefaultQueueTimeout = 5 * time.Minute
 	DefaultSlotIdle     = 30 * time.Second
 )
+
+// DefaultBodyMemory is Config.BodyMemory when 0.
+const DefaultBodyMemory = 256 << 20
 
 func (c *Config) fill() error {
 	if c.StateDir == "" {
@@ -94,6 +101,10 @@ func (c *Config) fill() error {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 64 << 20
 	}
+	if c.BodyMemory <= 0 {
+		c.BodyMemory = DefaultBodyMemory
+	}
+	c.BodyMemory = max(c.BodyMemory, 2*c.MaxBodyBytes)
 	if c.OutputLimit <= 0 {
 		c.OutputLimit = 1 << 20
 	}

@@ -30,7 +30,12 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ErrShuttingDown)
 		return
 	}
-	req, err := DecodeCreateAgent(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, done, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	defer done()
+	req, err := DecodeCreateAgent(body)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -151,7 +156,12 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	req, err := DecodeExec(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, done, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	defer done()
+	req, err := DecodeExec(body)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -170,7 +180,12 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	req, err := DecodeWait(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, done, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	defer done()
+	req, err := DecodeWait(body)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -52,6 +52,7 @@ type Server struct {
 	running       atomic.Int64
 	usageAt       atomic.Int64 // unix ns of the cached domain usage
 	usageVal      atomic.Int64
+	bodies        bodyGate // the large request bodies in flight (bodies.go)
 }
 
 // New opens the registry under cfg.StateDir, starts the policy and
@@ -72,6 +73,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Logger, reg: reg, hub: newHub(), waits: newWaitLearner(), start: cfg.Clock.Now(),
 		boot: nonce(), agents: make(map[string]*agent), closing: make(chan struct{}),
 	}
+	s.bodies.size = cfg.BodyMemory
 	s.drainCtx, s.drain = context.WithCancel(context.Background())
 	s.met = newMetrics(s)
 	env := controller.Env{

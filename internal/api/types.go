@@ -123,20 +123,22 @@ type WaitRequest struct {
 
 // Status is the answer to GET /v1/status.
 type Status struct {
-	Policy         string        `json:"policy"`
-	Pressure       string        `json:"pressure"` // green, yellow, red
-	BudgetBytes    int64         `json:"budget_bytes"`
-	UsageBytes     int64         `json:"usage_bytes"`
-	AvailableBytes int64         `json:"available_bytes"`
-	WaterLevel     float64       `json:"water_level"`    // usage / budget
-	ChargeBytes    int64         `json:"charge_bytes"`   // admitted charge outstanding
-	QueuedAgents   int           `json:"queued_agents"`  // waiting in AgentReady
-	QueuedActions  int           `json:"queued_actions"` // waiting in ActionReady or behind another action
-	Running        int           `json:"running"`        // actions executing
-	Resident       int           `json:"resident"`       // agents with a live sandbox
-	PagedOut       int           `json:"paged_out"`      // of those, frozen with their memory paged out
-	Absent         int           `json:"absent"`         // agents without one
-	Agents         []AgentStatus `json:"agents"`
+	Policy         string  `json:"policy"`
+	Pressure       string  `json:"pressure"` // green, yellow, red
+	BudgetBytes    int64   `json:"budget_bytes"`
+	UsageBytes     int64   `json:"usage_bytes"`
+	AvailableBytes int64   `json:"available_bytes"`
+	WaterLevel     float64 `json:"water_level"`    // usage / budget
+	ChargeBytes    int64   `json:"charge_bytes"`   // admitted charge outstanding
+	QueuedAgents   int     `json:"queued_agents"`  // waiting in AgentReady
+	QueuedActions  int     `json:"queued_actions"` // waiting in ActionReady or behind another action
+	Running        int     `json:"running"`        // actions executing
+	Resident       int     `json:"resident"`       // agents with a live sandbox
+	PagedOut       int     `json:"paged_out"`      // of those, frozen with their memory paged out
+	Absent         int     `json:"absent"`         // agents without one
+	// DaemonMemory is what the daemon itself holds (outside the budget).
+	DaemonMemory int64         `json:"daemon_memory_bytes"`
+	Agents       []AgentStatus `json:"agents"`
 }
 
 // AgentStatus is one agent's line in Status.

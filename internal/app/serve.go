@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/api"
@@ -38,6 +39,11 @@ type ServeConfig struct {
 	// DiskMax caps each sandbox's writable layer (process backend) and
 	// each agent's workspace, in bytes; 0 turns both limits off.
 	DiskMax int64
+	// DaemonMemory is the daemon's own soft memory limit (the Go runtime's,
+	// debug.SetMemoryLimit, unless GOMEMLIMIT is set); a quarter of it
+	// bounds the large request bodies in flight (api.Config.BodyMemory).
+	// 0 leaves both at their defaults.
+	DaemonMemory int64
 	// QueueTimeout and SlotIdle are api.Config's (0: their defaults).
 	QueueTimeout, SlotIdle time.Duration
 
@@ -60,6 +66,9 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("creating state directory: %w", err)
 	}
+	if cfg.DaemonMemory > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cfg.DaemonMemory)
+	}
 	lock, err := cgroup.AcquireOwner(filepath.Join(cfg.StateDir, "serve.lock"), "state directory "+cfg.StateDir, "/proc", "tenon serve")
 	if err != nil {
 		return err
@@ -81,6 +90,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		StateDir: cfg.StateDir, Backend: be, Policy: p, Budget: cfg.Budget, Domain: dom, Logger: log,
 		Token: cfg.Token, Upstream: cfg.Upstream, UpstreamKey: cfg.UpstreamKey,
 		QueueTimeout: cfg.QueueTimeout, SlotIdle: cfg.SlotIdle, WorkspaceMax: cfg.DiskMax,
+		BodyMemory: cfg.DaemonMemory / 4,
 	})
 	if err != nil {
 		return err
