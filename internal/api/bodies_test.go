@@ -11,12 +11,12 @@ import (
 	"github.com/tenon-dev/tenon/internal/api/client"
 )
 
-// TestLargeBodiesBounded reproduces issue 22's finding 10 with bodies
+// TestHostileLargeBodies reproduces issue 22's finding 10 with bodies
 // small enough for a test: while one large body is in flight and takes
 // the whole BodyMemory (twice MaxBodyBytes here), another large request is
 // answered 503 at once, a small one passes, and once the first ends the
 // large one passes too. The daemon reports its own memory.
-func TestLargeBodiesBounded(t *testing.T) {
+func TestHostileLargeBodies(t *testing.T) {
 	d := startDaemon(t, daemonOpts{maxBody: 2 << 20, bodyMemory: 4 << 20})
 	c := d.client
 	ctx := context.Background()

@@ -15,12 +15,12 @@ import (
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
 )
 
-// TestLiveHardening reproduces issue 22's findings 7, 8, 12 and 14 on the
+// TestHostileDaemon reproduces issue 22's findings 7, 8, 12 and 14 on the
 // process backend: a FIFO made in the sandbox is refused at once, the
 // sandbox (its /tmp) survives a timeout, a client that hangs up and a
 // relative cwd, an image the backend lacks is refused at create, and
 // binary output comes back exactly in stdout_b64.
-func TestLiveHardening(t *testing.T) {
+func TestHostileDaemon(t *testing.T) {
 	be := liveBackend(t, 1<<30)
 	d := startDaemon(t, daemonOpts{backend: be})
 	c := d.client
@@ -99,11 +99,11 @@ func TestLiveHardening(t *testing.T) {
 	})
 }
 
-// TestLiveDiskLimits reproduces issue 22's finding 6 through the daemon:
+// TestHostileDaemonDiskLimits reproduces issue 22's finding 6 through the daemon:
 // `fallocate -l 1G` in /workspace and in /tmp meets the workspace's and the
 // sandbox's disk limits (64 MiB each here), and the response says which is
 // full; deleting the agent unmounts and removes its workspace image.
-func TestLiveDiskLimits(t *testing.T) {
+func TestHostileDaemonDiskLimits(t *testing.T) {
 	if err := disk.Check(); err != nil {
 		t.Skipf("disk limits: %v", err)
 	}

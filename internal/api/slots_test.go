@@ -10,10 +10,10 @@ import (
 	"github.com/tenon-dev/tenon/internal/api/client"
 )
 
-// TestRecoveredAgentsHoldNoSlot reproduces issue 22's finding 9: after a
+// TestHostileRecoveredAgentsSlots reproduces issue 22's finding 9: after a
 // restart under static-4 with four idle agents in the registry, a new
 // agent runs at once, and so do the recovered ones.
-func TestRecoveredAgentsHoldNoSlot(t *testing.T) {
+func TestHostileRecoveredAgentsSlots(t *testing.T) {
 	state := t.TempDir()
 	o := daemonOpts{policy: "static-4", state: state, queueTimeout: 5 * time.Second, slotIdle: time.Hour}
 	d := startDaemon(t, o)
@@ -53,10 +53,10 @@ func TestRecoveredAgentsHoldNoSlot(t *testing.T) {
 	}
 }
 
-// TestQueuedRequestTimesOut: under static-1, with the slot held by a busy
+// TestHostileQueueDeadline: under static-1, with the slot held by a busy
 // agent, another agent's action fails after QueueTimeout with 503 and a
 // message that says what to do; its agent keeps its place in the queue.
-func TestQueuedRequestTimesOut(t *testing.T) {
+func TestHostileQueueDeadline(t *testing.T) {
 	d := startDaemon(t, daemonOpts{policy: "static-1", queueTimeout: 300 * time.Millisecond, slotIdle: time.Hour})
 	c := d.client
 	ctx := context.Background()

@@ -12,11 +12,11 @@ import (
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
-// TestDiskLimit reproduces issue 22's finding 6: `fallocate -l 1G` in /tmp
+// TestHostileDiskLimit reproduces issue 22's finding 6: `fallocate -l 1G` in /tmp
 // and in /workspace meets the sandbox's disk limit (64 MiB here) with
 // ENOSPC and ExecResult.DiskFull; deleting the file frees the space; Destroy
 // leaves no mount and no loop device.
-func TestDiskLimit(t *testing.T) {
+func TestHostileDiskLimit(t *testing.T) {
 	if err := disk.Check(); err != nil {
 		t.Skipf("per-sandbox disk limit: %v", err)
 	}

@@ -18,6 +18,9 @@ import (
 
 func TestMain(m *testing.M) {
 	MaybeInit()
+	if arg := os.Getenv(crashChildEnv); arg != "" {
+		os.Exit(crashChild(arg))
+	}
 	// Inside a sandbox the test binary is /usr/local/bin/tenon; serve
 	// `tenon tool mem` as cmd/tenon does.
 	memtool.MaybeServe()
