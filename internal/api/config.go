@@ -61,7 +61,9 @@ type Config struct {
 	// WorkspaceMax caps each agent's workspace, in bytes: the workspace is
 	// a sparse ext4 image of this size (workspaces/<id>.img) loop-mounted
 	// on workspaces/<id> (internal/disk), so writes past it fail with
-	// ENOSPC and the action's response says disk_full. 0 means no limit.
+	// ENOSPC and the action's response says disk_full. 0 means no limit;
+	// New turns it off when the policy brings a residency manager (it
+	// moves workspace directories, which a mount point refuses).
 	WorkspaceMax int64
 }
 

@@ -14,7 +14,9 @@ import (
 // is a mounted disk image, workspaces/<id>.img (internal/disk). The
 // images outlive the server (a restart mounts them again, recovering the
 // files); deleting the agent removes them. A crash leaves the mounts,
-// which the next start replaces.
+// which the next start replaces. Under a policy with a residency manager
+// (tenon), which removes, parks and restores workspace directories, the
+// limit is off (New).
 
 // workspaceFullBelow is the free space under which a workspace counts as
 // full.
@@ -36,12 +38,10 @@ func (s *Server) makeWorkspace(id string) error {
 
 // remountWorkspace mounts a recovered agent's workspace image again, first
 // removing the mount a crashed server left on it. A workspace without an
-// image (made with no limit) stays as it is.
+// image (made with no limit) stays as it is; one with an image is mounted
+// even when the limit is now off, so its files stay where they were.
 func (s *Server) remountWorkspace(id string) error {
-	if s.cfg.WorkspaceMax <= 0 {
-		return nil
-	}
-	if _, err := os.Stat(s.workspaceImage(id)); errors.Is(err, os.ErrNotExist) {
+	if !s.hasImage(id) {
 		return nil
 	}
 	if err := disk.Unmount(s.workspaceDir(id)); err != nil {
@@ -50,9 +50,15 @@ func (s *Server) remountWorkspace(id string) error {
 	return disk.Mount(s.workspaceImage(id), s.workspaceDir(id), s.cfg.WorkspaceMax)
 }
 
+// hasImage reports whether agent id's workspace is a disk image.
+func (s *Server) hasImage(id string) bool {
+	_, err := os.Stat(s.workspaceImage(id))
+	return err == nil
+}
+
 // unmountWorkspace unmounts agent id's workspace image, if any.
 func (s *Server) unmountWorkspace(id string) error {
-	if s.cfg.WorkspaceMax <= 0 {
+	if !s.hasImage(id) {
 		return nil
 	}
 	return disk.Unmount(s.workspaceDir(id))
@@ -75,7 +81,7 @@ func (s *Server) removeWorkspace(id string) error {
 // workspaceFull reports whether ag's limited workspace has less than
 // workspaceFullBelow bytes free.
 func (s *Server) workspaceFull(ag *agent) bool {
-	if s.cfg.WorkspaceMax <= 0 {
+	if !s.hasImage(ag.rec.ID) {
 		return false
 	}
 	var st unix.Statfs_t

@@ -37,7 +37,8 @@ type ServeConfig struct {
 	Upstream, UpstreamKey string
 	Drain                 time.Duration // how long shutdown waits for running actions
 	// DiskMax caps each sandbox's writable layer (process backend) and
-	// each agent's workspace, in bytes; 0 turns both limits off.
+	// each agent's workspace (unless the policy's residency manager moves
+	// workspaces, see api.Config.WorkspaceMax), in bytes; 0 turns both off.
 	DiskMax int64
 	// DaemonMemory is the daemon's own soft memory limit (the Go runtime's,
 	// debug.SetMemoryLimit, unless GOMEMLIMIT is set); a quarter of it
