@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/api"
 	"github.com/tenon-dev/tenon/internal/app"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -42,6 +43,12 @@ trained model instead (tenon predict train) and turns retraining off.`)
 	upstream := fs.String("upstream", "", "OpenAI-compatible base URL the model proxy forwards to, e.g. http://127.0.0.1:8000/v1")
 	upstreamKey := fs.String("upstream-key", os.Getenv("TENON_UPSTREAM_KEY"), "API key sent upstream (default $TENON_UPSTREAM_KEY)")
 	drain := fs.Duration("drain-timeout", 60*time.Second, "how long shutdown waits for running actions")
+	diskMax := units.Size(10 * units.GiB)
+	fs.Var(&diskMax, "disk-max", "disk limit of each sandbox's writable layer and of each agent's workspace (sparse loop-mounted ext4 images; workspaces not under residency policies; 0 for none)")
+	daemonMemory := units.Size(1 * units.GiB)
+	fs.Var(&daemonMemory, "daemon-memory", "soft memory limit of the daemon itself (GOMEMLIMIT wins); a quarter of it bounds large request bodies in flight")
+	queueTimeout := fs.Duration("queue-timeout", api.DefaultQueueTimeout, "how long an action waits for its agent's slot and its admission before a 503")
+	slotIdle := fs.Duration("slot-idle", api.DefaultSlotIdle, "an agent idle this long gives its admission slot to one that waits")
 	model := fs.String("model", "", "trained predictor file (tenon predict train); default: learn online from class priors")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -49,6 +56,6 @@ trained model instead (tenon predict train) and turns retraining off.`)
 	return app.Serve(ctx, app.ServeConfig{
 		Socket: *socket, Listen: *listen, Token: *token, StateDir: *stateDir, Budget: int64(budget),
 		Domain: *domain, Policy: *pol, Model: *model, Backend: *backend, Upstream: *upstream, UpstreamKey: *upstreamKey,
-		Drain: *drain, Status: env.stderr, Log: env.log,
+		Drain: *drain, DiskMax: int64(diskMax), DaemonMemory: int64(daemonMemory), QueueTimeout: *queueTimeout, SlotIdle: *slotIdle, Status: env.stderr, Log: env.log,
 	})
 }

@@ -29,7 +29,8 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 
 	// Until the action is admitted it also ends when the server starts
 	// draining: shutdown waits for running actions, not queued ones.
-	qctx, qcancel := context.WithCancel(ctx)
+	// It waits at most QueueTimeout for its slot and admission.
+	qctx, qcancel := context.WithTimeoutCause(ctx, s.cfg.QueueTimeout, errQueueDeadline)
 	defer qcancel()
 	stopQ := context.AfterFunc(s.drainCtx, qcancel)
 	defer stopQ()
@@ -53,14 +54,6 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 	defer unqueue()
 
 	select {
-	case <-ag.ready:
-	case <-qctx.Done():
-		return ExecResponse{}, s.ctxErr(qctx, ag)
-	}
-	if ag.readyErr != nil {
-		return ExecResponse{}, fmt.Errorf("%w: %s was deleted", ErrNotFound, ag.rec.ID)
-	}
-	select {
 	case ag.exec <- struct{}{}:
 	case <-qctx.Done():
 		return ExecResponse{}, s.ctxErr(qctx, ag)
@@ -68,6 +61,18 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 	defer func() { <-ag.exec }()
 	if ag.retired {
 		return ExecResponse{}, fmt.Errorf("%w: %s was deleted", ErrNotFound, ag.rec.ID)
+	}
+	slot := s.requestSlot(ag)
+	select {
+	case <-slot.done:
+	case <-qctx.Done():
+		return ExecResponse{}, s.ctxErr(qctx, ag)
+	}
+	if slot.err != nil {
+		if ag.ctx.Err() != nil {
+			return ExecResponse{}, fmt.Errorf("%w: %s was deleted", ErrNotFound, ag.rec.ID)
+		}
+		return ExecResponse{}, fmt.Errorf("%w: starting agent %s: %w", ErrBadRequest, ag.rec.ID, slot.err)
 	}
 
 	// Between two actions with no announced model wait, the idle gap was
@@ -157,8 +162,20 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 		DurationS: o.Duration.Seconds(), QueuedS: o.Queued.Seconds(), PeakBytes: er.PeakMemory,
 		OOM: er.OOMKilled, TimedOut: er.TimedOut, Sandbox: o.Sandbox,
 	}
-	if resp.OOM || resp.TimedOut {
-		explainFailure(&resp, failureReport{Timeout: timeout, Budget: s.cfg.Budget, Others: s.others(ctx, o.Sandbox)})
+	var what string
+	switch {
+	case s.workspaceFull(ag):
+		what = "the workspace"
+	case er.DiskFull:
+		what = "the sandbox's files outside the workspace (/tmp, /root, ...)"
+	}
+	resp.DiskFull = what != ""
+	if resp.OOM || resp.TimedOut || resp.DiskFull {
+		r := failureReport{Timeout: timeout, Budget: s.cfg.Budget, Disk: what, DiskMax: s.cfg.WorkspaceMax}
+		if resp.OOM || resp.TimedOut {
+			r.Others = s.others(ctx, o.Sandbox)
+		}
+		explainFailure(&resp, r)
 	}
 	return resp, nil
 }
@@ -199,6 +216,9 @@ func (s *Server) ctxErr(ctx context.Context, ag *agent) error {
 	}
 	if ag.ctx.Err() != nil {
 		return fmt.Errorf("%w: %s was deleted", ErrNotFound, ag.rec.ID)
+	}
+	if err := s.queueErr(ctx, ag); err != nil {
+		return err
 	}
 	return fmt.Errorf("action cancelled: %w", ctx.Err())
 }

@@ -41,12 +41,40 @@ type Config struct {
 	ExecTimeout time.Duration
 	// MaxBodyBytes caps request bodies; 0 means 64 MiB.
 	MaxBodyBytes int64
+	// BodyMemory bounds the memory the large JSON bodies in flight may
+	// take together (twice each body's length; bodies.go); 0 means
+	// DefaultBodyMemory. It is raised to twice MaxBodyBytes if below.
+	BodyMemory int64
 	// OutputLimit caps each of stdout and stderr; 0 means 1 MiB.
 	OutputLimit int
 	// IdleAfter is how long an agent with no action and no announced wait
 	// stays "idle" before it is reported in a model wait; 0 means 2 s.
 	IdleAfter time.Duration
+	// QueueTimeout bounds how long an action waits for its agent's
+	// admission slot and its own admission before it fails with 503
+	// (*QueueTimeoutError); 0 means DefaultQueueTimeout.
+	QueueTimeout time.Duration
+	// SlotIdle is how long an agent holds its admission slot with nothing
+	// running before it gives it back to an agent that waits for one; 0
+	// means DefaultSlotIdle.
+	SlotIdle time.Duration
+	// WorkspaceMax caps each agent's workspace, in bytes: the workspace is
+	// a sparse ext4 image of this size (workspaces/<id>.img) loop-mounted
+	// on workspaces/<id> (internal/disk), so writes past it fail with
+	// ENOSPC and the action's response says disk_full. 0 means no limit;
+	// New turns it off when the policy brings a residency manager (it
+	// moves workspace directories, which a mount point refuses).
+	WorkspaceMax int64
 }
+
+// Defaults of Config's admission deadlines.
+const (
+	DefaultQueueTimeout = 5 * time.Minute
+	DefaultSlotIdle     = 30 * time.Second
+)
+
+// DefaultBodyMemory is Config.BodyMemory when 0.
+const DefaultBodyMemory = 256 << 20
 
 func (c *Config) fill() error {
 	if c.StateDir == "" {
@@ -75,11 +103,21 @@ func (c *Config) fill() error {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 64 << 20
 	}
+	if c.BodyMemory <= 0 {
+		c.BodyMemory = DefaultBodyMemory
+	}
+	c.BodyMemory = max(c.BodyMemory, 2*c.MaxBodyBytes)
 	if c.OutputLimit <= 0 {
 		c.OutputLimit = 1 << 20
 	}
 	if c.IdleAfter <= 0 {
 		c.IdleAfter = 2 * time.Second
+	}
+	if c.QueueTimeout <= 0 {
+		c.QueueTimeout = DefaultQueueTimeout
+	}
+	if c.SlotIdle <= 0 {
+		c.SlotIdle = DefaultSlotIdle
 	}
 	return nil
 }

@@ -162,8 +162,11 @@ func writeError(w http.ResponseWriter, err error) {
 		code = http.StatusConflict
 	case errors.Is(err, ErrUnauthorized):
 		code = http.StatusUnauthorized
-	case errors.Is(err, ErrShuttingDown):
+	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrBodiesBusy):
 		code = http.StatusServiceUnavailable
+	case errors.As(err, new(*QueueTimeoutError)):
+		code = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "5")
 	}
 	writeJSON(w, code, Error{Error: err.Error()})
 }

@@ -17,6 +17,9 @@ var (
 	ErrBadPath = errors.New("api: path outside the workspace")
 	// ErrShuttingDown means the server is draining and takes no new work.
 	ErrShuttingDown = errors.New("api: server shutting down")
+	// ErrBodiesBusy means too many large request bodies are in flight
+	// (Config.BodyMemory); the request may be sent again shortly.
+	ErrBodiesBusy = errors.New("api: too many large request bodies in flight: retry in a second")
 	// ErrNoToken means a TCP listener was requested without a bearer token.
 	ErrNoToken = errors.New("api: a TCP listener needs a bearer token (--token or TENON_TOKEN)")
 	// ErrUnauthorized means the bearer token was missing or wrong.

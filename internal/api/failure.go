@@ -14,6 +14,7 @@ import (
 const (
 	FailureOOM     = "oom"     // the action was OOM-killed
 	FailureTimeout = "timeout" // the action ran past its timeout and was killed
+	FailureDisk    = "disk"    // the sandbox's or the workspace's disk limit is full
 )
 
 // maxOthers bounds the other sandboxes an OOM message names.
@@ -24,6 +25,10 @@ type failureReport struct {
 	Timeout time.Duration // the action's timeout
 	Budget  int64         // the workload domain's budget, 0 when unknown
 	Others  []OtherSandbox
+	// Disk names what is full ("the workspace", "the sandbox's files
+	// outside the workspace") and DiskMax its limit, with DiskFull.
+	Disk    string
+	DiskMax int64
 }
 
 // explainFailure fills resp.Failure and resp.Message for an OOM-killed or
@@ -47,6 +52,15 @@ func explainFailure(resp *ExecResponse, r failureReport) {
 		fmt.Fprintf(&b, "timed out: the command ran longer than its timeout of %s and was killed with every process it started (peak memory %s)",
 			r.Timeout.Round(time.Millisecond), units.FormatSize(resp.PeakBytes))
 		b.WriteString(". The sandbox and its files are kept. Retry with a longer timeout, run less at once, or start long-running servers in the background (&).")
+	case resp.DiskFull:
+		resp.Failure = FailureDisk
+		fmt.Fprintf(&b, "disk full: %s reached its limit", r.Disk)
+		if r.DiskMax > 0 {
+			fmt.Fprintf(&b, " of %s", units.FormatSize(r.DiskMax))
+		}
+		b.WriteString("; writes fail with \"No space left on device\". Delete files you no longer need (build outputs, caches, downloads) and retry.")
+		resp.Message = b.String()
+		return
 	default:
 		return
 	}

@@ -86,10 +86,10 @@ func TestFilesRefuseSpecialFiles(t *testing.T) {
 	}
 }
 
-// TestPutIsAtomic: a PUT over the size limit leaves the old content, and
+// TestHostileAtomicPut: a PUT over the size limit leaves the old content, and
 // concurrent PUTs to one path leave one writer's data whole (issue 22,
 // finding 11).
-func TestPutIsAtomic(t *testing.T) {
+func TestHostileAtomicPut(t *testing.T) {
 	const limit = 64 << 10
 	d := startDaemon(t, daemonOpts{maxBody: limit})
 	ctx := context.Background()

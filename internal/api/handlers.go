@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"regexp"
 	"time"
 
@@ -31,7 +30,12 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ErrShuttingDown)
 		return
 	}
-	req, err := DecodeCreateAgent(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, done, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	defer done()
+	req, err := DecodeCreateAgent(body)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -49,21 +53,21 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		Env: req.Env, Labels: req.Labels, Created: s.cfg.Clock.Now().UTC(),
 	}
 	dir := s.workspaceDir(rec.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := s.makeWorkspace(rec.ID); err != nil {
 		writeError(w, fmt.Errorf("creating workspace: %w", err))
 		return
 	}
 	if err := seed(dir, req); err != nil {
-		_ = os.RemoveAll(dir)
+		_ = s.removeWorkspace(rec.ID)
 		writeError(w, err)
 		return
 	}
 	if err := s.reg.put(rec); err != nil {
-		_ = os.RemoveAll(dir)
+		_ = s.removeWorkspace(rec.ID)
 		writeError(w, err)
 		return
 	}
-	s.addAgent(rec)
+	s.addAgent(rec, true)
 	s.emit(controller.Event{Kind: controller.EventSubmit, Workflow: rec.ID})
 	writeJSON(w, http.StatusCreated, CreateAgentResponse{ID: rec.ID})
 }
@@ -114,7 +118,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := os.RemoveAll(ag.workspace); err != nil {
+	if err := s.removeWorkspace(ag.rec.ID); err != nil {
 		writeError(w, fmt.Errorf("removing workspace: %w", err))
 		return
 	}
@@ -152,7 +156,12 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	req, err := DecodeExec(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, done, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	defer done()
+	req, err := DecodeExec(body)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -171,7 +180,12 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	req, err := DecodeWait(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, done, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	defer done()
+	req, err := DecodeWait(body)
 	if err != nil {
 		writeError(w, err)
 		return

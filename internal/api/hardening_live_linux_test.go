@@ -3,20 +3,24 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/api"
 	"github.com/tenon-dev/tenon/internal/api/client"
+	"github.com/tenon-dev/tenon/internal/disk"
+	"github.com/tenon-dev/tenon/internal/sandbox/process"
 )
 
-// TestLiveHardening reproduces issue 22's findings 7, 8, 12 and 14 on the
+// TestHostileDaemon reproduces issue 22's findings 7, 8, 12 and 14 on the
 // process backend: a FIFO made in the sandbox is refused at once, the
 // sandbox (its /tmp) survives a timeout, a client that hangs up and a
 // relative cwd, an image the backend lacks is refused at create, and
 // binary output comes back exactly in stdout_b64.
-func TestLiveHardening(t *testing.T) {
+func TestHostileDaemon(t *testing.T) {
 	be := liveBackend(t, 1<<30)
 	d := startDaemon(t, daemonOpts{backend: be})
 	c := d.client
@@ -93,6 +97,52 @@ func TestLiveHardening(t *testing.T) {
 			t.Errorf("stdout %q, stderr %q, stderr_b64 %q; want the replaced text, ok and no stderr_b64", res.Stdout, res.Stderr, res.StderrB64)
 		}
 	})
+}
+
+// TestHostileDaemonDiskLimits reproduces issue 22's finding 6 through the daemon:
+// `fallocate -l 1G` in /workspace and in /tmp meets the workspace's and the
+// sandbox's disk limits (64 MiB each here), and the response says which is
+// full; deleting the agent unmounts and removes its workspace image.
+func TestHostileDaemonDiskLimits(t *testing.T) {
+	if err := disk.Check(); err != nil {
+		t.Skipf("disk limits: %v", err)
+	}
+	be := liveBackend(t, 1<<30, func(c *process.Config) { c.DiskMax = 64 << 20 })
+	state := t.TempDir()
+	d := startDaemon(t, daemonOpts{backend: be, state: state, workspaceMax: 64 << 20})
+	c := d.client
+	ctx := context.Background()
+	id, err := c.CreateAgent(ctx, api.CreateAgentRequest{Files: map[string]string{"keep.txt": "kept"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dir, what string }{{"/workspace", "the workspace"}, {"/tmp", "outside the workspace"}} {
+		res, err := c.Exec(ctx, id, api.ExecRequest{Command: "fallocate -l 1G " + tc.dir + "/big", TimeoutS: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode == 0 || !res.DiskFull || res.Failure != api.FailureDisk || !strings.Contains(res.Message, tc.what) ||
+			!strings.Contains(res.Stderr, "No space left on device") {
+			t.Errorf("fallocate -l 1G in %s = %+v; want a failure naming %s as full", tc.dir, res, tc.what)
+		}
+		res, err = c.Exec(ctx, id, api.ExecRequest{Command: "rm " + tc.dir + "/big", TimeoutS: 20})
+		if err != nil || res.ExitCode != 0 || res.DiskFull {
+			t.Errorf("rm in %s = %+v, %v; want room again", tc.dir, res, err)
+		}
+	}
+	if b, err := c.GetFile(ctx, id, "keep.txt"); err != nil || string(b) != "kept" {
+		t.Errorf("seeded file = %q, %v", b, err)
+	}
+	ws := filepath.Join(state, "workspaces", id)
+	if err := c.DeleteAgent(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(m), ws) {
+		t.Errorf("workspace %s still mounted after delete", ws)
+	}
+	if _, err := os.Stat(ws + ".img"); !os.IsNotExist(err) {
+		t.Errorf("workspace image after delete: %v, want gone", err)
+	}
 }
 
 // checkKept checks that agent id still runs in sandbox sb with its /tmp.

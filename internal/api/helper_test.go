@@ -35,6 +35,10 @@ type daemonOpts struct {
 	maxBody  int64
 	upstream string
 	token    string
+	// queueTimeout and slotIdle set Config.QueueTimeout and SlotIdle.
+	queueTimeout, slotIdle time.Duration
+	workspaceMax           int64 // Config.WorkspaceMax
+	bodyMemory             int64 // Config.BodyMemory
 }
 
 // startDaemon starts a server on a fresh socket; it is shut down at cleanup.
@@ -58,6 +62,7 @@ func startDaemon(t *testing.T, o daemonOpts) *daemon {
 	srv, err := api.New(context.Background(), api.Config{
 		StateDir: o.state, Backend: o.backend, Policy: p, Budget: 1 << 30,
 		Logger: slog.New(slog.DiscardHandler), MaxBodyBytes: o.maxBody, Upstream: o.upstream, Token: o.token,
+		QueueTimeout: o.queueTimeout, SlotIdle: o.slotIdle, WorkspaceMax: o.workspaceMax, BodyMemory: o.bodyMemory,
 	})
 	if err != nil {
 		t.Fatalf("api.New: %v", err)

@@ -15,9 +15,10 @@ import (
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
 )
 
-// liveBackend opens a workload domain and a process backend in it, or
-// skips naming the missing feature. Both are closed at cleanup.
-func liveBackend(t *testing.T, budget int64) *process.Backend {
+// liveBackend opens a workload domain and a process backend in it (its
+// Config changed by opts), or skips naming the missing feature. Both are
+// closed at cleanup.
+func liveBackend(t *testing.T, budget int64, opts ...func(*process.Config)) *process.Backend {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("live api test skipped in -short mode")
@@ -42,7 +43,11 @@ func liveBackend(t *testing.T, budget int64) *process.Backend {
 			t.Errorf("closing domain: %v", err)
 		}
 	})
-	be, err := process.New(process.Config{StateDir: t.TempDir(), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log})
+	cfg := process.Config{StateDir: t.TempDir(), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	be, err := process.New(cfg)
 	if err != nil {
 		t.Skipf("process backend not available: %v", err)
 	}

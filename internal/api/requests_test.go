@@ -14,9 +14,9 @@ import (
 	"github.com/tenon-dev/tenon/internal/sandbox/fake"
 )
 
-// TestPreciseErrors: bad requests get a 4xx naming what was wrong (issue
+// TestHostilePreciseErrors: bad requests get a 4xx naming what was wrong (issue
 // 22, finding 12).
-func TestPreciseErrors(t *testing.T) {
+func TestHostilePreciseErrors(t *testing.T) {
 	d := startDaemon(t, daemonOpts{})
 	id, _ := newAgent(t, d)
 	files := "/v1/agents/" + id + "/files/"

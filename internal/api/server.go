@@ -52,6 +52,7 @@ type Server struct {
 	running       atomic.Int64
 	usageAt       atomic.Int64 // unix ns of the cached domain usage
 	usageVal      atomic.Int64
+	bodies        bodyGate // the large request bodies in flight (bodies.go)
 }
 
 // New opens the registry under cfg.StateDir, starts the policy and
@@ -72,6 +73,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Logger, reg: reg, hub: newHub(), waits: newWaitLearner(), start: cfg.Clock.Now(),
 		boot: nonce(), agents: make(map[string]*agent), closing: make(chan struct{}),
 	}
+	s.bodies.size = cfg.BodyMemory
 	s.drainCtx, s.drain = context.WithCancel(context.Background())
 	s.met = newMetrics(s)
 	env := controller.Env{
@@ -88,6 +90,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	} else {
 		s.mgr = controller.NewResident(host)
 	}
+	if _, resident := s.mgr.(*controller.Resident); !resident && cfg.WorkspaceMax > 0 {
+		// Residency removes, parks (renames) and restores workspace
+		// directories, which a mount point refuses (EBUSY, EXDEV).
+		s.log.Warn("agent workspaces are not size-limited: the policy's residency manager moves them", "policy", cfg.Policy.Name())
+		s.cfg.WorkspaceMax = 0
+	}
 	s.step = &controller.Step{
 		Policy: cfg.Policy, Sandboxes: s.mgr, Backend: cfg.Backend, Live: &s.live, Clock: cfg.Clock, Logger: s.log,
 		Emit: func(_ *controller.Agent, e controller.Event) { s.emit(e) },
@@ -102,11 +110,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	for _, rec := range recs {
-		s.addAgent(rec)
+		if err := s.remountWorkspace(rec.ID); err != nil {
+			s.log.Warn("mounting a recovered agent's workspace", "agent", rec.ID, "err", err)
+		}
+		s.addAgent(rec, false)
 	}
 	if len(recs) > 0 {
 		s.log.Info("recovered agents", "count", len(recs))
 	}
+	go s.slotLoop()
 	s.http = &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -159,6 +171,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	for _, ag := range ags {
 		if err := s.retire(rctx, ag); err != nil {
+			errs = append(errs, err)
+		}
+		if err := s.unmountWorkspace(ag.rec.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -267,11 +282,12 @@ func (s *Server) sortedAgents() []*agent {
 	return out
 }
 
-// addAgent registers an agent in memory and starts its AgentReady wait.
-func (s *Server) addAgent(rec record) *agent {
+// addAgent registers an agent in memory. A new agent (ask) asks for its
+// admission slot at once; a recovered one at its first action (slots.go).
+func (s *Server) addAgent(rec record, ask bool) *agent {
 	ctx, cancel := context.WithCancel(context.Background())
 	ag := &agent{
-		rec: rec, ctx: ctx, cancel: cancel, ready: make(chan struct{}), exec: make(chan struct{}, 1),
+		rec: rec, ctx: ctx, cancel: cancel, exec: make(chan struct{}, 1),
 		workspace: s.workspaceDir(rec.ID),
 	}
 	ag.a = &controller.Agent{
@@ -281,27 +297,21 @@ func (s *Server) addAgent(rec record) *agent {
 	s.mu.Lock()
 	s.agents[rec.ID] = ag
 	s.mu.Unlock()
-	s.queuedAgents.Add(1)
-	go func() {
-		err := s.cfg.Policy.AgentReady(ctx, ag.a)
-		s.queuedAgents.Add(-1)
-		if err == nil {
-			ag.a.Started = s.cfg.Clock.Now()
-			s.emit(controller.Event{Kind: controller.EventAgentStart, Workflow: rec.ID})
-		}
-		ag.readyErr = err
-		close(ag.ready)
-	}()
+	if ask {
+		s.requestSlot(ag)
+	}
 	return ag
 }
 
-// retire ends an agent's attempt: cancels its wait and running action,
-// destroys its sandbox and tells the policy.
+// retire ends an agent's attempt: cancels its slot request and running
+// action, destroys its sandbox and gives its slot back.
 func (s *Server) retire(ctx context.Context, ag *agent) error {
 	ag.cancel()
-	<-ag.ready
-	if ag.readyErr != nil {
-		return nil // never admitted: nothing to release
+	ag.mu.Lock()
+	req := ag.req
+	ag.mu.Unlock()
+	if req != nil {
+		<-req.done
 	}
 	select {
 	case ag.exec <- struct{}{}: // wait for a running action to stop
@@ -313,8 +323,14 @@ func (s *Server) retire(ctx context.Context, ag *agent) error {
 		return nil
 	}
 	ag.retired = true
+	ag.mu.Lock()
+	started := ag.started
+	ag.mu.Unlock()
+	if !started {
+		return nil // never admitted: nothing to release
+	}
 	err := s.mgr.Release(ctx, ag.a)
-	s.cfg.Policy.AgentDone(ag.a, nil)
+	s.releaseSlot(ag)
 	if err != nil {
 		return fmt.Errorf("retiring agent %s: %w", ag.rec.ID, err)
 	}

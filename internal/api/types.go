@@ -91,9 +91,13 @@ type ExecResponse struct {
 	PeakBytes       int64   `json:"peak_bytes"`
 	OOM             bool    `json:"oom,omitempty"`
 	TimedOut        bool    `json:"timed_out,omitempty"`
-	Sandbox         string  `json:"sandbox"`
+	// DiskFull says a disk limit was full when the action ended (the
+	// sandbox's writable layer or the agent's workspace): its writes
+	// failed with ENOSPC.
+	DiskFull bool   `json:"disk_full,omitempty"`
+	Sandbox  string `json:"sandbox"`
 	// Failure is FailureOOM or FailureTimeout when the action was killed
-	// for memory or time, "" otherwise; Message then says so in words
+	// for memory or time, FailureDisk when a disk limit is full, "" otherwise; Message then says so in words
 	// (peak, budget, the other sandboxes, what survived, what to try),
 	// fit to show the agent's model.
 	Failure string `json:"failure,omitempty"`
@@ -119,20 +123,22 @@ type WaitRequest struct {
 
 // Status is the answer to GET /v1/status.
 type Status struct {
-	Policy         string        `json:"policy"`
-	Pressure       string        `json:"pressure"` // green, yellow, red
-	BudgetBytes    int64         `json:"budget_bytes"`
-	UsageBytes     int64         `json:"usage_bytes"`
-	AvailableBytes int64         `json:"available_bytes"`
-	WaterLevel     float64       `json:"water_level"`    // usage / budget
-	ChargeBytes    int64         `json:"charge_bytes"`   // admitted charge outstanding
-	QueuedAgents   int           `json:"queued_agents"`  // waiting in AgentReady
-	QueuedActions  int           `json:"queued_actions"` // waiting in ActionReady or behind another action
-	Running        int           `json:"running"`        // actions executing
-	Resident       int           `json:"resident"`       // agents with a live sandbox
-	PagedOut       int           `json:"paged_out"`      // of those, frozen with their memory paged out
-	Absent         int           `json:"absent"`         // agents without one
-	Agents         []AgentStatus `json:"agents"`
+	Policy         string  `json:"policy"`
+	Pressure       string  `json:"pressure"` // green, yellow, red
+	BudgetBytes    int64   `json:"budget_bytes"`
+	UsageBytes     int64   `json:"usage_bytes"`
+	AvailableBytes int64   `json:"available_bytes"`
+	WaterLevel     float64 `json:"water_level"`    // usage / budget
+	ChargeBytes    int64   `json:"charge_bytes"`   // admitted charge outstanding
+	QueuedAgents   int     `json:"queued_agents"`  // waiting in AgentReady
+	QueuedActions  int     `json:"queued_actions"` // waiting in ActionReady or behind another action
+	Running        int     `json:"running"`        // actions executing
+	Resident       int     `json:"resident"`       // agents with a live sandbox
+	PagedOut       int     `json:"paged_out"`      // of those, frozen with their memory paged out
+	Absent         int     `json:"absent"`         // agents without one
+	// DaemonMemory is what the daemon itself holds (outside the budget).
+	DaemonMemory int64         `json:"daemon_memory_bytes"`
+	Agents       []AgentStatus `json:"agents"`
 }
 
 // AgentStatus is one agent's line in Status.

@@ -109,7 +109,7 @@ func TestModelWaitsDriveResidency(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Shutdown(context.Background()) })
 	rec2 := record{ID: "ag-000000000001", Backend: be.Name(), Created: clk.Now()}
-	ag := s.addAgent(rec2)
+	ag := s.addAgent(rec2, true)
 	exec := func() {
 		t.Helper()
 		if _, err := s.runAction(ctx, ag, ExecRequest{Command: "true"}); err != nil {

@@ -33,7 +33,9 @@ func KnownBackend(name string) bool {
 // workload domain cgroup every sandbox lives under (swap off, limit =
 // budget). The returned close function destroys every sandbox and removes
 // the domain; callers must call it, also on error paths after success.
-func openBackend(ctx context.Context, name, stateDir, domain string, budget int64, log *slog.Logger) (sandbox.Backend, controller.Domain, func(), error) {
+// diskMax is the process backend's per-sandbox disk limit
+// (process.Config.DiskMax: 0 its default, < 0 none).
+func openBackend(ctx context.Context, name, stateDir, domain string, budget, diskMax int64, log *slog.Logger) (sandbox.Backend, controller.Domain, func(), error) {
 	if budget <= 0 {
 		return nil, nil, nil, fmt.Errorf("--budget must be positive, e.g. --budget 2GiB")
 	}
@@ -76,7 +78,7 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget int6
 	var be sandbox.Backend
 	switch name {
 	case "process":
-		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log, NoSwap: perSandbox})
+		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log, NoSwap: perSandbox, DiskMax: diskMax})
 	case "docker":
 		self, _ := os.Executable()
 		var d *docker.Backend

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/api"
@@ -35,6 +36,17 @@ type ServeConfig struct {
 	// to, with UpstreamKey as its API key.
 	Upstream, UpstreamKey string
 	Drain                 time.Duration // how long shutdown waits for running actions
+	// DiskMax caps each sandbox's writable layer (process backend) and
+	// each agent's workspace (unless the policy's residency manager moves
+	// workspaces, see api.Config.WorkspaceMax), in bytes; 0 turns both off.
+	DiskMax int64
+	// DaemonMemory is the daemon's own soft memory limit (the Go runtime's,
+	// debug.SetMemoryLimit, unless GOMEMLIMIT is set); a quarter of it
+	// bounds the large request bodies in flight (api.Config.BodyMemory).
+	// 0 leaves both at their defaults.
+	DaemonMemory int64
+	// QueueTimeout and SlotIdle are api.Config's (0: their defaults).
+	QueueTimeout, SlotIdle time.Duration
 
 	// Status receives the line saying what is served; nil shows none.
 	Status io.Writer
@@ -55,12 +67,15 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("creating state directory: %w", err)
 	}
+	if cfg.DaemonMemory > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cfg.DaemonMemory)
+	}
 	lock, err := cgroup.AcquireOwner(filepath.Join(cfg.StateDir, "serve.lock"), "state directory "+cfg.StateDir, "/proc", "tenon serve")
 	if err != nil {
 		return err
 	}
 	defer lock.Release()
-	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, cfg.StateDir, cfg.Domain, cfg.Budget, log)
+	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, cfg.StateDir, cfg.Domain, cfg.Budget, diskMax(cfg.DiskMax), log)
 	if err != nil {
 		return err
 	}
@@ -75,6 +90,8 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	srv, err := api.New(ctx, api.Config{
 		StateDir: cfg.StateDir, Backend: be, Policy: p, Budget: cfg.Budget, Domain: dom, Logger: log,
 		Token: cfg.Token, Upstream: cfg.Upstream, UpstreamKey: cfg.UpstreamKey,
+		QueueTimeout: cfg.QueueTimeout, SlotIdle: cfg.SlotIdle, WorkspaceMax: cfg.DiskMax,
+		BodyMemory: cfg.DaemonMemory / 4,
 	})
 	if err != nil {
 		return err
@@ -154,4 +171,13 @@ func servePolicy(cfg ServeConfig, log *slog.Logger) (*live.Policy, *learner, err
 		lrn.swap = p.SetModel
 	}
 	return p, lrn, nil
+}
+
+// diskMax maps ServeConfig.DiskMax to process.Config.DiskMax, where 0
+// means the default and < 0 none.
+func diskMax(n int64) int64 {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }

@@ -98,9 +98,15 @@ func openOwned(ctx context.Context, layout *Layout, name string, budget int64, p
 	return d, nil
 }
 
-// adopt empties a group left by an earlier run: thaws it, kills its tasks and
-// deletes its children.
+// adopt empties a group left by an earlier run: disarms its OOM hold (a run
+// killed while holding leaves v1's oom_kill_disable at 1, and the next run
+// would sleep at the budget instead of OOM-killing), thaws it, kills its
+// tasks and deletes its children.
 func adopt(ctx context.Context, g *group, log *slog.Logger) error {
+	held, err := disarmOOMHold(g)
+	if err != nil {
+		return err
+	}
 	if err := g.thawTree(ctx); err != nil {
 		return err
 	}
@@ -123,7 +129,7 @@ func adopt(ctx context.Context, g *group, log *slog.Logger) error {
 		}
 	}
 	log.Warn("adopted stale workload domain from an earlier run",
-		"group", g.path, "killed_tasks", len(pids), "deleted_groups", len(children))
+		"group", g.path, "killed_tasks", len(pids), "deleted_groups", len(children), "oom_hold_disarmed", held)
 	return nil
 }
 

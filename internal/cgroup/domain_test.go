@@ -137,13 +137,16 @@ func TestOpenDomainRejects(t *testing.T) {
 }
 
 // TestOpenDomainAdoptsStale: a domain left by a crashed run (frozen child,
-// tasks inside) is thawed, emptied and reused, and the cleanup is logged.
+// tasks inside, the OOM hold armed) is disarmed, thawed, emptied and reused,
+// and the cleanup is logged.
 func TestOpenDomainAdoptsStale(t *testing.T) {
 	k := newFakeKernel(t)
 	l := fakeDomainLayout(t)
 	stale := mustCreate(t, l, "tenon/sb-old/tool")
 	fakeTasks(t, stale, Memory, map[string][]int{"": {77}})
 	writeFiles(t, stale.dirs[Freezer], map[string]string{"freezer.state": "FROZEN\n"})
+	domMem := filepath.Join(l.Controllers[Memory].Root, "tenon")
+	writeFiles(t, domMem, map[string]string{"memory.oom_control": "oom_kill_disable 1\nunder_oom 1\noom_kill 0\n"})
 	k.onKill = func(pid int) {
 		if s, _ := readString(filepath.Join(stale.dirs[Freezer], "freezer.state")); s == stateThawed {
 			fakeTasks(t, stale, Memory, map[string][]int{"": nil})
@@ -167,7 +170,10 @@ func TestOpenDomainAdoptsStale(t *testing.T) {
 			t.Errorf("adopted domain missing in %s", ctl)
 		}
 	}
-	if !strings.Contains(logs.String(), "killed_tasks=1") || !strings.Contains(logs.String(), "deleted_groups=2") {
+	if got := readFile(t, filepath.Join(domMem, "memory.oom_control")); got != "0" {
+		t.Errorf("oom_control after adoption = %q, want the hold disarmed (0)", got)
+	}
+	if !strings.Contains(logs.String(), "killed_tasks=1") || !strings.Contains(logs.String(), "deleted_groups=2") || !strings.Contains(logs.String(), "oom_hold_disarmed=true") {
 		t.Errorf("adoption not logged with counts: %s", logs.String())
 	}
 	if got := readFile(t, filepath.Join(d.group.dirs[Memory], "memory.limit_in_bytes")); got != "1073741824" {

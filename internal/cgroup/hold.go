@@ -52,3 +52,21 @@ func (d *Domain) oomControl() (string, error) {
 	}
 	return filepath.Join(dir, "memory.oom_control"), nil
 }
+
+// disarmOOMHold sets oom_kill_disable to 0 on a v1 group whose hold is on
+// and reports whether it was; other groups are left as they are.
+func disarmOOMHold(g *group) (bool, error) {
+	dir, v, err := g.dir(Memory)
+	if err != nil || v != V1 {
+		return false, nil
+	}
+	p := filepath.Join(dir, "memory.oom_control")
+	oc, err := readFlatKeyed(p)
+	if err != nil || oc["oom_kill_disable"] == 0 {
+		return false, nil
+	}
+	if err := g.write(p, "0"); err != nil {
+		return false, fmt.Errorf("disarming the OOM hold of %s: %w", g.path, err)
+	}
+	return true, nil
+}

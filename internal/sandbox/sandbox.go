@@ -64,6 +64,9 @@ type ExecResult struct {
 	AvgMemory       int64 // time-average of the sandbox's memory during the action (sampled)
 	OOMKilled       bool  // a task of the sandbox was OOM-killed during the action
 	TimedOut        bool  // the action exceeded its timeout and was killed
+	// DiskFull says the sandbox's disk limit was reached when the action
+	// ended: a write of the action (or of one before) failed with ENOSPC.
+	DiskFull bool
 }
 
 // Info describes a live sandbox.

@@ -3,21 +3,18 @@
 package managed
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/crashtest"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 )
@@ -115,7 +112,7 @@ func runChild(root string) int {
 	}
 	go b.Exec(ctx, id, sandbox.ExecRequest{Shell: "echo late > /root/late; sleep 60"})
 	time.Sleep(200 * time.Millisecond)
-	fmt.Println("READY")
+	fmt.Println(crashtest.ReadyLine)
 	time.Sleep(time.Minute)
 	return fail(fmt.Errorf("not killed"))
 }
@@ -190,50 +187,6 @@ func TestLiveCrashKill(t *testing.T) {
 	// A backend opened first records the parent cgroups libcontainer will
 	// create in other hierarchies, so that cleanup removes them.
 	e.backend()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+e.root, childCgroupEnv+"="+e.dom.Group().Path())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	t.Cleanup(func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.TrimSpace(sc.Text()) == "READY" {
-				ready <- true
-				return
-			}
-		}
-		ready <- false
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatal("crash child exited before READY")
-		}
-	case <-time.After(45 * time.Second):
-		t.Fatal("crash child not READY after 45 s")
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	killed = true
+	crashtest.KillWhenReady(t, []string{childEnv + "=" + e.root, childCgroupEnv + "=" + e.dom.Group().Path()}, 45*time.Second)
 	checkRecovered(t, e, []string{"busy", "pinned", "resident"})
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/disk"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -26,9 +27,9 @@ type Backend struct {
 	system []systemDir
 	// etcBinds are the host entries bound into the generated /etc (etc.go).
 	etcBinds []etcBind
-	// parents are the <hierarchy>/<CgroupParent> directories that did not
-	// exist when the backend started (libcontainer creates them in every
-	// hierarchy); Close removes them again.
+	// parents are the <hierarchy>/<CgroupParent> directories libcontainer
+	// creates in the hierarchies the domain does not manage
+	// (foreignParents); New and Close remove them.
 	parents []string
 
 	mu       sync.Mutex
@@ -49,6 +50,11 @@ func New(cfg Config) (*Backend, error) {
 	}
 	if _, ok := cfg.Layout.Controller(cgroup.Pids); !ok && cfg.PidsMax > 0 {
 		return nil, fmt.Errorf("process backend: %w: the per-sandbox process cap (pids.max) needs it; set Config.PidsMax < 0 to run uncapped", ErrNoPidsController)
+	}
+	if cfg.DiskMax > 0 {
+		if err := disk.Check(); err != nil {
+			return nil, fmt.Errorf("process backend: the per-sandbox disk limit: %w; set Config.DiskMax < 0 to run unlimited", err)
+		}
 	}
 	sys, err := hostSystemDirs(cfg.HostRoot)
 	if err != nil {
@@ -79,10 +85,11 @@ func New(cfg Config) (*Backend, error) {
 	}
 	f.Close()
 	b.reapStale()
-	b.parents, err = missingParents(cfg.Layout.ProcRoot, cfg.CgroupParent)
+	b.parents, err = foreignParents(cfg.Layout.ProcRoot, cfg.CgroupParent, ownRoots(cfg.Layout))
 	if err != nil {
 		return nil, fmt.Errorf("process backend: %w", err)
 	}
+	b.removeParents() // what a crashed backend left
 	return b, nil
 }
 
@@ -254,19 +261,20 @@ func (b *Backend) Close() error {
 	if err := os.RemoveAll(b.binDir()); err != nil {
 		errs = append(errs, err)
 	}
-	for _, p := range slices.Backward(b.parents) {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			b.log.Debug("leaving parent cgroup", "dir", p, "err", err)
-		}
-	}
+	b.removeParents()
 	return errors.Join(errs...)
 }
 
-// missingParents lists, for every cgroup hierarchy mounted (per
-// <procRoot>/self/mountinfo; on hybrid hosts libcontainer also uses the
-// cgroup2 one), the levels of parent that do not exist yet,
-// shallowest first.
-func missingParents(procRoot, parent string) ([]string, error) {
+// foreignParents lists the parent cgroups libcontainer creates in the
+// hierarchies the workload domain does not manage (on this kind of host
+// blkio, cpuset, devices, the named systemd one and, on hybrid hosts, the
+// cgroup2 one; every hierarchy mounted per <procRoot>/self/mountinfo
+// except the roots in own): in each, the levels of parent that do not
+// exist yet and parent itself, shallowest first. parent itself is listed
+// even when it exists, since a run killed with SIGKILL leaves it behind
+// (empty once its sandboxes are reaped) and whoever owns the domain of
+// that name owns it.
+func foreignParents(procRoot, parent string, own []string) ([]string, error) {
 	if procRoot == "" {
 		procRoot = "/proc"
 	}
@@ -281,15 +289,38 @@ func missingParents(procRoot, parent string) ([]string, error) {
 	}
 	var out []string
 	for _, m := range mounts {
+		if slices.Contains(own, m.MountPoint) {
+			continue
+		}
 		var levels []string
 		for p := parent; p != "." && p != "/" && p != ""; p = filepath.Dir(p) {
 			levels = append(levels, filepath.Join(m.MountPoint, p))
 		}
-		for _, l := range slices.Backward(levels) {
-			if _, err := os.Stat(l); errors.Is(err, os.ErrNotExist) {
+		for i, l := range slices.Backward(levels) {
+			if _, err := os.Stat(l); i == 0 || errors.Is(err, os.ErrNotExist) {
 				out = append(out, l)
 			}
 		}
 	}
 	return out, nil
+}
+
+// ownRoots are the hierarchy roots of the layout's controllers, where the
+// workload domain creates and removes its own group.
+func ownRoots(l *cgroup.Layout) []string {
+	var out []string
+	for _, m := range l.Controllers {
+		out = append(out, m.Root)
+	}
+	return out
+}
+
+// removeParents removes the empty parent cgroups of foreignParents,
+// deepest first; one that holds groups (another backend's sandboxes) stays.
+func (b *Backend) removeParents() {
+	for _, p := range slices.Backward(b.parents) {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			b.log.Debug("leaving parent cgroup", "dir", p, "err", err)
+		}
+	}
 }

@@ -186,6 +186,10 @@ func TestExecCanceledByContext(t *testing.T) {
 	}
 }
 
+// TestNewReapsStale: a backend on the state dir of one that died (a
+// paused sandbox left) kills the stale sandbox and removes the parent
+// cgroups libcontainer made in the hierarchies the domain does not manage
+// (issue 22, finding 13).
 func TestNewReapsStale(t *testing.T) {
 	old, _ := liveBackend(t, 1<<30)
 	info := mustCreate(t, old, "stale-1")
@@ -204,6 +208,14 @@ func TestNewReapsStale(t *testing.T) {
 	})
 	if !errors.Is(syscall.Kill(info.InitPid, 0), syscall.ESRCH) {
 		t.Fatalf("stale init %d alive", info.InitPid)
+	}
+	if len(b.parents) == 0 {
+		t.Fatal("no hierarchy outside the domain's: nothing to check")
+	}
+	for _, p := range b.parents {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after New on a crashed backend's state: %v, want absent", p, err)
+		}
 	}
 	mustCreate(t, b, "stale-1")
 	if out := mustSh(t, b, "stale-1", "echo fresh"); out != "fresh\n" {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
+	"golang.org/x/sys/unix"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/sandbox"
@@ -32,11 +33,14 @@ type box struct {
 	rootfs       string
 	workspace    string
 	ownWorkspace bool
-	cgroupPath   string
-	layout       *cgroup.Layout
-	mountinfo    string // the host's <proc>/self/mountinfo
-	procRoot     string // the host's /proc
-	log          *slog.Logger
+	// disk is the mount point of the sandbox's disk image ("" without
+	// Config.DiskMax): a full one makes ExecResult.DiskFull.
+	disk       string
+	cgroupPath string
+	layout     *cgroup.Layout
+	mountinfo  string // the host's <proc>/self/mountinfo
+	procRoot   string // the host's /proc
+	log        *slog.Logger
 
 	container *libcontainer.Container
 	proc      *libcontainer.Process
@@ -151,4 +155,21 @@ func (bx *box) teardown(ctx context.Context) error {
 		return fmt.Errorf("destroying sandbox %s: %w", bx.id, err)
 	}
 	return nil
+}
+
+// diskFullBelow is the free space under which a sandbox's disk counts as
+// full: less than a write of a few blocks needs.
+const diskFullBelow = 1 << 20
+
+// diskFull reports whether the sandbox's disk image has less than
+// diskFullBelow bytes free (false without one).
+func (bx *box) diskFull() bool {
+	if bx.disk == "" {
+		return false
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(bx.disk, &st); err != nil {
+		return false
+	}
+	return int64(st.Bavail)*int64(st.Bsize) < diskFullBelow
 }

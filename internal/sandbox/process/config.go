@@ -48,7 +48,18 @@ type Config struct {
 	// instead of the domain's memory.swap.max 0 (cgroup.Domain.DisableSwap),
 	// which would forbid page-out in every sandbox below.
 	NoSwap bool
+	// DiskMax caps, in bytes, what each sandbox writes to its writable
+	// layer and to the workspace the backend makes for it (together): both
+	// live on a sparse ext4 image of this size, loop-mounted on
+	// <StateDir>/sandboxes/<id>/fs (internal/disk), so a write past it
+	// fails with ENOSPC (ExecResult.DiskFull). A workspace the caller
+	// passes (Spec.Workspace) is not covered. 0 means DefaultDiskMax; < 0
+	// writes straight to the state directory's file system, unlimited.
+	DiskMax int64
 }
+
+// DefaultDiskMax is the per-sandbox disk limit when Config.DiskMax is 0.
+const DefaultDiskMax = 10 << 30
 
 // DefaultPidsMax is the per-sandbox process cap when Config.PidsMax is 0.
 const DefaultPidsMax = 1024
@@ -72,6 +83,9 @@ func (c *Config) fill() error {
 	}
 	if c.PidsMax == 0 {
 		c.PidsMax = DefaultPidsMax
+	}
+	if c.DiskMax == 0 {
+		c.DiskMax = DefaultDiskMax
 	}
 	if c.Executable == "" {
 		exe, err := os.Executable()

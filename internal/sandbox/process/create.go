@@ -19,11 +19,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/disk"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
 // readyTimeout bounds the wait for a new sandbox's executor to report ready.
 const readyTimeout = 10 * time.Second
+
+// diskDir is the mount point of a sandbox's disk image (Config.DiskMax) in
+// its directory; the rootfs and the backend's workspace lie in it.
+const diskDir = "fs"
 
 // Create starts a sandbox and returns once its executor is ready.
 func (b *Backend) Create(ctx context.Context, spec sandbox.Spec) (info sandbox.Info, err error) {
@@ -111,8 +116,16 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 			}
 		}
 	}()
+	if b.cfg.DiskMax > 0 {
+		top := filepath.Join(dir, diskDir)
+		if err := disk.Mount(filepath.Join(dir, "disk.img"), top, b.cfg.DiskMax); err != nil {
+			return nil, fmt.Errorf("limiting the sandbox's disk: %w", err)
+		}
+		bx.disk = top
+		bx.rootfs = filepath.Join(top, "rootfs")
+	}
 	if bx.workspace == "" {
-		bx.workspace = filepath.Join(dir, "workspace")
+		bx.workspace = filepath.Join(filepath.Dir(bx.rootfs), "workspace")
 		bx.ownWorkspace = true
 	}
 	if err := os.MkdirAll(bx.workspace, 0o755); err != nil {

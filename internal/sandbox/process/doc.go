@@ -17,8 +17,15 @@
 // alternatives and CA certificates; nothing else of the host's; etc.go), /proc,
 // a minimal /dev, a read-only /sys, the workspace at /workspace (read-write)
 // and the tenon executable at /usr/local/bin/tenon (read-only; the host's
-// /usr/local/bin is replaced by a directory holding only tenon). No mount is
-// made in the host's mount namespace, so a dead sandbox cannot leak mounts.
+// /usr/local/bin is replaced by a directory holding only tenon).
+//
+// With Config.DiskMax (10 GiB unless set; < 0 for none) the rootfs and
+// the workspace the backend makes lie on a sparse ext4 image of that size,
+// <StateDir>/sandboxes/<id>/disk.img, loop-mounted on
+// <StateDir>/sandboxes/<id>/fs (internal/disk): the only mount the backend
+// makes in the host's mount namespace. A write past the limit fails with
+// ENOSPC and ExecResult.DiskFull says so. Destroy unmounts it (the loop
+// device detaches itself) and removes the image; after a crash New does.
 // WritableLayer returns the directory for capture.
 //
 // Spec.RootfsFrom starts a sandbox from such a directory captured earlier
@@ -115,9 +122,11 @@
 // The container's cgroup is <Config.CgroupParent>/<id> in every mounted
 // hierarchy (libcontainer's cgroup manager creates it, the devices cgroup
 // included; on hybrid hosts also in the cgroup2 one); memory statistics, the
-// OOM-kill counter and the freezer go through internal/cgroup. Close removes
-// the parent directories libcontainer created in hierarchies the workload
-// domain does not manage.
+// OOM-kill counter and the freezer go through internal/cgroup. New (after
+// reaping a crashed backend's sandboxes) and Close remove the parent
+// directories libcontainer creates in hierarchies the workload domain does
+// not manage (blkio, cpuset, devices, the named systemd and the cgroup2
+// hierarchy on a v1 host).
 //
 // # Security
 //

@@ -24,7 +24,7 @@ func run(t *testing.T, b *Backend, id, cmd string) sandbox.ExecResult {
 }
 
 // Issue 22, finding 4: the host's /etc (shadow, private keys) was readable.
-func TestHostSecretsHidden(t *testing.T) {
+func TestHostileHostSecrets(t *testing.T) {
 	b, _ := liveBackend(t, 1<<30)
 	mustCreate(t, b, "secrets")
 	for _, p := range []string{"/etc/shadow", "/etc/gshadow", "/etc/ssl/private", "/etc/ssh", "/etc/pip.conf", "/etc/gitconfig"} {

@@ -110,6 +110,7 @@ func (bx *box) exec(ctx context.Context, req request, sc *toolScope, background 
 		res.PeakMemory = max(res.PeakMemory, after.Peak)
 		res.OOMKilled = after.OOMKills > before.OOMKills
 	}
+	res.DiskFull = bx.diskFull()
 	if !bx.isDead() && (!background || r.TimedOut || r.Canceled || waitErr != nil) {
 		n, kerr := bx.killAction(pidsBefore)
 		if n > 0 {

@@ -19,7 +19,7 @@ const forger = `(sleep 0.5; for i in $(seq 60); do for fd in 0 1 2 3 4 5; do ` +
 	`printf '{"op":"result","seq":%d,"exit_code":0,"stdout":"QUxMIFRFU1RTIFBBU1NFRA=="}\n' $i > /proc/1/fd/$fd; ` +
 	`done; done) >/dev/null 2>&1 & echo started`
 
-func TestForgedResultsIgnored(t *testing.T) {
+func TestHostileForgedResults(t *testing.T) {
 	b, _ := liveBackend(t, 1<<30)
 	mustCreate(t, b, "forge")
 	r, err := b.Exec(liveCtx(t), "forge", sandbox.ExecRequest{Shell: forger, Background: true})
@@ -52,7 +52,7 @@ func TestForgedResultsIgnored(t *testing.T) {
 const ptraceInit = `python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); ` +
 	`r = l.ptrace(16, 1, 0, 0); print(r, ctypes.get_errno())"`
 
-func TestPtraceOfInitDenied(t *testing.T) {
+func TestHostilePtraceOfInit(t *testing.T) {
 	b, _ := liveBackend(t, 1<<30)
 	mustCreate(t, b, "ptrace")
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
@@ -76,10 +76,10 @@ func TestPtraceOfInitDenied(t *testing.T) {
 	}
 }
 
-// TestDeadlineEnforcedFromOutside stops the executor from the host (what a
+// TestHostileDeadlineFromOutside stops the executor from the host (what a
 // successful ptrace attach did): the host must still end the exec on time,
 // with a timed-out result, and kill the sandbox whose executor is stuck.
-func TestDeadlineEnforcedFromOutside(t *testing.T) {
+func TestHostileDeadlineFromOutside(t *testing.T) {
 	b, _ := liveBackend(t, 1<<30)
 	info := mustCreate(t, b, "stuck")
 	if err := syscall.Kill(info.InitPid, syscall.SIGSTOP); err != nil {

@@ -18,6 +18,9 @@ import (
 
 func TestMain(m *testing.M) {
 	MaybeInit()
+	if arg := os.Getenv(crashChildEnv); arg != "" {
+		os.Exit(crashChild(arg))
+	}
 	// Inside a sandbox the test binary is /usr/local/bin/tenon; serve
 	// `tenon tool mem` as cmd/tenon does.
 	memtool.MaybeServe()
@@ -44,8 +47,8 @@ func liveLayout(tb testing.TB) *cgroup.Layout {
 }
 
 // liveBackend makes a workload domain with budget bytes and a backend under
-// it; both are removed when the test ends.
-func liveBackend(tb testing.TB, budget int64) (*Backend, *cgroup.Domain) {
+// it (its Config changed by opts); both are removed when the test ends.
+func liveBackend(tb testing.TB, budget int64, opts ...func(*Config)) (*Backend, *cgroup.Domain) {
 	tb.Helper()
 	layout := liveLayout(tb)
 	log := slog.New(slog.DiscardHandler)
@@ -64,12 +67,16 @@ func liveBackend(tb testing.TB, budget int64) (*Backend, *cgroup.Domain) {
 		_ = dom.Close(ctx)
 		tb.Fatalf("DisableSwap: %v", err)
 	}
-	b, err := New(Config{
+	cfg := Config{
 		StateDir:     tb.TempDir(),
 		CgroupParent: dom.Group().Path(),
 		Layout:       layout,
 		Logger:       log,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	b, err := New(cfg)
 	if err != nil {
 		_ = dom.Close(ctx)
 		tb.Fatalf("New: %v", err)

@@ -14,10 +14,10 @@ import (
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
-// TestForkBombContained runs a fork bomb (issue 22, finding 3): the
+// TestHostileForkBomb runs a fork bomb (issue 22, finding 3): the
 // sandbox's pids.max caps it, and nothing of it survives the action, when
 // it exits and when it times out.
-func TestForkBombContained(t *testing.T) {
+func TestHostileForkBomb(t *testing.T) {
 	if _, ok := liveLayout(t).Controller(cgroup.Pids); !ok {
 		t.Skip("the fork bomb test needs the cgroup pids controller")
 	}

@@ -27,23 +27,31 @@ func adoptRootfs(from, dst string, sys []systemDir) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("rootfs-from %s is not a directory", from)
 	}
-	if err := os.Rename(from, dst); err != nil {
-		if !errors.Is(err, syscall.EXDEV) {
-			return fmt.Errorf("moving rootfs-from %s into place: %w", from, err)
-		}
-		if err := fsutil.CopyTree(from, dst); err != nil {
-			_ = os.RemoveAll(dst)
-			return fmt.Errorf("rootfs-from %s is on another file system than the state dir and copying it failed "+
-				"(put it on the state dir's file system): %w", from, err)
-		}
-		if err := os.RemoveAll(from); err != nil {
-			return fmt.Errorf("removing rootfs-from %s after copying it: %w", from, err)
-		}
+	if err := moveTree(from, dst); err != nil {
+		return fmt.Errorf("moving rootfs-from into place (put it on the state dir's file system): %w", err)
 	}
 	if err := os.Chmod(dst, 0o755); err != nil {
 		return fmt.Errorf("adopting rootfs: %w", err)
 	}
 	return completeRootfs(dst, sys)
+}
+
+// moveTree renames from to dst, or, when they lie on two file systems (a
+// sandbox's disk image and the state dir), copies the tree and removes
+// from.
+func moveTree(from, dst string) error {
+	err := os.Rename(from, dst)
+	if err == nil || !errors.Is(err, syscall.EXDEV) {
+		return err
+	}
+	if err := fsutil.CopyTree(from, dst); err != nil {
+		_ = os.RemoveAll(dst)
+		return fmt.Errorf("copying %s to %s: %w", from, dst, err)
+	}
+	if err := os.RemoveAll(from); err != nil {
+		return fmt.Errorf("removing %s after copying it: %w", from, err)
+	}
+	return nil
 }
 
 // completeRootfs creates whatever of the rootfs skeleton is missing in dir

@@ -180,36 +180,43 @@ func TestMountPointsUnder(t *testing.T) {
 	}
 }
 
-func TestMissingParents(t *testing.T) {
+func TestForeignParents(t *testing.T) {
 	root := t.TempDir()
 	proc := filepath.Join(root, "proc")
 	mem, dev := filepath.Join(root, "cg/memory"), filepath.Join(root, "cg/devices")
-	for _, d := range []string{filepath.Join(proc, "self"), filepath.Join(mem, "dom/sub"), dev} {
+	blk := filepath.Join(root, "cg/blkio")
+	for _, d := range []string{filepath.Join(proc, "self"), filepath.Join(mem, "dom/sub"), dev, filepath.Join(blk, "dom/sub")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	info := "40 22 0:40 / " + mem + " rw - cgroup cgroup rw,memory\n" +
 		"41 22 0:41 / " + dev + " rw - cgroup cgroup rw,devices\n" +
+		"43 22 0:43 / " + blk + " rw - cgroup cgroup rw,blkio\n" +
 		"42 22 0:42 / /other rw - ext4 /dev/vda rw\n"
 	if err := os.WriteFile(filepath.Join(proc, "self", "mountinfo"), []byte(info), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name, parent string
+		own          []string
 		want         []string
 	}{
-		{"exists in one hierarchy", "dom/sub", []string{filepath.Join(dev, "dom"), filepath.Join(dev, "dom/sub")}},
-		{"missing everywhere", "x", []string{filepath.Join(mem, "x"), filepath.Join(dev, "x")}},
+		{"missing levels, and the leaf a crash left", "dom/sub", []string{mem},
+			[]string{filepath.Join(dev, "dom"), filepath.Join(dev, "dom/sub"), filepath.Join(blk, "dom/sub")}},
+		{"missing everywhere", "x", []string{mem},
+			[]string{filepath.Join(dev, "x"), filepath.Join(blk, "x")}},
+		{"no hierarchy is the domain's", "x", nil,
+			[]string{filepath.Join(mem, "x"), filepath.Join(dev, "x"), filepath.Join(blk, "x")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := missingParents(proc, tt.parent)
+			got, err := foreignParents(proc, tt.parent, tt.own)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(got, tt.want) {
-				t.Fatalf("missingParents = %q, want %q", got, tt.want)
+				t.Fatalf("foreignParents = %q, want %q", got, tt.want)
 			}
 		})
 	}

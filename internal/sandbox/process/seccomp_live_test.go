@@ -34,7 +34,7 @@ func syscallScript(nr int, args ...string) string {
 
 // Issue 22, finding 5: no seccomp; unshare -Urm gave a full-capability user
 // namespace and add_key reached the host's keyring.
-func TestSeccompDenies(t *testing.T) {
+func TestHostileSeccomp(t *testing.T) {
 	needSeccomp(t)
 	b, _ := liveBackend(t, 1<<30)
 	mustCreate(t, b, "seccomp")

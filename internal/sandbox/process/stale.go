@@ -44,12 +44,16 @@ func (b *Backend) reapStale() {
 	boxes, _ := os.ReadDir(b.sandboxesDir())
 	for _, e := range boxes {
 		dir := filepath.Join(b.sandboxesDir(), e.Name())
+		if b.cfg.SalvageDir != "" { // before the disk image is unmounted
+			rootfs := filepath.Join(dir, diskDir, "rootfs")
+			if _, err := os.Lstat(rootfs); err != nil {
+				rootfs = filepath.Join(dir, "rootfs")
+			}
+			b.salvage(e.Name(), rootfs)
+		}
 		if err := unmountUnder(b.mountinfo(), dir); err != nil {
 			b.log.Warn("unmounting stale sandbox files", "dir", dir, "err", err)
 			continue
-		}
-		if b.cfg.SalvageDir != "" {
-			b.salvage(e.Name(), filepath.Join(dir, "rootfs"))
 		}
 		if err := os.RemoveAll(dir); err != nil {
 			b.log.Warn("removing stale sandbox files", "dir", dir, "err", err)
@@ -71,7 +75,7 @@ func (b *Backend) salvage(id, rootfs string) {
 		b.log.Warn("salvaging a stale writable layer", "sandbox", id, "err", err)
 		return
 	}
-	if err := os.Rename(rootfs, dst); err != nil {
+	if err := moveTree(rootfs, dst); err != nil {
 		b.log.Warn("salvaging a stale writable layer", "sandbox", id, "err", err)
 		return
 	}
