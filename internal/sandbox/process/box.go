@@ -136,12 +136,20 @@ func (bx *box) teardown(ctx context.Context) error {
 		}
 	}
 	if bx.group != nil {
-		// Empty the group's memory before removing it: a removed memcg
-		// keeps the page cache of files that outlive the sandbox (a
+		// Empty the group's memory before removing it on v1: a removed
+		// memcg keeps the page cache of files that outlive the sandbox (a
 		// teardown parks its layer's files) charged to the domain, as
 		// active file the budget cannot use, until the kernel reclaims
-		// under the limit (cgroup.Drop). Emptying only evicts that cache.
-		if _, err := cgroup.Drop(bx.layout, bx.group); err != nil && !errors.Is(err, cgroup.ErrNotExist) && !errors.Is(err, fs.ErrNotExist) {
+		// under the limit (cgroup.Drop; measured on Linux 6.18). Not on v2
+		// yet: a memory.reclaim of a tool scope hung for minutes in the
+		// cgroup v2 VM suite (internal/vmtest), cause not found.
+		var err error
+		if m, ok := bx.layout.Controller(cgroup.Memory); ok && m.Version == cgroup.V1 {
+			_, err = cgroup.Drop(bx.layout, bx.group)
+		} else {
+			err = bx.group.Delete()
+		}
+		if err != nil && !errors.Is(err, cgroup.ErrNotExist) && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("removing cgroup: %w", err))
 		}
 	}
