@@ -115,7 +115,10 @@
 // The container's cgroup is <Config.CgroupParent>/<id> in every mounted
 // hierarchy (libcontainer's cgroup manager creates it, the devices cgroup
 // included; on hybrid hosts also in the cgroup2 one); memory statistics, the
-// OOM-kill counter and the freezer go through internal/cgroup. Close removes
+// OOM-kill counter and the freezer go through internal/cgroup. On cgroup v2
+// the first scoped exec (scoped.go) moves the sandbox's own tasks into the
+// leaf <id>/init, since a v2 group with tasks of its own cannot give its
+// children (the per-tool scopes) the memory controller. Close removes
 // the parent directories libcontainer created in hierarchies the workload
 // domain does not manage.
 //
