@@ -36,11 +36,12 @@ const (
 )
 
 // buildInitramfs writes the guest's initramfs: busybox and its applets in
-// /usr/bin (bin and sbin are links to usr/bin and usr/sbin), the tests and
+// /usr/bin (bin and sbin are links to usr/bin and usr/sbin), the host files
+// asked for (over applets of the same name), the tests and
 // the shared libraries of every binary at their host paths (with the host's
 // symlinks on the way, e.g. /lib -> usr/lib), the host's ld.so.cache, a
 // minimal /etc, and the two init stages.
-func buildInitramfs(w io.Writer, busybox string, tests []Test) error {
+func buildInitramfs(w io.Writer, busybox string, hostFiles []string, tests []Test) error {
 	a := newArchive()
 	for _, d := range []string{"proc", "sys", "dev", "tmp", "run", "root", "newroot", "usr/sbin", "usr/local/bin", "var/tmp"} {
 		perm := os.FileMode(0o755)
@@ -62,16 +63,24 @@ func buildInitramfs(w io.Writer, busybox string, tests []Test) error {
 	if err := a.file("usr/bin/busybox", 0o755, busybox); err != nil {
 		return err
 	}
+	for _, f := range hostFiles {
+		if err := a.hostPath(f); err != nil {
+			return err
+		}
+	}
 	applets, err := busyboxApplets(busybox)
 	if err != nil {
 		return err
 	}
 	for _, ap := range applets {
+		if _, ok := a.entries["usr/bin/"+ap]; ok {
+			continue // a host file given by name wins over the applet
+		}
 		if err := a.symlink("usr/bin/"+ap, "busybox"); err != nil {
 			return err
 		}
 	}
-	bins := []string{busybox}
+	bins := append([]string{busybox}, hostFiles...)
 	for _, t := range tests {
 		if !nameRE.MatchString(t.Name) {
 			return fmt.Errorf("vmtest: test name %q: use letters, digits, '.', '_' and '-'", t.Name)
@@ -143,6 +152,7 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs -o mode=1777 shm /dev/shm
 mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
+if [ -b /dev/nvme0n1 ]; then mount -t ext4 /dev/nvme0n1 /tmp && chmod 1777 /tmp; fi
 for c in cpu memory io pids; do echo +$c > /sys/fs/cgroup/cgroup.subtree_control; done
 hostname vmtest
 ip link set lo up
@@ -153,6 +163,7 @@ echo "` + markReady + `"
 echo "vmtest: kernel $(uname -r), $(nproc) cpus, $(grep MemTotal /proc/meminfo)"
 echo "vmtest: cgroup.controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
 echo "vmtest: cgroup.subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
+echo "vmtest: /tmp: $(grep ' /tmp ' /proc/mounts || echo 'on the root tmpfs')"
 } > $out
 `)
 	for _, t := range tests {

@@ -17,10 +17,19 @@ import (
 
 // Config says what to boot and run.
 type Config struct {
-	Kernel    string // the kernel image (bzImage), e.g. from Kernel.Image
-	Tests     []Test // run in order, in one boot
-	MemoryMiB int    // guest memory; 0 is 2048
-	CPUs      int    // guest CPUs; 0 is 2
+	Kernel string // the kernel image (bzImage), e.g. from Kernel.Image
+	Tests  []Test // run in order, in one boot
+	// HostFiles are host files (executables, with their shared libraries)
+	// copied to the same paths in the guest, for tools busybox lacks, e.g.
+	// /usr/bin/printenv.
+	HostFiles []string
+	MemoryMiB int // guest memory; 0 is 2048
+	// ScratchMiB, when not 0, gives the guest an ext4 disk of that size
+	// (sparse on the host, made with mkfs.ext4) mounted at /tmp, so files
+	// the tests write are page cache on a disk file system, as on a real
+	// host, not tmpfs memory that only swap could reclaim.
+	ScratchMiB int
+	CPUs       int // guest CPUs; 0 is 2
 	// Accel is "tcg", "kvm", or "" to use KVM only when a probe boot under
 	// KVM succeeds (the probe runs once per process), else TCG. The
 	// TENON_VM_ACCEL environment variable overrides "".
@@ -96,12 +105,20 @@ func boot(ctx context.Context, qemu, busybox, accel string, cfg Config) (*Result
 	if err != nil {
 		return nil, err
 	}
-	err = buildInitramfs(f, busybox, cfg.Tests)
+	err = buildInitramfs(f, busybox, cfg.HostFiles, cfg.Tests)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return nil, err
+	}
+	var disk []string
+	if cfg.ScratchMiB > 0 {
+		img := filepath.Join(dir, "scratch.img")
+		if err := makeScratch(ctx, img, cfg.ScratchMiB); err != nil {
+			return nil, err
+		}
+		disk = []string{"-drive", "file=" + img + ",if=none,id=scratch,format=raw", "-device", "nvme,serial=vmtest,drive=scratch"}
 	}
 	console := filepath.Join(dir, "console.log")
 	cpu := "max"
@@ -117,6 +134,7 @@ func boot(ctx context.Context, qemu, busybox, accel string, cfg Config) (*Result
 		"-serial", "file:" + console, // ttyS0: the kernel console
 		"-serial", "stdio", // ttyS1: the tests
 	}
+	args = append(args, disk...)
 	cmd := exec.CommandContext(ctx, qemu, args...)
 	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
@@ -171,6 +189,29 @@ func boot(ctx context.Context, qemu, busybox, accel string, cfg Config) (*Result
 		return res, errors.New("vmtest: the guest never reached its test runner (see Result.Console)")
 	}
 	return res, nil
+}
+
+// makeScratch makes a sparse ext4 image of mib MiB at img.
+func makeScratch(ctx context.Context, img string, mib int) error {
+	mkfs, err := exec.LookPath("mkfs.ext4")
+	if err != nil {
+		return &UnavailableError{What: "mkfs.ext4 (e2fsprogs, for the scratch disk)", Err: err}
+	}
+	f, err := os.Create(img)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(int64(mib) << 20)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if out, err := exec.CommandContext(ctx, mkfs, "-q", "-F", "-E", "lazy_itable_init=1,lazy_journal_init=1", img).CombinedOutput(); err != nil {
+		return fmt.Errorf("vmtest: mkfs.ext4: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 var (
