@@ -170,6 +170,10 @@ func (k Kernel) extract(ctx context.Context, deb, img string) error {
 		}
 		return &checksumError{what: k.Member, got: got, want: k.ImageSHA256}
 	}
+	if err := os.Chmod(tmp, 0o644); err != nil { // CreateTemp made it 0600
+		os.Remove(tmp)
+		return err
+	}
 	if err := os.Rename(tmp, img); err != nil {
 		os.Remove(tmp)
 		return err
