@@ -15,6 +15,9 @@
 // empties a group's memory (v1 memory.force_empty, v2 memory.reclaim)
 // before deleting it, so its page cache is not left charged to the parent.
 //
+// Vacate moves a v2 group's own tasks into a child leaf, so that its
+// children can get controllers (v2's no-internal-process rule).
+//
 // Domain is the workload domain: the parent group all sandboxes live under,
 // whose memory limit is the host budget. OpenDomain adopts a group left by a
 // crashed run after killing its tasks and deleting its children.

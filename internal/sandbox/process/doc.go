@@ -122,11 +122,14 @@
 // The container's cgroup is <Config.CgroupParent>/<id> in every mounted
 // hierarchy (libcontainer's cgroup manager creates it, the devices cgroup
 // included; on hybrid hosts also in the cgroup2 one); memory statistics, the
-// OOM-kill counter and the freezer go through internal/cgroup. New (after
-// reaping a crashed backend's sandboxes) and Close remove the parent
-// directories libcontainer creates in hierarchies the workload domain does
-// not manage (blkio, cpuset, devices, the named systemd and the cgroup2
-// hierarchy on a v1 host).
+// OOM-kill counter and the freezer go through internal/cgroup. On cgroup v2
+// the first scoped exec (scoped.go) moves the sandbox's own tasks into the
+// leaf <id>/init, since a v2 group with tasks of its own cannot give its
+// children (the per-tool scopes) the memory controller. New (after reaping
+// a crashed backend's sandboxes) and Close remove the parent directories
+// libcontainer creates in hierarchies the workload domain does not manage
+// (blkio, cpuset, devices, the named systemd and the cgroup2 hierarchy on a
+// v1 host).
 //
 // # Security
 //

@@ -27,7 +27,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// liveLayout skips unless the test runs as root with a cgroup v1 memory controller.
+// liveLayout skips unless the test runs as root with a cgroup memory
+// controller (v1, or v2 as in internal/vmtest's guest).
 func liveLayout(tb testing.TB) *cgroup.Layout {
 	tb.Helper()
 	if os.Geteuid() != 0 {
@@ -36,9 +37,6 @@ func liveLayout(tb testing.TB) *cgroup.Layout {
 	l, err := cgroup.Detect("/proc")
 	if err != nil {
 		tb.Skipf("live sandbox tests need the cgroup memory controller: %v", err)
-	}
-	if m, _ := l.Controller(cgroup.Memory); m.Version != cgroup.V1 {
-		tb.Skip("live sandbox tests need the cgroup v1 memory controller (this host has v2)")
 	}
 	if _, ok := l.Controller(cgroup.Freezer); !ok {
 		tb.Skip("live sandbox tests need the cgroup freezer controller")
@@ -63,7 +61,12 @@ func liveBackend(tb testing.TB, budget int64, opts ...func(*Config)) (*Backend, 
 	}
 	// Another package's live test may have zram swap on; the domain's
 	// budget must end in OOM kills, not in paging (TestOOMUnderDomainBudget).
-	if err := dom.DisableSwap(); err != nil {
+	// As in internal/app: on v2 each sandbox is kept out of swap instead,
+	// since the domain's memory.swap.max 0 would forbid page-outs.
+	noSwap := false
+	if m, _ := layout.Controller(cgroup.Memory); m.Version == cgroup.V2 {
+		noSwap = true
+	} else if err := dom.DisableSwap(); err != nil {
 		_ = dom.Close(ctx)
 		tb.Fatalf("DisableSwap: %v", err)
 	}
@@ -72,6 +75,7 @@ func liveBackend(tb testing.TB, budget int64, opts ...func(*Config)) (*Backend, 
 		CgroupParent: dom.Group().Path(),
 		Layout:       layout,
 		Logger:       log,
+		NoSwap:       noSwap,
 	}
 	for _, o := range opts {
 		o(&cfg)

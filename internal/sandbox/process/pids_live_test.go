@@ -5,7 +5,7 @@ package process
 import (
 	"fmt"
 	"os"
-	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,14 +23,18 @@ func TestHostileForkBomb(t *testing.T) {
 	}
 	b, _ := liveBackend(t, 4<<30)
 	info := mustCreate(t, b, "bomb")
-	dirs := cgroupDirs(t, info.CgroupPath+"/pids.max")
-	if len(dirs) == 0 {
-		t.Fatalf("no pids.max for %s", info.CgroupPath)
+	dirs, err := b.cfg.Layout.Dirs(info.CgroupPath)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(dirs[0]); strings.TrimSpace(string(got)) != fmt.Sprint(DefaultPidsMax) {
+	pidsMax := filepath.Join(dirs[cgroup.Pids], "pids.max")
+	if _, err := os.Stat(pidsMax); err != nil {
+		t.Fatalf("no pids.max for %s: %v", info.CgroupPath, err)
+	}
+	if got, _ := os.ReadFile(pidsMax); strings.TrimSpace(string(got)) != fmt.Sprint(DefaultPidsMax) {
 		t.Fatalf("pids.max = %q, want %d", got, DefaultPidsMax)
 	}
-	events := path.Join(path.Dir(dirs[0]), "pids.events")
+	events := filepath.Join(dirs[cgroup.Pids], "pids.events")
 	const bomb = `b() { b | b & }; b`
 	tests := []struct {
 		name    string

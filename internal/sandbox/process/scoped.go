@@ -25,7 +25,9 @@ import (
 // executor, which buffers the output, stays outside. When the result
 // arrives the host kills what the action left in the scope, empties the
 // scope's memory (cgroup.Drop: v1 force_empty, v2 memory.reclaim) and
-// removes it.
+// removes it. On cgroup v2 the sandbox's own tasks (init and what it runs)
+// first move to the leaf <sandbox cgroup>/init (cgroup.Vacate): a v2 group
+// with tasks of its own cannot give its children the memory controller.
 
 // scopeKillTimeout bounds killing what an action left in its scope.
 const scopeKillTimeout = 5 * time.Second
@@ -50,6 +52,9 @@ func (s *toolScope) place(sandboxGroup cgroup.Group, nsPid int) error {
 	host, err := hostPid(s.layout.ProcRoot, pids, nsPid)
 	if err != nil {
 		return err
+	}
+	if err := cgroup.Vacate(s.layout, sandboxGroup.Path(), "init"); err != nil {
+		return fmt.Errorf("making room for scope %s: %w", s.path, err)
 	}
 	g, err := cgroup.Create(s.layout, s.path)
 	if err != nil {

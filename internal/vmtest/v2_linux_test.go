@@ -1,0 +1,178 @@
+package vmtest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// vmTests are the live tests run in the guest under pure cgroup v2, and the
+// tests of each that must pass there (not skip), so a suite that silently
+// skips everything fails here.
+var vmTests = []struct {
+	name, pkg string
+	mustPass  []string
+	// knownV2 are tests that fail under v2 in the guest, not yet fixed
+	// (issue 24); they are skipped (-test.skip) so the rest runs, and
+	// listed here with what was seen.
+	knownV2 map[string]string
+}{
+	{name: "cgroup", pkg: "../cgroup", mustPass: []string{
+		"TestLiveDomainLifecycle", "TestLiveOOMKill", "TestLiveAdoptStaleDomain",
+	}},
+	{name: "process", pkg: "../sandbox/process", mustPass: []string{
+		"TestContract", "TestDestroyRemovesEverything", "TestCloseDestroysAllAndParents",
+		"TestOOMUnderDomainBudget", "TestDeadlineEnforcedFromOutside",
+		"TestHostSecretsHidden", "TestSeccompDenies", "TestNewReapsStale",
+	}, knownV2: map[string]string{
+		"TestScopedDropsPageCache": "the scoped exec never returns: cgroup.Drop blocks for minutes in its write to the scope's memory.reclaim",
+		"TestForkBombContained":    "pids.events stays \"max 0\": the bomb never hits pids.max 1024 within the action (TCG too slow to fork that fast, or v2 counts the event elsewhere)",
+	}},
+}
+
+// TestLiveCgroupV2 boots Debian's cloud kernel (memory cgroup v1 compiled
+// out) under QEMU and runs the cgroup package's and the process backend's
+// tests in it, live, as root, under pure cgroup v2.
+//
+// It boots only when TENON_VMTEST is set ("1": skip when QEMU or the kernel
+// is unavailable; "require": fail then, as CI does), since the VM takes a
+// few minutes under software emulation and loads both cores.
+func TestLiveCgroupV2(t *testing.T) {
+	mode := os.Getenv("TENON_VMTEST")
+	if mode == "" {
+		t.Skip("the cgroup v2 VM suite boots only with TENON_VMTEST=1 (QEMU, a kernel download, a few minutes)")
+	}
+	unavailable := func(err error) {
+		t.Helper()
+		var ue *UnavailableError
+		if errors.As(err, &ue) && mode != "require" {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	if _, err := exec.LookPath(qemuBinary); err != nil {
+		unavailable(&UnavailableError{What: qemuBinary, Err: err})
+	}
+	cache, err := DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernel, err := DebianCloud.Image(ctx, cache)
+	if err != nil {
+		unavailable(err)
+	}
+
+	bin := t.TempDir()
+	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	var tests []Test
+	for _, vt := range vmTests {
+		out := filepath.Join(bin, vt.name+".test")
+		cmd := exec.CommandContext(ctx, gotool, "test", "-c", "-o", out, vt.pkg)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go test -c %s: %v\n%s", vt.pkg, err, b)
+		}
+		args := []string{"-test.v", "-test.count=1", "-test.timeout=8m"}
+		var skip []string
+		for name, why := range vt.knownV2 {
+			t.Logf("%s: skipping %s, known to fail under v2: %s", vt.name, name, why)
+			skip = append(skip, "^"+name+"$")
+		}
+		if len(skip) > 0 {
+			args = append(args, "-test.skip="+strings.Join(skip, "|"))
+		}
+		tests = append(tests, Test{Name: vt.name, Binary: out, Args: args})
+	}
+
+	// The contract suite runs printenv, which busybox lacks. The process
+	// backend's TestContract asks for a 4 GiB domain: the guest needs more
+	// (memory a guest never touches costs the host nothing).
+	cfg := Config{Kernel: kernel, Tests: tests, HostFiles: hostTools(t, "printenv"), MemoryMiB: 6144, CPUs: 2, ScratchMiB: 4096}
+	if testing.Verbose() {
+		cfg.Stream = os.Stderr
+	}
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		if res != nil {
+			t.Logf("kernel console:\n%s", res.Console)
+		}
+		unavailable(err)
+	}
+	t.Logf("%s boot: test runner after %s, all done after %s", res.Accel, res.Ready.Round(time.Millisecond), res.Elapsed.Round(time.Millisecond))
+	for _, l := range res.Preface {
+		t.Log(l)
+	}
+	if !slicesContainsLine(res.Preface, "cgroup.subtree_control: cpu io memory pids") {
+		t.Errorf("the guest's root does not delegate cpu, io, memory and pids: %q", res.Preface)
+	}
+	for _, vt := range vmTests {
+		r := res.Test(vt.name)
+		if r == nil {
+			t.Errorf("%s: the guest never ran it", vt.name)
+			continue
+		}
+		for _, l := range skipsAndFailures(r.Output) {
+			t.Logf("%s: %s", vt.name, l)
+		}
+		if r.Exit != 0 && cfg.Stream != nil {
+			t.Errorf("%s: exit %d under cgroup v2 (output above)", vt.name, r.Exit)
+		} else if r.Exit != 0 {
+			t.Errorf("%s: exit %d under cgroup v2; its output:\n%s", vt.name, r.Exit, r.Output)
+		}
+		for _, name := range vt.mustPass {
+			if !regexp.MustCompile(`(?m)^--- PASS: ` + name + ` `).MatchString(r.Output) {
+				t.Errorf("%s: %s did not pass under cgroup v2 (skipped or absent)", vt.name, name)
+			}
+		}
+	}
+}
+
+// hostTools returns the host paths of the named programs; a missing one is
+// left out (the tests that need it skip, naming it).
+func hostTools(t *testing.T, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		p, err := exec.LookPath(n)
+		if err != nil {
+			t.Logf("the guest will lack %s: %v", n, err)
+			continue
+		}
+		if p, err = filepath.Abs(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func slicesContainsLine(lines []string, s string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipsAndFailures returns the top-level SKIP and FAIL lines of go test -v
+// output, each with the reason logged just before it.
+func skipsAndFailures(out string) []string {
+	var res []string
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "--- SKIP: ") || strings.HasPrefix(l, "--- FAIL: ") {
+			if i > 0 && strings.HasPrefix(lines[i-1], "    ") {
+				l += " (" + strings.TrimSpace(lines[i-1]) + ")"
+			}
+			res = append(res, l)
+		}
+	}
+	return res
+}
