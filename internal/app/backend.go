@@ -10,6 +10,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/disk"
 	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/residency/managed"
 	"github.com/tenon-dev/tenon/internal/sandbox"
@@ -78,6 +79,13 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 	var be sandbox.Backend
 	switch name {
 	case "process":
+		if diskMax >= 0 {
+			if err := disk.Check(); err != nil {
+				// Like the page-out tier without swap: said once, at start.
+				log.Warn("disk limits off: sandboxes' files are not size-limited", "why", err)
+				diskMax = -1
+			}
+		}
 		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log, NoSwap: perSandbox, DiskMax: diskMax})
 	case "docker":
 		self, _ := os.Executable()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/disk"
 	"github.com/tenon-dev/tenon/internal/memtool"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/sandboxtest"
@@ -76,6 +77,10 @@ func liveBackend(tb testing.TB, budget int64, opts ...func(*Config)) (*Backend, 
 		Layout:       layout,
 		Logger:       log,
 		NoSwap:       noSwap,
+	}
+	if err := disk.Check(); err != nil { // as internal/app: run without
+		tb.Logf("per-sandbox disk limits off: %v", err)
+		cfg.DiskMax = -1
 	}
 	for _, o := range opts {
 		o(&cfg)
