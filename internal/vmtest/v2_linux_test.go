@@ -114,6 +114,15 @@ func TestLiveCgroupV2(t *testing.T) {
 	if !slicesContainsLine(res.Preface, "cgroup.subtree_control: cpu io memory pids") {
 		t.Errorf("the guest's root does not delegate cpu, io, memory and pids: %q", res.Preface)
 	}
+	defer func() {
+		if t.Failed() { // the guest kernel's own account (OOM kills, crashes)
+			c := res.Console
+			if len(c) > 8000 {
+				c = c[len(c)-8000:]
+			}
+			t.Logf("kernel console (end):\n%s", c)
+		}
+	}()
 	for _, vt := range vmTests {
 		r := res.Test(vt.name)
 		if r == nil {
