@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeHost is a fake sysfs/proc/dev tree plus recorded swapon/swapoff calls.
@@ -190,5 +192,33 @@ func TestReEnableOurs(t *testing.T) {
 	}
 	if len(h.swapons) != 2 || len(h.swapoffs) != 1 || h.readInt("sys/block/zram0/disksize") != 64<<20 {
 		t.Fatalf("swapons %q swapoffs %q disksize %d", h.swapons, h.swapoffs, h.readInt("sys/block/zram0/disksize"))
+	}
+}
+
+// TestDisableRetriesENOMEM: a swapoff refused with ENOMEM (a memory group
+// at its limit) is tried again; one that keeps failing is reported.
+func TestDisableRetriesENOMEM(t *testing.T) {
+	for _, fails := range []int{2, 100} {
+		h := newFakeHost(t, true)
+		if err := h.m.Enable(context.Background(), 64<<20); err != nil {
+			t.Fatal(err)
+		}
+		h.m.SwapoffRetry = time.Millisecond
+		ok := h.m.Swapoff
+		calls := 0
+		h.m.Swapoff = func(path string) error {
+			calls++
+			if calls <= fails {
+				return fmt.Errorf("swapoff %s: %w", path, syscall.ENOMEM)
+			}
+			return ok(path)
+		}
+		err := h.m.Disable(context.Background())
+		switch {
+		case fails < swapoffAttempts && (err != nil || calls != fails+1):
+			t.Errorf("%d ENOMEM: Disable = %v after %d calls, want success after %d", fails, err, calls, fails+1)
+		case fails >= swapoffAttempts && (!errors.Is(err, syscall.ENOMEM) || calls != swapoffAttempts):
+			t.Errorf("ENOMEM throughout: Disable = %v after %d calls, want ENOMEM after %d", err, calls, swapoffAttempts)
+		}
 	}
 }

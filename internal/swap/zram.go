@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // DefaultPriority is the swap priority Enable uses: above disk swap, which
@@ -30,7 +31,18 @@ type Manager struct {
 	Modprobe func(ctx context.Context, module string) error
 	Swapon   func(path string, prio int) error
 	Swapoff  func(path string) error
+	// SwapoffRetry is the pause between swapoff attempts that failed with
+	// ENOMEM (0: DefaultSwapoffRetry).
+	SwapoffRetry time.Duration
 }
+
+// swapoffAttempts bounds the swapoff attempts that fail with ENOMEM: the
+// kernel reads every page back into the memory group it came from, and one
+// at its limit refuses the charge until it has reclaimed.
+const swapoffAttempts = 10
+
+// DefaultSwapoffRetry is Manager.SwapoffRetry's default.
+const DefaultSwapoffRetry = 500 * time.Millisecond
 
 // NewManager returns a Manager for /dev/zram0 on the default paths.
 func NewManager(log *slog.Logger) *Manager {
@@ -126,7 +138,7 @@ func (m *Manager) Disable(ctx context.Context) error {
 		return ErrForeignSwap
 	}
 	if st.Active {
-		if err := m.Swapoff(m.Paths.node(m.Device)); err != nil {
+		if err := m.swapoff(ctx); err != nil {
 			return err
 		}
 	}
@@ -287,4 +299,26 @@ func (m *Manager) readInt(file string) (int64, error) {
 		return 0, fmt.Errorf("parsing %s %s %q: %w", m.Device, file, strings.TrimSpace(string(b)), err)
 	}
 	return v, nil
+}
+
+// swapoff turns the device's swap off, trying again while it fails with
+// ENOMEM (see swapoffAttempts).
+func (m *Manager) swapoff(ctx context.Context) error {
+	pause := m.SwapoffRetry
+	if pause <= 0 {
+		pause = DefaultSwapoffRetry
+	}
+	var err error
+	for range swapoffAttempts {
+		if err = m.Swapoff(m.Paths.node(m.Device)); !errors.Is(err, syscall.ENOMEM) {
+			return err
+		}
+		m.Log.Info("swapoff: a memory group refused its pages back; trying again", "err", err)
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(pause):
+		}
+	}
+	return err
 }
