@@ -179,3 +179,18 @@ func TestStage2QuotesArgs(t *testing.T) {
 		t.Errorf("stage2 reports no exit status:\n%s", s)
 	}
 }
+
+// TestGuestCrashed: an oops or a panic on the guest's console is a crash;
+// a test's own failure output is not.
+func TestGuestCrashed(t *testing.T) {
+	for console, want := range map[string]bool{
+		"[ 5.1] Oops: int3: 0000 [#1] SMP NOPTI":                     true,
+		"[ 9.0] Kernel panic - not syncing: Attempted to kill init!": true,
+		"--- FAIL: TestLiveOOMKill (1.00s)":                          false,
+		"":                                                           false,
+	} {
+		if got := guestCrashed(console); got != want {
+			t.Errorf("guestCrashed(%q) = %v, want %v", console, got, want)
+		}
+	}
+}
