@@ -46,15 +46,11 @@ var sysDropFiles = dropFiles{
 // child returned it within 0.3 s. The process backend drops each per-tool
 // scope this way.
 func Drop(layout *Layout, g Group) (left int64, err error) {
-	dirs, err := layout.Dirs(g.Path())
+	dir, v, err := memoryDir(layout, g)
 	if err != nil {
 		return 0, err
 	}
-	m, ok := layout.Controller(Memory)
-	if !ok {
-		return 0, ErrNoMemoryController
-	}
-	left, err = dropMemory(dirs[Memory], m.Version, sysDropFiles)
+	left, err = dropMemory(dir, v, sysDropFiles)
 	if derr := g.Delete(); derr != nil {
 		return left, errors.Join(err, fmt.Errorf("removing %s: %w", g.Path(), derr))
 	}
@@ -107,13 +103,22 @@ func readBytes(fs dropFiles, path string) (int64, error) {
 // made, swapping anonymous memory where the group's swappiness allows),
 // v2 memory.reclaim of memory.current. It returns the usage left.
 func Reclaim(layout *Layout, g Group) (left int64, err error) {
-	dirs, err := layout.Dirs(g.Path())
+	dir, v, err := memoryDir(layout, g)
 	if err != nil {
 		return 0, err
 	}
+	return dropMemory(dir, v, sysDropFiles)
+}
+
+// memoryDir is g's memory hierarchy directory and that hierarchy's version.
+func memoryDir(layout *Layout, g Group) (string, Version, error) {
+	dirs, err := layout.Dirs(g.Path())
+	if err != nil {
+		return "", 0, err
+	}
 	m, ok := layout.Controller(Memory)
 	if !ok {
-		return 0, ErrNoMemoryController
+		return "", 0, ErrNoMemoryController
 	}
-	return dropMemory(dirs[Memory], m.Version, sysDropFiles)
+	return dirs[Memory], m.Version, nil
 }
