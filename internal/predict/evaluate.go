@@ -36,30 +36,32 @@ func Evaluate(pred Predictor, val []Example, heavyThreshold int64) Metrics {
 	}
 	var absSum float64
 	apes := make([]float64, 0, len(val))
-	var tp, fp, fn int
+	var c confusion
 	for _, e := range val {
 		d := pred.Predict(e.Ctx)
 		diff := math.Abs(float64(d.PredPeak - e.PeakBytes))
 		absSum += diff / mib
 		apes = append(apes, 100*diff/float64(max(e.PeakBytes, APEFloor)))
-		actual, predicted := e.PeakBytes > heavyThreshold, d.PredPeak > heavyThreshold
-		switch {
-		case actual && predicted:
-			tp++
-		case predicted:
-			fp++
-		case actual:
-			fn++
-		}
+		c.add(e.PeakBytes > heavyThreshold, d.PredPeak > heavyThreshold)
 	}
 	m.MAEMiB = absSum / float64(len(val))
 	slices.Sort(apes)
 	m.P90APE = apes[int(math.Ceil(0.9*float64(len(apes))))-1]
-	if tp+fp > 0 {
-		m.HeavyPrecision = 100 * float64(tp) / float64(tp+fp)
-	}
-	if tp+fn > 0 {
-		m.HeavyRecall = 100 * float64(tp) / float64(tp+fn)
-	}
+	m.HeavyPrecision, m.HeavyRecall = percent(c.tp, c.tp+c.fp), percent(c.tp, c.tp+c.fn)
 	return m
+}
+
+// confusion counts heavy-action predictions: true positives, false
+// positives and false negatives.
+type confusion struct{ tp, fp, fn int }
+
+func (c *confusion) add(actual, predicted bool) {
+	switch {
+	case actual && predicted:
+		c.tp++
+	case predicted:
+		c.fp++
+	case actual:
+		c.fn++
+	}
 }

@@ -125,17 +125,7 @@ func ExamplesFromRecords(recs []ActionRecord) []Example {
 func SplitByTask(examples []Example, valFraction float64, seed uint64) (train, val []Example) {
 	ids := shuffledWorkflows(examples, seed, 0x5eed)
 	nVal := int(math.Round(min(max(valFraction, 0), 1) * float64(len(ids))))
-	inVal := map[string]bool{}
-	for _, id := range ids[:nVal] {
-		inVal[id] = true
-	}
-	for _, e := range examples {
-		if inVal[e.Ctx.WorkflowID] {
-			val = append(val, e)
-		} else {
-			train = append(train, e)
-		}
-	}
+	val, train = OfTasks(examples, ids[:nVal])
 	return train, val
 }
 

@@ -122,21 +122,12 @@ func Score(preds []Predictor, test []Example, cfg ScoreConfig) Scorecard {
 // whose predicted peak is at or above thr or whose risk is at least
 // AdmissionHeavyRisk.
 func admissionHeavy(p Predictor, test []Example, thr int64) HeavyScore {
-	var tp, fp, fn int
+	var c confusion
 	for _, e := range test {
 		d := p.Predict(e.Ctx)
-		actual := e.PeakBytes >= thr
-		predicted := d.PredPeak >= thr || d.HeavyRisk >= AdmissionHeavyRisk
-		switch {
-		case actual && predicted:
-			tp++
-		case predicted:
-			fp++
-		case actual:
-			fn++
-		}
+		c.add(e.PeakBytes >= thr, d.PredPeak >= thr || d.HeavyRisk >= AdmissionHeavyRisk)
 	}
-	return HeavyScore{Name: p.Name(), Precision: percent(tp, tp+fp), Recall: percent(tp, tp+fn)}
+	return HeavyScore{Name: p.Name(), Precision: percent(c.tp, c.tp+c.fp), Recall: percent(c.tp, c.tp+c.fn)}
 }
 
 func p90Coverage(p Predictor, test []Example) float64 {
