@@ -321,18 +321,11 @@ func (s *sim) reclaim(ds []policy.ReclaimDecision) {
 		if sb == nil || sb.state != sbLive || sb.act != nil && !sb.frozen {
 			continue
 		}
-		switch d.Kind {
-		case policy.ReclaimPageOut:
+		switch {
+		case d.Kind == policy.ReclaimPageOut:
 			s.pageOut(sb)
-		case policy.ReclaimTeardown:
-			if sb.act != nil {
-				continue
-			}
-			fallthrough
-		default:
-			if s.lifeUsed < s.cfg.LifecycleSlots {
-				s.teardown(sb, true)
-			}
+		case sb.act == nil && s.lifeUsed < s.cfg.LifecycleSlots: // a teardown, never mid-action
+			s.teardown(sb, true)
 		}
 	}
 }
