@@ -13,7 +13,7 @@ import threading
 import unittest
 
 import tenon_client
-from tenon_client import TenonClient, TenonEnvironment, TenonOOMKilled, TenonTimeout, action_error
+from tenon_client import TenonClient, TenonEnvironment, TenonOOMKilled, TenonRequestTimeout, TenonTimeout, action_error
 
 OOM = {
     "exit_code": -1, "stdout": "collecting...\n", "stderr": "", "peak_bytes": 812 << 20, "oom": True,
@@ -28,9 +28,11 @@ OK = {"exit_code": 3, "stdout": "out\n", "stderr": "err\n"}
 
 
 class FakeDaemon(http.server.BaseHTTPRequestHandler):
-    """Answers create and exec; exec answers by command: oom, timeout, else OK."""
+    """Answers create and exec; exec answers by command: oom, timeout, hang
+    (no answer until release is set), else OK."""
 
     requests = []
+    release = threading.Event()
 
     def log_message(self, *args):
         pass
@@ -49,7 +51,12 @@ class FakeDaemon(http.server.BaseHTTPRequestHandler):
         if self.path == "/v1/agents":
             return self._reply(201, {"id": "ag-000000000001"})
         if self.path.endswith("/exec"):
+            if req["command"] == "hang":
+                FakeDaemon.release.wait(10)
+                return  # the client gave up long ago
             return self._reply(200, {"oom": OOM, "timeout": TIMEOUT}.get(req["command"], OK))
+        if self.path.endswith("/chat/completions"):
+            return self._reply(200, {"choices": []})
         self._reply(404, {"error": "api: no such agent"})
 
     def do_DELETE(self):
@@ -57,7 +64,9 @@ class FakeDaemon(http.server.BaseHTTPRequestHandler):
         self.end_headers()
 
 
-class ClientTest(unittest.TestCase):
+class DaemonTest(unittest.TestCase):
+    """Runs a FakeDaemon on a unix socket; each test gets an environment."""
+
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.TemporaryDirectory()
@@ -73,11 +82,15 @@ class ClientTest(unittest.TestCase):
 
     def setUp(self):
         FakeDaemon.requests = []
+        FakeDaemon.release.clear()
         self.env = TenonEnvironment(client=TenonClient(socket_path=self.sock), timeout=7)
 
     def tearDown(self):
+        FakeDaemon.release.set()
         self.env.cleanup()
 
+
+class ClientTest(DaemonTest):
     def test_dict_form(self):
         cases = [
             ("ok", OK, 3, "", None),
@@ -124,6 +137,74 @@ class ClientTest(unittest.TestCase):
         self.assertIsInstance(action_error({"oom": True}), TenonOOMKilled)
         self.assertIsInstance(action_error({"timed_out": True}), TenonTimeout)
         self.assertIsNone(action_error({"exit_code": 137}))
+
+
+class RecordingConnection(tenon_client.UnixHTTPConnection):
+    """A UnixHTTPConnection that records the timeout of each connection."""
+
+    timeouts = []
+
+    def __init__(self, path, timeout=None):
+        super().__init__(path, timeout=timeout)
+        RecordingConnection.timeouts.append(timeout)
+
+
+class TimeoutTest(DaemonTest):
+    """The client's request timeouts: finite by default, derived for exec
+    from the action's timeout, overridable, and reported when they expire."""
+
+    def setUp(self):
+        super().setUp()
+        self._orig = tenon_client.UnixHTTPConnection
+        tenon_client.UnixHTTPConnection = RecordingConnection
+        RecordingConnection.timeouts = []
+
+    def tearDown(self):
+        tenon_client.UnixHTTPConnection = self._orig
+        super().tearDown()
+
+    def test_defaults_are_finite(self):
+        c = TenonClient(socket_path=self.sock)
+        self.assertEqual(c.timeout, tenon_client.DEFAULT_TIMEOUT)
+        # no action timeout: the daemon's default (600 s) plus the slack
+        self.assertEqual(c.exec_timeout(), 600 + 360)
+        self.assertEqual(c.exec_timeout(5), 5 + 360)
+        env = TenonEnvironment(client=c)
+        env.execute("ok")
+        env.execute({"command": "ok"}, timeout=30)
+        c.chat_completions(env.agent_id, {"model": "m", "messages": []})
+        env.cleanup()
+        # create, exec (default action timeout), exec (30 s), chat, delete
+        self.assertEqual(RecordingConnection.timeouts, [60, 960, 390, 600, 60])
+
+    def test_overrides(self):
+        c = TenonClient(socket_path=self.sock, timeout=5, exec_slack=1, model_timeout=9)
+        c.exec("ag-1", "ok", timeout=2)
+        c.exec("ag-1", "ok", request_timeout=4)
+        c.exec("ag-1", "ok", request_timeout=None)  # waits as long as it takes
+        c.chat_completions("ag-1", {})
+        self.assertEqual(RecordingConnection.timeouts, [3, 4, None, 9])
+        self.assertIsNone(TenonClient(socket_path=self.sock, exec_slack=None).exec_timeout(5))
+
+    def test_no_answer_in_time(self):
+        c = TenonClient(socket_path=self.sock, exec_slack=0.2)
+        env = TenonEnvironment(client=c)
+        # the older string form raises what timed-out commands raise
+        with self.assertRaises(subprocess.TimeoutExpired) as cm:
+            env.execute("hang", timeout=0.1)
+        e = cm.exception
+        self.assertIsInstance(e, TenonRequestTimeout)
+        self.assertIsInstance(e, TimeoutError)
+        self.assertEqual((e.cmd, e.method), ("hang", "POST"))
+        self.assertAlmostEqual(e.timeout, 0.3)
+        self.assertIn("no answer to POST /v1/agents/ag-000000000001/exec within 0.3 s", str(e))
+        # the dict form reports it
+        out = env.execute({"command": "hang"}, timeout=0.1)
+        self.assertEqual(out["returncode"], -1)
+        self.assertIn("no answer", out["exception_info"])
+        self.assertEqual(out["extra"]["exception_type"], "TenonRequestTimeout")
+        FakeDaemon.release.set()
+        env.cleanup()
 
 
 if __name__ == "__main__":
