@@ -30,7 +30,9 @@ The tenon policy's predictor starts from per-class priors (the bundled
 workload calibration) and retrains on the daemon's own measured actions
 every `+fmt.Sprint(app.RetrainEvery)+` actions; the models are kept, versioned, in
 <state-dir>/model and the newest is loaded at start. --model starts from a
-trained model instead (tenon predict train) and turns retraining off.`)
+trained model instead (tenon predict train) and turns retraining off. The
+model waits learned per agent are kept in <state-dir>/agents.db and loaded
+at start too.`)
 	socket := fs.String("socket", defaultSocket, "unix socket path")
 	listen := fs.String("listen", "", "also listen on TCP, e.g. 127.0.0.1:7878 (needs a token)")
 	token := fs.String("token", os.Getenv("TENON_TOKEN"), "bearer token for TCP clients (default $TENON_TOKEN)")

@@ -133,6 +133,7 @@ func (s *Server) describe(ctx context.Context, ag *agent) Agent {
 	out := Agent{
 		ID: ag.rec.ID, Backend: ag.rec.Backend, Image: ag.rec.Image, Env: ag.rec.Env, Labels: ag.rec.Labels,
 		Created: ag.rec.Created, State: ag.state(s.cfg.Clock.Now(), s.cfg.IdleAfter), Workspace: ag.workspace,
+		PredictedWaitS: s.waits.predict(ag.rec.ID).Seconds(),
 	}
 	ag.mu.Lock()
 	out.Sandbox, out.Actions, out.Queued = ag.sandbox, ag.actions, ag.waiting

@@ -33,9 +33,11 @@ type Server struct {
 	hub   *hub
 	met   *metrics
 	waits *waitLearner // learned model-wait lengths per agent
-	http  *http.Server
-	start time.Time
-	boot  string // random nonce making sandbox ids unique across restarts
+	// waitsSaved is closed when waitSaveLoop has returned.
+	waitsSaved chan struct{}
+	http       *http.Server
+	start      time.Time
+	boot       string // random nonce making sandbox ids unique across restarts
 
 	mu     sync.Mutex
 	agents map[string]*agent
@@ -71,7 +73,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, reg: reg, hub: newHub(), waits: newWaitLearner(), start: cfg.Clock.Now(),
-		boot: nonce(), agents: make(map[string]*agent), closing: make(chan struct{}),
+		boot: nonce(), agents: make(map[string]*agent), closing: make(chan struct{}), waitsSaved: make(chan struct{}),
 	}
 	s.bodies.size = cfg.BodyMemory
 	s.drainCtx, s.drain = context.WithCancel(context.Background())
@@ -118,7 +120,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if len(recs) > 0 {
 		s.log.Info("recovered agents", "count", len(recs))
 	}
+	stored, err := reg.waits()
+	if err != nil {
+		s.log.Warn("learned model waits not loaded: learning them again", "err", err)
+	} else if len(stored) > 0 {
+		s.waits.load(stored)
+		_, all := stored[allWaitsKey]
+		s.log.Info("learned model waits loaded", "agents", len(stored), "over_all_agents", all)
+	}
 	go s.slotLoop()
+	go func() {
+		defer close(s.waitsSaved)
+		s.waitSaveLoop()
+	}()
 	s.http = &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -180,6 +194,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.cfg.Policy.Stop(rctx); err != nil {
 		errs = append(errs, fmt.Errorf("stopping policy: %w", err))
 	}
+	<-s.waitsSaved
+	s.saveWaits()
 	if err := s.reg.close(); err != nil {
 		errs = append(errs, err)
 	}

@@ -53,6 +53,10 @@ type Agent struct {
 	Queued    int               `json:"queued"`            // actions waiting (0 or more)
 	MemBytes  int64             `json:"mem_bytes"`         // sandbox memory, 0 when absent
 	Workspace string            `json:"workspace"`         // host directory of the workspace
+	// PredictedWaitS is the model wait the daemon expects of the agent, in
+	// seconds: learned from its waits, else the average over all agents,
+	// 0 before any wait was seen. Residency weighs it.
+	PredictedWaitS float64 `json:"predicted_wait_s"`
 }
 
 // ExecRequest is the body of POST /v1/agents/{id}/exec.

@@ -15,14 +15,36 @@ const waitAlpha = 0.3
 // agents for an agent not yet seen waiting. A wait is what the proxy or
 // POST /wait announced (begin to end) or, between two actions with no
 // announced wait, the idle gap. It has no clock: callers pass durations.
+// What it learns survives restarts: the server stores the averages that
+// changed in the registry every waitSaveEvery and at shutdown, and loads
+// them at start (saveWaits, New).
 type waitLearner struct {
 	mu      sync.Mutex
 	all     time.Duration
 	haveAll bool
 	per     map[string]time.Duration
+	dirty   map[string]bool // averages changed since the last take (allWaitsKey: all)
 }
 
-func newWaitLearner() *waitLearner { return &waitLearner{per: map[string]time.Duration{}} }
+func newWaitLearner() *waitLearner {
+	return &waitLearner{per: map[string]time.Duration{}, dirty: map[string]bool{}}
+}
+
+// load starts from stored averages (allWaitsKey: the one over all agents).
+func (l *waitLearner) load(stored map[string]time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id, d := range stored {
+		if d <= 0 {
+			continue
+		}
+		if id == allWaitsKey {
+			l.all, l.haveAll = d, true
+			continue
+		}
+		l.per[id] = d
+	}
+}
 
 // observe learns one wait of agent id.
 func (l *waitLearner) observe(id string, d time.Duration) {
@@ -34,6 +56,7 @@ func (l *waitLearner) observe(id string, d time.Duration) {
 	l.all, l.haveAll = ewma(l.all, d, l.haveAll), true
 	old, ok := l.per[id]
 	l.per[id] = ewma(old, d, ok)
+	l.dirty[id], l.dirty[allWaitsKey] = true, true
 }
 
 // predict is agent id's expected next wait, 0 when no wait was seen yet.
@@ -51,6 +74,67 @@ func (l *waitLearner) forget(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.per, id)
+	delete(l.dirty, id)
+}
+
+// takeChanged returns the averages changed since the last call
+// (allWaitsKey: the one over all agents) and marks them saved.
+func (l *waitLearner) takeChanged() map[string]time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.dirty) == 0 {
+		return nil
+	}
+	out := make(map[string]time.Duration, len(l.dirty))
+	for id := range l.dirty {
+		if id == allWaitsKey {
+			out[id] = l.all
+		} else if d, ok := l.per[id]; ok {
+			out[id] = d
+		}
+	}
+	clear(l.dirty)
+	return out
+}
+
+// markChanged marks averages to be saved again (a failed save).
+func (l *waitLearner) markChanged(ids map[string]time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id := range ids {
+		if _, ok := l.per[id]; ok || id == allWaitsKey {
+			l.dirty[id] = true
+		}
+	}
+}
+
+// waitSaveEvery is how often the learned waits that changed are stored:
+// a crash loses at most this much learning, and no action or wait end
+// waits for a disk write.
+const waitSaveEvery = 2 * time.Second
+
+// saveWaits stores the learned waits that changed since the last save.
+func (s *Server) saveWaits() {
+	ch := s.waits.takeChanged()
+	if err := s.reg.putWaits(ch); err != nil {
+		s.waits.markChanged(ch)
+		s.log.Warn("storing learned model waits", "err", err)
+	}
+}
+
+// waitSaveLoop runs saveWaits every waitSaveEvery until Shutdown begins
+// (which saves once more).
+func (s *Server) waitSaveLoop() {
+	tick, stop := s.cfg.Clock.NewTicker(waitSaveEvery)
+	defer stop()
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-tick:
+			s.saveWaits()
+		}
+	}
 }
 
 func ewma(old, x time.Duration, have bool) time.Duration {

@@ -158,3 +158,87 @@ func TestModelWaitsDriveResidency(t *testing.T) {
 		t.Errorf("metrics counts: absent %d paged out %d, want 0 and 1", absent, paged)
 	}
 }
+
+// TestLearnedWaitsSurviveRestart: the waits learned per agent and over all
+// agents are stored in the registry (every waitSaveEvery and at shutdown)
+// and a server started again on the same state directory predicts them;
+// a deleted agent's is gone.
+func TestLearnedWaitsSurviveRestart(t *testing.T) {
+	clk := clocktest.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	state := t.TempDir()
+	ctx := context.Background()
+	start := func() *Server {
+		t.Helper()
+		be := fake.New(fake.Options{Budget: 1 << 30, SandboxBytes: 16 << 20})
+		t.Cleanup(func() { be.Close() })
+		p, err := live.Build("eager", policy.Options{Budget: 1 << 30}, live.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(ctx, Config{StateDir: state, Backend: be, Policy: p, Budget: 1 << 30, Clock: clk, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := start()
+	wait := func(id string, d time.Duration) {
+		ag := s.lookup(id)
+		s.modelWait(ag, true)
+		clk.Advance(d)
+		s.modelWait(ag, false)
+	}
+	for _, id := range []string{"ag-00000000000a", "ag-00000000000b"} {
+		rec := record{ID: id, Backend: "fake", Created: clk.Now()}
+		if err := s.reg.put(rec); err != nil {
+			t.Fatal(err)
+		}
+		s.addAgent(rec, false)
+	}
+	wait("ag-00000000000a", 4*time.Second)
+	// the periodic save stores it without a shutdown
+	clk.Advance(waitSaveEvery)
+	waitUntil(t, func() bool {
+		got, err := s.reg.waits()
+		return err == nil && got["ag-00000000000a"] == 4*time.Second && got[allWaitsKey] == 4*time.Second
+	})
+	wait("ag-00000000000b", 10*time.Second)
+	wait("ag-00000000000a", 2*time.Second) // 0.3*2 + 0.7*4 = 3.4 s
+	// ag-b is deleted as handleDelete does it
+	s.waits.forget("ag-00000000000b")
+	if err := s.reg.delete("ag-00000000000b"); err != nil {
+		t.Fatal(err)
+	}
+	all := s.waits.predict("never-seen")
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	s = start()
+	defer s.Shutdown(ctx)
+	if got := s.waits.predict("ag-00000000000a"); got != 3400*time.Millisecond {
+		t.Errorf("after the restart ag-a's wait = %v, want the learned 3.4s", got)
+	}
+	if got := s.waits.predict("ag-00000000000b"); got != all || all == 0 {
+		t.Errorf("after the restart the deleted ag-b's wait = %v, want the learned average over all agents %v", got, all)
+	}
+	st := s.Status(ctx)
+	if len(st.Agents) != 1 {
+		t.Fatalf("recovered %d agents, want ag-a alone", len(st.Agents))
+	}
+	if got := s.describe(ctx, s.lookup("ag-00000000000a")).PredictedWaitS; got != 3.4 {
+		t.Errorf("agent predicted_wait_s = %v, want 3.4", got)
+	}
+}
+
+// waitUntil polls cond for up to 5 s.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

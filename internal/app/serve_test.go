@@ -198,6 +198,82 @@ func TestServeLoadsSavedModel(t *testing.T) {
 	}
 }
 
+// TestServeRestartKeepsLearning: the daemon learns its predictor from its
+// own completed actions (a model version trained after RetrainEvery of
+// them, in the background) and its agents' model waits; restarted on the
+// same state directory it starts from that model, not the class priors,
+// and predicts the waits it had learned.
+func TestServeRestartKeepsLearning(t *testing.T) {
+	state := t.TempDir()
+	ctx := context.Background()
+	d := startServe(t, ServeConfig{StateDir: state, Policy: "tenon"})
+	c := client.NewUnix(d.sock)
+	defer c.Close()
+	id, err := c.CreateAgent(ctx, api.CreateAgentRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range RetrainEvery {
+		cmd := "ls"
+		if i%2 == 1 {
+			cmd = "python -m pytest -x"
+		}
+		if r, err := c.Exec(ctx, id, api.ExecRequest{Command: cmd}); err != nil || r.ExitCode != 0 {
+			t.Fatalf("exec %d: %+v, %v", i, r, err)
+		}
+		if i%10 == 0 { // an announced model wait
+			if err := c.Wait(ctx, id, true); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(30 * time.Millisecond)
+			if err := c.Wait(ctx, id, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	model := modelPath(filepath.Join(state, "model"), 1)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(model); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no model trained after %d actions:\n%s", RetrainEvery, d.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before, err := c.GetAgent(ctx, id)
+	if err != nil || before.PredictedWaitS <= 0 {
+		t.Fatalf("agent before the restart: predicted_wait_s %v (%v), want a learned wait", before.PredictedWaitS, err)
+	}
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if s := d.status.String(); !strings.Contains(s, "predictor class priors") {
+		t.Errorf("first start: status line %q, want the class priors", s)
+	}
+
+	d = startServe(t, ServeConfig{StateDir: state, Policy: "tenon"})
+	c2 := client.NewUnix(d.sock)
+	defer c2.Close()
+	after, err := c2.GetAgent(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.PredictedWaitS != before.PredictedWaitS {
+		t.Errorf("after the restart: predicted_wait_s %v, want the learned %v", after.PredictedWaitS, before.PredictedWaitS)
+	}
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if s := d.status.String(); !strings.Contains(s, "predictor model v1") {
+		t.Errorf("restart: status line %q, want the learned model v1", s)
+	}
+	if logs := d.logs.String(); !strings.Contains(logs, "saved model loaded") || !strings.Contains(logs, "learned model waits loaded") {
+		t.Errorf("restart did not log loading the model and the waits:\n%s", logs)
+	}
+}
+
 func TestServeTCPNeedsToken(t *testing.T) {
 	err := Serve(context.Background(), ServeConfig{Listen: "127.0.0.1:0", Backend: "fake", Budget: units.GiB, Policy: "eager"})
 	if !errors.Is(err, api.ErrNoToken) {
