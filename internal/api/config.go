@@ -62,8 +62,9 @@ type Config struct {
 	// a sparse ext4 image of this size (workspaces/<id>.img) loop-mounted
 	// on workspaces/<id> (internal/disk), so writes past it fail with
 	// ENOSPC and the action's response says disk_full. 0 means no limit;
-	// New turns it off when the policy brings a residency manager (it
-	// moves workspace directories, which a mount point refuses).
+	// New turns it off when the policy brings a sandbox manager that moves
+	// workspace directories (a mount point refuses that), that is one
+	// without KeepsWorkspaces() true (managed.Config.KeepWorkspaces).
 	WorkspaceMax int64
 }
 

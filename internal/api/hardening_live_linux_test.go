@@ -3,15 +3,21 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/api"
 	"github.com/tenon-dev/tenon/internal/api/client"
+	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/disk"
+	"github.com/tenon-dev/tenon/internal/live"
+	"github.com/tenon-dev/tenon/internal/residency"
+	"github.com/tenon-dev/tenon/internal/residency/managed"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
 )
 
@@ -155,4 +161,122 @@ func checkKept(t *testing.T, c *client.Client, id, sb string) {
 	if res.Sandbox != sb || strings.TrimSpace(res.Stdout) != "kept" {
 		t.Errorf("after the action: sandbox %s (want %s), /tmp/keep %q (want kept)", res.Sandbox, sb, res.Stdout)
 	}
+}
+
+// TestHostileDaemonDiskLimitsResidency is finding 6 under a policy with
+// residency (the manager tenon serve builds: managed.Config.KeepWorkspaces):
+// the agent's workspace is a 64 MiB disk image; a teardown leaves it
+// mounted in place with its files (readable and writable through the files
+// API while the agent has no sandbox); the rematerialized sandbox runs
+// over the same limited workspace, where `fallocate -l 1G` is refused as a
+// full workspace; a restart of the daemon keeps it; deleting the agent
+// unmounts and removes it.
+func TestHostileDaemonDiskLimitsResidency(t *testing.T) {
+	if err := disk.Check(); err != nil {
+		t.Skipf("disk limits: %v", err)
+	}
+	be := liveBackend(t, 1<<30, func(c *process.Config) { c.DiskMax = 64 << 20 })
+	state, resDir := t.TempDir(), t.TempDir()
+	var mgr *managed.Manager
+	opts := daemonOpts{backend: be, state: state, workspaceMax: 64 << 20, policy: "tenon-no-admission", live: live.Options{
+		Residency: func(h controller.SandboxHost, pressure func() residency.Pressure, _ func(residency.Event)) (controller.Sandboxes, io.Closer, error) {
+			m, err := managed.NewManager(managed.Config{StateDir: resDir, KeepWorkspaces: true, NoPageOut: true}, h, pressure, nil)
+			mgr = m
+			return m, m, err
+		},
+	}}
+	d := startDaemon(t, opts)
+	if mgr == nil {
+		t.Fatal("the policy built no residency manager")
+	}
+	c := d.client
+	ctx := context.Background()
+	id, err := c.CreateAgent(ctx, api.CreateAgentRequest{Files: map[string]string{"keep.txt": "kept"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(state, "workspaces", id)
+	exec := func(cmd string) api.ExecResponse {
+		t.Helper()
+		res, err := c.Exec(ctx, id, api.ExecRequest{Command: cmd, TimeoutS: 20})
+		if err != nil {
+			t.Fatalf("exec %q: %v", cmd, err)
+		}
+		return res
+	}
+	first := exec("echo one > /workspace/a && df -k --output=size /workspace | tail -1")
+	if first.ExitCode != 0 || !limited(first.Stdout) {
+		t.Fatalf("first action = %+v; want /workspace limited to 64 MiB", first)
+	}
+
+	if err := mgr.Residency().Teardown(ctx, id); err != nil {
+		t.Fatalf("teardown: %v", err)
+	}
+	if a, err := c.GetAgent(ctx, id); err != nil || a.Residency != api.ResidencyAbsent {
+		t.Fatalf("after the teardown: agent %+v, %v; want absent", a, err)
+	}
+	if !mounted(t, ws) {
+		t.Errorf("workspace %s not mounted while the agent is absent", ws)
+	}
+	if b, err := c.GetFile(ctx, id, "a"); err != nil || string(b) != "one\n" {
+		t.Errorf("GET a while absent = %q, %v", b, err)
+	}
+	if err := c.PutFile(ctx, id, "b", []byte("two\n")); err != nil {
+		t.Errorf("PUT b while absent: %v", err)
+	}
+
+	res := exec("cat /workspace/keep.txt /workspace/a /workspace/b; df -k --output=size /workspace | tail -1; fallocate -l 1G /workspace/big")
+	if res.Sandbox == first.Sandbox {
+		t.Errorf("the action after the teardown ran in sandbox %s, want a rematerialized one", res.Sandbox)
+	}
+	if !strings.HasPrefix(res.Stdout, "keptone\ntwo\n") || !limited(strings.TrimPrefix(res.Stdout, "keptone\ntwo\n")) {
+		t.Errorf("rematerialized workspace: stdout %q; want its files and the 64 MiB limit", res.Stdout)
+	}
+	if !res.DiskFull || res.Failure != api.FailureDisk || !strings.Contains(res.Message, "the workspace") {
+		t.Errorf("fallocate -l 1G after rematerialization = %+v; want the workspace full", res)
+	}
+	exec("rm -f /workspace/big")
+
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	d = startDaemon(t, opts)
+	c = d.client
+	if b, err := c.GetFile(ctx, id, "a"); err != nil || string(b) != "one\n" {
+		t.Errorf("GET a after a restart = %q, %v; want the workspace kept", b, err)
+	}
+	if res := exec("cat /workspace/b; df -k --output=size /workspace | tail -1"); !strings.HasPrefix(res.Stdout, "two\n") || !limited(strings.TrimPrefix(res.Stdout, "two\n")) {
+		t.Errorf("after a restart: stdout %q; want b and the 64 MiB limit", res.Stdout)
+	}
+	if err := c.DeleteAgent(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if mounted(t, ws) {
+		t.Errorf("workspace %s still mounted after delete", ws)
+	}
+	if _, err := os.Stat(ws + ".img"); !os.IsNotExist(err) {
+		t.Errorf("workspace image after delete: %v, want gone", err)
+	}
+}
+
+// limited reports whether df's size column (KiB) says a file system of
+// about 64 MiB (ext4 takes a few MiB of it).
+func limited(dfSize string) bool {
+	kib, err := strconv.Atoi(strings.TrimSpace(dfSize))
+	return err == nil && kib > 48<<10 && kib <= 64<<10
+}
+
+// mounted reports whether dir is a mount point in this mount namespace.
+func mounted(t *testing.T, dir string) bool {
+	t.Helper()
+	m, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(m), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == dir {
+			return true
+		}
+	}
+	return false
 }

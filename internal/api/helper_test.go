@@ -37,8 +37,9 @@ type daemonOpts struct {
 	token    string
 	// queueTimeout and slotIdle set Config.QueueTimeout and SlotIdle.
 	queueTimeout, slotIdle time.Duration
-	workspaceMax           int64 // Config.WorkspaceMax
-	bodyMemory             int64 // Config.BodyMemory
+	workspaceMax           int64        // Config.WorkspaceMax
+	bodyMemory             int64        // Config.BodyMemory
+	live                   live.Options // the live adapter's options (a residency factory)
 }
 
 // startDaemon starts a server on a fresh socket; it is shut down at cleanup.
@@ -55,7 +56,7 @@ func startDaemon(t *testing.T, o daemonOpts) *daemon {
 		t.Cleanup(func() { be.Close() })
 		o.backend = be
 	}
-	p, err := live.Build(o.policy, policy.Options{Budget: 1 << 30}, live.Options{})
+	p, err := live.Build(o.policy, policy.Options{Budget: 1 << 30}, o.live)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,9 +92,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	} else {
 		s.mgr = controller.NewResident(host)
 	}
-	if _, resident := s.mgr.(*controller.Resident); !resident && cfg.WorkspaceMax > 0 {
-		// Residency removes, parks (renames) and restores workspace
-		// directories, which a mount point refuses (EBUSY, EXDEV).
+	if !keepsWorkspaces(s.mgr) && cfg.WorkspaceMax > 0 {
+		// This residency manager removes, parks (renames) and restores
+		// workspace directories, which a mount point refuses (EBUSY, EXDEV).
 		s.log.Warn("agent workspaces are not size-limited: the policy's residency manager moves them", "policy", cfg.Policy.Name())
 		s.cfg.WorkspaceMax = 0
 	}

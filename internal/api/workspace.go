@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/disk"
 )
 
@@ -14,9 +15,23 @@ import (
 // is a mounted disk image, workspaces/<id>.img (internal/disk). The
 // images outlive the server (a restart mounts them again, recovering the
 // files); deleting the agent removes them. A crash leaves the mounts,
-// which the next start replaces. Under a policy with a residency manager
-// (tenon), which removes, parks and restores workspace directories, the
-// limit is off (New).
+// which the next start replaces. The sandbox manager must leave the
+// workspace directories where they are (keepsWorkspaces): the keep-
+// resident one does, and so does the residency manager tenon serve builds
+// (managed.Config.KeepWorkspaces: a teardown keeps the workspace in place
+// and the rematerialized sandbox mounts it again). Under one that moves
+// them the limit is off (New).
+
+// keepsWorkspaces reports whether the sandbox manager leaves agent
+// workspaces in place: the keep-resident one, or one that says so
+// (managed.Manager.KeepsWorkspaces).
+func keepsWorkspaces(mgr controller.Sandboxes) bool {
+	if _, ok := mgr.(*controller.Resident); ok {
+		return true
+	}
+	k, ok := mgr.(interface{ KeepsWorkspaces() bool })
+	return ok && k.KeepsWorkspaces()
+}
 
 // workspaceFullBelow is the free space under which a workspace counts as
 // full.

@@ -21,7 +21,7 @@ import (
 // constructs a policy: every caller builds each policy once per run and
 // passes it along.
 func buildPolicy(name string, opts policy.Options, stateDir string, log *slog.Logger) (controller.Policy, error) {
-	p, err := buildLive(name, opts, stateDir, live.Options{Logger: log})
+	p, err := buildLive(name, opts, stateDir, false, live.Options{Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -30,9 +30,11 @@ func buildPolicy(name string, opts policy.Options, stateDir string, log *slog.Lo
 
 // buildLive is buildPolicy with the live adapter's options (the daemon's
 // measurement hook) and its concrete type (to swap retrained models in).
-func buildLive(name string, opts policy.Options, stateDir string, lo live.Options) (*live.Policy, error) {
+// keepWorkspaces is managed.Config.KeepWorkspaces (the daemon's agent
+// workspaces stay in place across teardowns and releases).
+func buildLive(name string, opts policy.Options, stateDir string, keepWorkspaces bool, lo live.Options) (*live.Policy, error) {
 	if stateDir != "" {
-		lo.Residency = residencyIn(filepath.Join(stateDir, "residency"), opts.TimeScale, lo.Logger)
+		lo.Residency = residencyIn(filepath.Join(stateDir, "residency"), opts.TimeScale, keepWorkspaces, lo.Logger)
 	}
 	return live.Build(name, opts, lo)
 }
@@ -40,9 +42,9 @@ func buildLive(name string, opts policy.Options, stateDir string, lo live.Option
 // residencyIn builds residency managers (internal/residency/managed) that
 // keep their state in dir: the backend-specific part of residency, injected
 // into the live adapter here.
-func residencyIn(dir string, timeScale float64, log *slog.Logger) live.ResidencyFactory {
+func residencyIn(dir string, timeScale float64, keepWorkspaces bool, log *slog.Logger) live.ResidencyFactory {
 	return func(h controller.SandboxHost, pressure func() residency.Pressure, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error) {
-		cfg := managed.Config{StateDir: dir, TimeScale: timeScale}
+		cfg := managed.Config{StateDir: dir, TimeScale: timeScale, KeepWorkspaces: keepWorkspaces}
 		cfg.Residency.Sink = sink
 		// A stalled action's sandbox is paged out in red after ten gate
 		// periods, on the replay's clock as the gate (policy.ScaledGate).

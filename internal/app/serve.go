@@ -37,8 +37,7 @@ type ServeConfig struct {
 	Upstream, UpstreamKey string
 	Drain                 time.Duration // how long shutdown waits for running actions
 	// DiskMax caps each sandbox's writable layer (process backend) and
-	// each agent's workspace (unless the policy's residency manager moves
-	// workspaces, see api.Config.WorkspaceMax), in bytes; 0 turns both off.
+	// each agent's workspace, in bytes; 0 turns both off.
 	DiskMax int64
 	// DaemonMemory is the daemon's own soft memory limit (the Go runtime's,
 	// debug.SetMemoryLimit, unless GOMEMLIMIT is set); a quarter of it
@@ -160,7 +159,9 @@ func servePolicy(cfg ServeConfig, log *slog.Logger) (*live.Policy, *learner, err
 	case cfg.Model != "":
 		log.Warn("--model unused: the policy has no admission, hence no predictor", "policy", cfg.Policy)
 	}
-	p, err := buildLive(cfg.Policy, popts, cfg.StateDir, lo)
+	// The agents' workspaces are the API server's (its files API, its
+	// disk limit, kept across restarts): residency leaves them in place.
+	p, err := buildLive(cfg.Policy, popts, cfg.StateDir, true, lo)
 	if err != nil {
 		if lrn != nil {
 			lrn.Close()

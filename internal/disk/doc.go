@@ -9,6 +9,10 @@
 // back. The loop device goes away with the last unmount (autoclear), so
 // unmounting is the whole cleanup; a process killed between the two
 // leaves a mount that Unmount (or Sweep, by mount table) removes later.
+// An image mounted again while its file system is still mounted somewhere
+// (a lazy Unmount while a dying sandbox's mount namespace holds it) is
+// mounted from the loop device it is still attached to: one ext4
+// instance, never two on the same image.
 //
 // It is used for the process backend's writable layers and own
 // workspaces (internal/sandbox/process) and for the daemon's agent

@@ -88,12 +88,26 @@ func format(image string, size int64) error {
 // mountImage attaches image to a free loop device (autoclear) and mounts
 // it on dir. Another process may take the device between
 // LOOP_CTL_GET_FREE and LOOP_CONFIGURE; it then tries the next one.
+//
+// An image still attached to a loop device is mounted from that device
+// instead: its file system is still mounted somewhere (Unmount detached a
+// busy mount lazily, and a dying sandbox's mount namespace still holds
+// it), and a second loop device would give the same image a second,
+// independent ext4 instance, each overwriting the other's metadata. The
+// kernel shares the one instance between both mounts of the same device.
 func mountImage(image, dir string) error {
 	img, err := os.OpenFile(image, os.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("disk: %w", err)
 	}
 	defer img.Close()
+	if dev, ok := attachedLoop(img); ok {
+		// It may detach itself (autoclear) before the mount; a fresh
+		// device is attached then.
+		if unix.Mount(dev, dir, "ext4", unix.MS_NOSUID|unix.MS_NODEV, mountOptions) == nil {
+			return nil
+		}
+	}
 	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnsupported, err)
@@ -129,6 +143,28 @@ func mountImage(image, dir string) error {
 		}
 		return nil
 	}
+}
+
+// attachedLoop returns the loop device img is attached to, if any.
+func attachedLoop(img *os.File) (string, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(img.Fd()), &st); err != nil {
+		return "", false
+	}
+	devs, _ := filepath.Glob("/sys/block/loop*")
+	for _, d := range devs {
+		dev := "/dev/" + filepath.Base(d)
+		f, err := os.OpenFile(dev, os.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		info, err := unix.IoctlLoopGetStatus64(int(f.Fd()))
+		f.Close()
+		if err == nil && info.Device == st.Dev && info.Inode == st.Ino {
+			return dev, true
+		}
+	}
+	return "", false
 }
 
 // Unmount unmounts dir (lazily when busy: a dying sandbox's mount

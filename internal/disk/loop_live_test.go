@@ -80,3 +80,43 @@ func TestLimitHit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMountWhileStillMounted: an image whose file system is still mounted
+// elsewhere (here a bind mount; in the daemon, a dying sandbox's mount
+// namespace after a lazy Unmount) is mounted again from the same loop
+// device, so both mounts are one ext4 instance: what one writes the other
+// reads, and no second device is attached to the image.
+func TestMountWhileStillMounted(t *testing.T) {
+	liveOK(t)
+	root := t.TempDir()
+	image, dir, held := filepath.Join(root, "disk.img"), filepath.Join(root, "fs"), filepath.Join(root, "held")
+	if err := Mount(image, dir, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(held, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(dir, held, "", unix.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(held, unix.MNT_DETACH) })
+	if err := Unmount(dir); err != nil {
+		t.Fatal(err)
+	}
+	if len(backing(t, image)) != 1 {
+		t.Fatalf("after unmounting one of two mounts: loop devices %v, want one", backing(t, image))
+	}
+	if err := Mount(image, dir, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = Unmount(dir) })
+	if b := backing(t, image); len(b) != 1 {
+		t.Errorf("mounted again while still mounted: loop devices %v, want the one already attached", b)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(held, "f")); err != nil || string(b) != "x" {
+		t.Errorf("the other mount reads %q, %v; want one file system", b, err)
+	}
+}

@@ -29,7 +29,8 @@ var Suite = []Finding{
 	{4, "host secrets (/etc/shadow) not readable", []string{"internal/sandbox/process.TestHostileHostSecrets"}},
 	{5, "seccomp denies keyrings, namespaces, ptrace, mounts", []string{"internal/sandbox/process.TestHostileSeccomp"}},
 	{6, "disk limit hit with a clear error", []string{
-		"internal/sandbox/process.TestHostileDiskLimit", "internal/api.TestHostileDaemonDiskLimits"}},
+		"internal/sandbox/process.TestHostileDiskLimit", "internal/api.TestHostileDaemonDiskLimits",
+		"internal/api.TestHostileDaemonDiskLimitsResidency"}},
 	{7, "FIFO refused by the files API", []string{"internal/api.TestHostileDaemon"}},
 	{8, "sandbox kept across a timeout, a hang-up and a relative cwd", []string{"internal/api.TestHostileDaemon"}},
 	{9, "recovered agents hold no slot; queued requests time out", []string{

@@ -10,7 +10,8 @@
 //   - the teardown protocol (Manager.Teardown): block dispatch, validate,
 //     capture the WHOLE writable layer and the workspace (not only
 //     designated directories, so a package installed outside the workspace
-//     survives), commit a recovery record, and only then destroy the
+//     survives; a workspace the host keeps in place, WorkspaceKeeper, is
+//     left where it is), commit a recovery record, and only then destroy the
 //     sandbox. Any failure before the commit leaves the sandbox resident.
 //     Artifacts are archive trees: per-content blobs, so a teardown writes
 //     only what changed since the sandbox was last captured or restored

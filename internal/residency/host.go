@@ -41,6 +41,18 @@ type Host interface {
 	List(ctx context.Context) ([]string, error)
 }
 
+// WorkspaceKeeper is the optional Host capability of a host that keeps a
+// sandbox's workspace in place when it destroys the sandbox and builds the
+// agent's next sandbox over it (the daemon's agent workspaces, which it
+// owns, may be size-limited mounts and are read and written through its
+// files API while the agent has no sandbox). For a sandbox whose
+// KeepsWorkspace is true, a teardown captures and parks only the writable
+// layer, its record says WorkspaceKept, and the rematerialization passes
+// no WorkspaceFrom.
+type WorkspaceKeeper interface {
+	KeepsWorkspace(id string) bool
+}
+
 // Pager is the optional Host capability behind the page-out tier: a host
 // whose idle sandboxes can be frozen with their memory paged out to
 // compressed swap, and faulted back and thawed before the next action. A

@@ -92,7 +92,12 @@ func (m *Manager) rematOnce(ctx context.Context, a *agent, rec store.Record, try
 		}
 	}
 	caches := map[string]*archive.StatCache{}
-	for _, x := range []struct{ name, dir string }{{store.ArtifactUpper, upper}, {store.ArtifactWorkspace, ws}} {
+	restore := []struct{ name, dir string }{{store.ArtifactUpper, upper}, {store.ArtifactWorkspace, ws}}
+	if rec.WorkspaceKept {
+		// The host kept the workspace in place for this sandbox.
+		restore, ws = restore[:1], ""
+	}
+	for _, x := range restore {
 		ref, ok := rec.Artifact(x.name)
 		if !ok {
 			return "", nil, fmt.Errorf("record %s/%d has no %s artifact", a.info.ID, rec.Generation, x.name)

@@ -64,9 +64,14 @@ func (m *Manager) teardownLocked(ctx context.Context, a *agent) (err error) {
 		return fmt.Errorf("locating state of %s: %w", id, err)
 	}
 
-	// 2. Capture, and 3. commit, with blob GC held off in between.
+	// 2. Capture, and 3. commit, with blob GC held off in between. A
+	// workspace the host keeps is neither captured nor parked.
+	dirs := map[string]string{store.ArtifactUpper: upper, store.ArtifactWorkspace: ws}
+	if k, ok := m.host.(WorkspaceKeeper); ok && k.KeepsWorkspace(id) {
+		delete(dirs, store.ArtifactWorkspace)
+	}
 	tCapture := time.Now()
-	rec, got, orphans, err := m.captureAndCommit(ctx, a, upper, ws)
+	rec, got, orphans, err := m.captureAndCommit(ctx, a, dirs)
 	if err != nil {
 		m.collect([]store.Record{{Artifacts: orphans}}) // blobs no record references
 		return err
@@ -76,7 +81,7 @@ func (m *Manager) teardownLocked(ctx context.Context, a *agent) (err error) {
 	// 4. Only now may the sandbox go; its files stay parked for the next
 	// rematerialization.
 	tPark := time.Now()
-	m.park(a, rec.Generation, map[string]string{store.ArtifactUpper: upper, store.ArtifactWorkspace: ws})
+	m.park(a, rec.Generation, dirs)
 	tDestroy := time.Now()
 	if err := m.host.Destroy(ctx, id); err != nil {
 		// The record is committed, so the agent can be rebuilt from it;
@@ -120,9 +125,11 @@ type captured struct {
 	logical int64 // payload bytes of the captured state
 }
 
-// captureAndCommit captures both artifacts and commits the record. On
-// error it also returns the artifacts it captured, for collection.
-func (m *Manager) captureAndCommit(ctx context.Context, a *agent, upper, ws string) (store.Record, captured, []store.Artifact, error) {
+// captureAndCommit captures the artifacts (name -> directory: the writable
+// layer, and the workspace unless the host keeps it) and commits the
+// record. On error it also returns the artifacts it captured, for
+// collection.
+func (m *Manager) captureAndCommit(ctx context.Context, a *agent, dirs map[string]string) (store.Record, captured, []store.Artifact, error) {
 	m.gcMu.RLock()
 	defer m.gcMu.RUnlock()
 	var (
@@ -130,11 +137,15 @@ func (m *Manager) captureAndCommit(ctx context.Context, a *agent, upper, ws stri
 		caches  = map[string]*archive.StatCache{}
 		summary captured
 	)
-	for _, x := range []struct{ name, dir, what string }{
-		{store.ArtifactUpper, upper, "writable layer"},
-		{store.ArtifactWorkspace, ws, "workspace"},
+	for _, x := range []struct{ name, what string }{
+		{store.ArtifactUpper, "writable layer"},
+		{store.ArtifactWorkspace, "workspace"},
 	} {
-		ref, cache, err := archive.CaptureTree(ctx, x.dir, m.blobDir, archive.TreeOptions{
+		dir, ok := dirs[x.name]
+		if !ok {
+			continue
+		}
+		ref, cache, err := archive.CaptureTree(ctx, dir, m.blobDir, archive.TreeOptions{
 			Cache: a.caches[x.name], WrapFile: m.cfg.Capture.WrapFile,
 		})
 		if err != nil {
@@ -152,9 +163,11 @@ func (m *Manager) captureAndCommit(ctx context.Context, a *agent, upper, ws stri
 		NextAction: a.info.NextAction,
 		Attempt:    a.info.Attempt,
 		Artifacts:  arts,
-		BaseImage:  a.info.BaseImage,
-		Runtime:    a.info.Runtime,
-		CreatedAt:  m.cfg.Clock.Now(),
+		// A workspace left out of dirs is the host's to keep.
+		WorkspaceKept: dirs[store.ArtifactWorkspace] == "",
+		BaseImage:     a.info.BaseImage,
+		Runtime:       a.info.Runtime,
+		CreatedAt:     m.cfg.Clock.Now(),
 	}
 	// The sandbox is unchanged since the capture; should the commit fail
 	// and it stay resident, the next capture reads only what changes.

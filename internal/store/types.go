@@ -33,12 +33,16 @@ type Record struct {
 	// Generation increases with each teardown of the agent's sandbox.
 	Generation uint64 `json:"generation"`
 	// NextAction is the index of the action to run after rebuilding.
-	NextAction int           `json:"next_action"`
-	Attempt    int           `json:"attempt"`
-	Artifacts  []Artifact    `json:"artifacts"`
-	BaseImage  string        `json:"base_image"`
-	Runtime    RuntimeConfig `json:"runtime"`
-	CreatedAt  time.Time     `json:"created_at"`
+	NextAction int        `json:"next_action"`
+	Attempt    int        `json:"attempt"`
+	Artifacts  []Artifact `json:"artifacts"`
+	// WorkspaceKept says the workspace was not captured: the host kept it
+	// in place for the next sandbox (residency.WorkspaceKeeper), so the
+	// record has no ArtifactWorkspace.
+	WorkspaceKept bool          `json:"workspace_kept,omitempty"`
+	BaseImage     string        `json:"base_image"`
+	Runtime       RuntimeConfig `json:"runtime"`
+	CreatedAt     time.Time     `json:"created_at"`
 }
 
 // Artifact returns the named artifact of r.

@@ -11,7 +11,11 @@
 // Procs uses the backend's optional ProcLister (the process and docker
 // backends' Procs) or
 // falls back to Stats.Procs; WorkingSet is Stats.WorkingSet; Destroy also
-// removes the workspace (its content was captured before any teardown).
+// removes the workspace (its content was captured before any teardown),
+// except, with HostConfig.KeepWorkspaces, a workspace the spec names: that
+// one is its caller's, stays in place (a mount point, for the daemon's
+// size-limited workspaces), is not captured (residency.WorkspaceKeeper)
+// and the next sandbox is built over it.
 // Each live sandbox's spec is written to <Dir>/meta/<id>.json so that, after
 // a crash, Revive can rebuild it under the same id from the layer the new
 // process backend salvaged (process.Config.SalvageDir = SalvageDir(stateDir)).

@@ -57,6 +57,13 @@ type HostConfig struct {
 	Spec func(residency.Spec) sandbox.Spec
 	// Prefix starts generated sandbox ids; default "rz".
 	Prefix string
+	// KeepWorkspaces makes a workspace the spec names (not one the host
+	// picks) its caller's: Destroy leaves it in place and the next
+	// sandbox is built over it, so residency neither captures nor
+	// restores it (residency.WorkspaceKeeper). The daemon sets it: its
+	// agent workspaces outlive sandboxes and restarts, may be mounted
+	// disk images, and are written through its files API meanwhile.
+	KeepWorkspaces bool
 	// Up is called after a sandbox was created, Down after it was destroyed
 	// (also when destroy failed). Either may be nil.
 	Up   func(agentID string, info sandbox.Info)
@@ -76,7 +83,10 @@ type Host struct {
 	live map[string]meta // sandbox id → its meta
 }
 
-var _ residency.Host = (*Host)(nil)
+var (
+	_ residency.Host            = (*Host)(nil)
+	_ residency.WorkspaceKeeper = (*Host)(nil)
+)
 
 // NewHost returns a host. It fails when the backend cannot expose or
 // restore writable layers.
@@ -115,6 +125,8 @@ func (h *Host) workspaceDir(id string) string { return filepath.Join(h.cfg.Dir, 
 // Create makes a sandbox: the restored workspace (Spec.WorkspaceFrom) is
 // renamed into the sandbox's workspace directory and the restored writable
 // layer (Spec.UpperFrom) becomes its rootfs through sandbox.Spec.RootfsFrom.
+// A kept workspace (KeepsWorkspace) comes with no WorkspaceFrom and is
+// used as it is.
 func (h *Host) Create(ctx context.Context, rs residency.Spec) (string, error) {
 	var s sandbox.Spec
 	if h.cfg.Spec != nil {
@@ -225,8 +237,22 @@ func (h *Host) WorkingSet(ctx context.Context, id string) (int64, error) {
 	return st.WorkingSet, nil
 }
 
+// KeepsWorkspace reports whether sandbox id's workspace is its caller's,
+// kept in place by Destroy (HostConfig.KeepWorkspaces).
+func (h *Host) KeepsWorkspace(id string) bool {
+	h.mu.Lock()
+	m, ok := h.live[id]
+	h.mu.Unlock()
+	return ok && h.keeps(m.Spec)
+}
+
+func (h *Host) keeps(s sandbox.Spec) bool {
+	return h.cfg.KeepWorkspaces && s.Workspace != h.workspaceDir(s.ID)
+}
+
 // Destroy destroys the sandbox and removes its workspace (captured before
-// any teardown; a released agent's workspace is no longer needed).
+// any teardown; a released agent's workspace is no longer needed), unless
+// the workspace is its caller's (KeepsWorkspace).
 func (h *Host) Destroy(ctx context.Context, id string) error {
 	h.mu.Lock()
 	m, ok := h.live[id]
@@ -234,8 +260,10 @@ func (h *Host) Destroy(ctx context.Context, id string) error {
 	h.mu.Unlock()
 	err := h.cfg.Backend.Destroy(ctx, id)
 	if ok {
-		if rerr := os.RemoveAll(m.Spec.Workspace); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("removing workspace: %w", rerr))
+		if !h.keeps(m.Spec) {
+			if rerr := os.RemoveAll(m.Spec.Workspace); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("removing workspace: %w", rerr))
+			}
 		}
 		h.removeMeta(id)
 		if h.cfg.Down != nil {

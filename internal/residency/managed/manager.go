@@ -36,6 +36,10 @@ type Config struct {
 	// NoPageOut keeps the page-out tier off. Otherwise it is on when the
 	// backend can page (sandbox.Pager) and swap is on at NewManager.
 	NoPageOut bool
+	// KeepWorkspaces is HostConfig.KeepWorkspaces: the workspaces the
+	// driver names (controller.Agent.Workspace) are its own, kept in
+	// place across teardowns and releases and never captured.
+	KeepWorkspaces bool
 }
 
 // SalvageDir is where a process backend sharing stateDir with a Manager
@@ -85,7 +89,7 @@ func NewManager(cfg Config, h controller.SandboxHost, pressure func() residency.
 	m := &Manager{h: h, scale: cfg.TimeScale, log: log, agents: map[string]*controller.Agent{}, announced: map[string]*controller.Agent{}}
 	host, err := NewHost(HostConfig{
 		Backend: h.Backend, Dir: filepath.Join(cfg.StateDir, "host"), Spec: m.spec,
-		Up: m.up, Down: m.down, Logger: log,
+		Up: m.up, Down: m.down, Logger: log, KeepWorkspaces: cfg.KeepWorkspaces,
 	})
 	if err != nil {
 		return nil, err
@@ -159,6 +163,10 @@ func (m *Manager) Residency() *residency.Manager { return m.rm }
 // bytes captured, memory reclaimed, lifecycle overhead, boundaries and the
 // restartable share via Metrics.RestartableShare).
 func (m *Manager) Metrics() residency.Metrics { return m.rm.Metrics() }
+
+// KeepsWorkspaces reports Config.KeepWorkspaces: the driver's workspaces
+// stay where they are, directories or mount points, for the agent's life.
+func (m *Manager) KeepsWorkspaces() bool { return m.host.cfg.KeepWorkspaces }
 
 // Host returns the residency host over the backend.
 func (m *Manager) Host() *Host { return m.host }
