@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -17,6 +18,34 @@ import (
 // maxHistory bounds the actions kept in an agent's Workflow for policies
 // that look back.
 const maxHistory = 256
+
+// maxCommandKept bounds the command text the daemon keeps and inspects
+// besides running it, since a command may be as long as a request body
+// (MaxBodyBytes, 64 MiB): the agent's action history (the predictor's
+// features, events, stored measurements) keeps its first maxCommandKept
+// bytes, and the background heuristic (agentcgroup.StartsBackground:
+// regular expressions at about a microsecond a byte) reads its first and
+// last maxCommandKept/2.
+const maxCommandKept = 16 << 10
+
+// keptCommand is the first maxCommandKept bytes of cmd, cut at a rune,
+// in a copy of their own (a substring would keep the whole command).
+func keptCommand(cmd string) string {
+	if len(cmd) <= maxCommandKept {
+		return cmd
+	}
+	return strings.Clone(strings.ToValidUTF8(cmd[:maxCommandKept], ""))
+}
+
+// startsBackground is agentcgroup.StartsBackground on at most
+// maxCommandKept bytes of cmd: its beginning and its end.
+func startsBackground(cmd string) bool {
+	if len(cmd) > maxCommandKept {
+		h := maxCommandKept / 2
+		cmd = strings.ToValidUTF8(cmd[:h], "") + "\n" + strings.ToValidUTF8(cmd[len(cmd)-h:], "")
+	}
+	return agentcgroup.StartsBackground(cmd)
+}
 
 // runAction runs one action of ag through the policy with the Step the
 // replay driver also uses, once AgentReady returned and the agent's previous
@@ -85,7 +114,9 @@ func (s *Server) runAction(ctx context.Context, ag *agent, req ExecRequest) (Exe
 	ag.mu.Unlock()
 	a := ag.a
 	a.NextWait = s.waits.predict(ag.rec.ID)
-	act := trajectory.Action{Class: req.Class, Command: req.Command, Run: req.Command}
+	// The backend runs req.Command whole; the history keeps its beginning.
+	cmd := keptCommand(req.Command)
+	act := trajectory.Action{Class: req.Class, Command: cmd, Run: cmd}
 	if act.Class == "" {
 		act.Class = "bash"
 	}
@@ -240,9 +271,9 @@ func (ag *agent) actionsDone() int {
 }
 
 // execRequest is the backend's request for an action: a command that
-// visibly starts a process (agentcgroup.StartsBackground) counts as
-// background even without the flag, so the sandbox keeps what it starts.
+// visibly starts a process (startsBackground) counts as background even
+// without the flag, so the sandbox keeps what it starts.
 func execRequest(req ExecRequest, timeout time.Duration, outputLimit int) sandbox.ExecRequest {
 	return sandbox.ExecRequest{Shell: req.Command, Cwd: req.Cwd, Env: req.Env, Timeout: timeout, OutputLimit: outputLimit,
-		Background: req.Background || agentcgroup.StartsBackground(req.Command)}
+		Background: req.Background || startsBackground(req.Command)}
 }

@@ -1,20 +1,24 @@
 package api
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	rtmetrics "runtime/metrics"
 	"sync"
 )
 
-// Request bodies. A file upload (PUT files/...) streams to a temporary
-// file in the workspace and holds only a copy buffer. The JSON bodies the
-// daemon decodes in memory (create, with its files; exec; wait) are
-// bounded together: a body of largeBody bytes or more takes twice its
-// length (the bytes read and their decoded copy; MaxBodyBytes when the
+// Request bodies. A body that announces more than MaxBodyBytes is
+// answered 413 at once, unread; one that turns out longer is cut there
+// (413). A file upload (PUT files/...) streams to a temporary file in the
+// workspace and holds only a copy buffer. The JSON bodies the daemon
+// decodes in memory (create, with its files; exec; wait) are bounded
+// together: a body of largeBody bytes or more takes twice its length (the
+// bytes read and their decoded copy, decode.go; MaxBodyBytes when the
 // length is not announced) from Config.BodyMemory for as long as its
 // request runs, and a request that finds too little left is answered 503
-// with Retry-After at once. The daemon's own memory is reported in
+// with Retry-After at once. An exec's command is kept beyond its run only
+// in part (maxCommandKept, action.go). The daemon's own memory is reported in
 // /status and /metrics (daemon_memory_bytes); tenon serve bounds it with
 // the Go runtime's soft limit (--daemon-memory).
 
@@ -45,10 +49,14 @@ func (g *bodyGate) release(n int64) {
 }
 
 // body returns r's body capped at MaxBodyBytes and a function that gives
-// back its share of BodyMemory; ok is false when there is not enough left,
-// and the request was answered.
+// back its share of BodyMemory; ok is false when the body announces more
+// than MaxBodyBytes or there is not enough BodyMemory left, and the
+// request was answered.
 func (s *Server) body(w http.ResponseWriter, r *http.Request) (body io.Reader, done func(), ok bool) {
-	body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	body, ok = s.cappedBody(w, r)
+	if !ok {
+		return nil, nil, false
+	}
 	n := r.ContentLength
 	if n < 0 || n > s.cfg.MaxBodyBytes {
 		n = s.cfg.MaxBodyBytes
@@ -62,6 +70,35 @@ func (s *Server) body(w http.ResponseWriter, r *http.Request) (body io.Reader, d
 		return nil, nil, false
 	}
 	return body, func() { s.bodies.release(2 * n) }, true
+}
+
+// cappedBody returns r's body capped at MaxBodyBytes. A body whose
+// Content-Length is already larger is refused at once (413, ok false)
+// without reading it.
+func (s *Server) cappedBody(w http.ResponseWriter, r *http.Request) (body io.Reader, ok bool) {
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		writeError(w, tooLarge(r.ContentLength, s.cfg.MaxBodyBytes))
+		return nil, false
+	}
+	return sizedBody{http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), r.ContentLength}, true
+}
+
+// sizedBody is a request body with its announced length (-1: unknown),
+// which decode sizes its buffer from.
+type sizedBody struct {
+	io.Reader
+	n int64
+}
+
+func (b sizedBody) Size() int64 { return b.n }
+
+// tooLarge is the 413 error for a body of n bytes (-1: more than it was
+// allowed to read) over limit.
+func tooLarge(n, limit int64) error {
+	if n < 0 {
+		return fmt.Errorf("%w: larger than %d bytes", ErrTooLarge, limit)
+	}
+	return fmt.Errorf("%w: %d bytes is larger than %d bytes", ErrTooLarge, n, limit)
 }
 
 // daemonMemory is the memory the daemon's Go runtime holds from the

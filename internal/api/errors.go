@@ -12,6 +12,9 @@ var (
 	ErrConflict = errors.New("api: conflict")
 	// ErrBadRequest means a request body or parameter was malformed.
 	ErrBadRequest = errors.New("api: bad request")
+	// ErrTooLarge means a request body was larger than Config.MaxBodyBytes
+	// (413).
+	ErrTooLarge = errors.New("api: request body too large")
 	// ErrBadPath means a workspace path was absolute, escaped the workspace
 	// or crossed a symlink leading outside it.
 	ErrBadPath = errors.New("api: path outside the workspace")

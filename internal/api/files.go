@@ -17,9 +17,12 @@ import (
 	"syscall"
 )
 
-// checkPath accepts a relative, local, slash-separated workspace path.
+// checkPath accepts a relative, local, slash-separated workspace path
+// that names something inside the workspace (not the workspace itself,
+// such as "a/..").
 func checkPath(p string) error {
-	if p == "" || strings.ContainsRune(p, 0) || strings.HasPrefix(p, "/") || !filepath.IsLocal(filepath.FromSlash(p)) {
+	if p == "" || strings.ContainsRune(p, 0) || strings.HasPrefix(p, "/") || !filepath.IsLocal(filepath.FromSlash(p)) ||
+		path.Clean(p) == "." {
 		return fmt.Errorf("%w: %q must be a relative path inside the workspace", ErrBadPath, p)
 	}
 	return nil
@@ -239,12 +242,14 @@ func (s *Server) handlePutFile(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	body, ok := s.cappedBody(w, r)
+	if !ok {
+		return
+	}
 	if err := writeFile(ag.workspace, r.PathValue("path"), body, 0o644); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, mbe)
-			return
+			err = tooLarge(-1, mbe.Limit)
 		}
 		writeError(w, err)
 		return

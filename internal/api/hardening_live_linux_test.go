@@ -280,3 +280,38 @@ func mounted(t *testing.T, dir string) bool {
 	}
 	return false
 }
+
+// TestHostileLargeOutput is finding 10 for exec output: an action that
+// writes 256 MiB to each of stdout and stderr on the process backend
+// comes back with each stream cut at the output limit (1 MiB) and marked
+// truncated, the daemon's memory grows by far less than what was written,
+// and the agent serves its next action.
+func TestHostileLargeOutput(t *testing.T) {
+	be := liveBackend(t, 1<<30)
+	d := startDaemon(t, daemonOpts{backend: be})
+	c := d.client
+	ctx := context.Background()
+	id, err := c.CreateAgent(ctx, api.CreateAgentRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := memPeak()
+	res, err := c.Exec(ctx, id, api.ExecRequest{TimeoutS: 60,
+		Command: "head -c 256M /dev/zero | tr '\\0' o; head -c 256M /dev/zero | tr '\\0' e >&2; echo done >&2"})
+	grown := peak()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || len(res.Stdout) != 1<<20 || len(res.Stderr) != 1<<20 || !res.StdoutTruncated || !res.StderrTruncated ||
+		strings.Trim(res.Stdout, "o") != "" || strings.Trim(res.Stderr, "e") != "" {
+		t.Errorf("256 MiB on each stream: exit %d, stdout %d bytes (truncated %v), stderr %d bytes (truncated %v); want 1 MiB of each, truncated",
+			res.ExitCode, len(res.Stdout), res.StdoutTruncated, len(res.Stderr), res.StderrTruncated)
+	}
+	t.Logf("daemon memory peak growth %d MiB for 512 MiB of output", grown>>20)
+	if grown > 64<<20 {
+		t.Errorf("daemon memory grew by %d MiB for 512 MiB of output cut at 1 MiB a stream", grown>>20)
+	}
+	if r, err := c.Exec(ctx, id, api.ExecRequest{Command: "echo ok", TimeoutS: 20}); err != nil || r.Stdout != "ok\n" || r.Sandbox != res.Sandbox {
+		t.Errorf("next action = %+v, %v; want ok in the same sandbox", r, err)
+	}
+}

@@ -35,7 +35,8 @@ var Suite = []Finding{
 	{8, "sandbox kept across a timeout, a hang-up and a relative cwd", []string{"internal/api.TestHostileDaemon"}},
 	{9, "recovered agents hold no slot; queued requests time out", []string{
 		"internal/api.TestHostileRecoveredAgentsSlots", "internal/api.TestHostileQueueDeadline"}},
-	{10, "large bodies bounded; daemon memory reported", []string{"internal/api.TestHostileLargeBodies"}},
+	{10, "large bodies bounded; daemon memory reported", []string{"internal/api.TestHostileLargeBodies",
+		"internal/api.TestHostileBodiesOverLimit", "internal/api.TestHostileBodiesConcurrent", "internal/api.TestHostileLargeOutput"}},
 	{11, "atomic file writes", []string{"internal/api.TestHostileAtomicPut"}},
 	{12, "precise 4xx for bad requests", []string{"internal/api.TestHostilePreciseErrors", "internal/api.TestHostileDaemon"}},
 	{13, "no leftovers after kill -9", []string{"internal/sandbox/process.TestHostileKill9Leftovers"}},
