@@ -2,12 +2,14 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
 var idPattern = regexp.MustCompile(`^ag-[0-9a-f]{12}$`)
@@ -48,6 +50,15 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if ic, ok := s.cfg.Backend.(imageChecker); ok {
+		if err := ic.CheckImage(r.Context(), req.Image); errors.Is(err, sandbox.ErrUnsupportedImage) {
+			writeError(w, fmt.Errorf("%w: %w", ErrBadRequest, err))
+			return
+		} else if err != nil {
+			writeError(w, fmt.Errorf("checking image %q: %w", req.Image, err))
+			return
+		}
+	}
 	rec := record{
 		ID: newAgentID(), Backend: s.cfg.Backend.Name(), Image: req.Image,
 		Env: req.Env, Labels: req.Labels, Created: s.cfg.Clock.Now().UTC(),
@@ -78,6 +89,12 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 // Create fails with sandbox.ErrUnsupportedImage for anything else). Other
 // backends resolve images when a sandbox starts; a missing one fails that
 // action with 400 (see runAction).
+// imageChecker is the optional backend capability of saying whether it
+// can start a sandbox from an image (the docker backend asks its engine).
+type imageChecker interface {
+	CheckImage(ctx context.Context, image string) error
+}
+
 func checkImage(backend, image string) error {
 	if backend == "process" && image != "" && image != "host" {
 		return fmt.Errorf("%w: image %q: the process backend runs sandboxes on the host's root and has only \"host\" (or \"\"); "+

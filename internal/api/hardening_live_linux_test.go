@@ -18,6 +18,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/residency"
 	"github.com/tenon-dev/tenon/internal/residency/managed"
+	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
 )
 
@@ -27,14 +28,20 @@ import (
 // relative cwd, an image the backend lacks is refused at create, and
 // binary output comes back exactly in stdout_b64.
 func TestHostileDaemon(t *testing.T) {
-	be := liveBackend(t, 1<<30)
+	hostileDaemon(t, liveBackend(t, 1<<30))
+}
+
+// hostileDaemon is TestHostileDaemon on backend be (the process or the
+// docker backend).
+func hostileDaemon(t *testing.T, be sandbox.Backend) {
 	d := startDaemon(t, daemonOpts{backend: be})
 	c := d.client
 	ctx := context.Background()
 
-	_, err := c.CreateAgent(ctx, api.CreateAgentRequest{Image: "ubuntu:22.04"})
-	if !client.IsStatus(err, 400) || !strings.Contains(err.Error(), `only "host"`) {
-		t.Errorf("create with image ubuntu:22.04 = %v, want 400 naming what the backend has", err)
+	// an image the backend does not have is refused at once
+	_, err := c.CreateAgent(ctx, api.CreateAgentRequest{Image: "tenon-test-no-such-image:22.04"})
+	if !client.IsStatus(err, 400) || !strings.Contains(err.Error(), "tenon-test-no-such-image:22.04") {
+		t.Errorf("create with an image the backend lacks = %v, want 400 naming it", err)
 	}
 
 	id, err := c.CreateAgent(ctx, api.CreateAgentRequest{})

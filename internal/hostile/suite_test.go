@@ -22,25 +22,32 @@ type Finding struct {
 
 // Suite is the hostile suite, finding by finding.
 var Suite = []Finding{
-	{1, "forged results", []string{"internal/sandbox/process.TestHostileForgedResults"}},
+	{1, "forged results", []string{"internal/sandbox/process.TestHostileForgedResults",
+		"internal/sandbox/docker.TestHostileDockerForgedResults"}},
 	{2, "deadlines enforced from outside; init not ptrace-able", []string{
-		"internal/sandbox/process.TestHostilePtraceOfInit", "internal/sandbox/process.TestHostileDeadlineFromOutside"}},
-	{3, "fork bomb contained and killed", []string{"internal/sandbox/process.TestHostileForkBomb"}},
-	{4, "host secrets (/etc/shadow) not readable", []string{"internal/sandbox/process.TestHostileHostSecrets"}},
-	{5, "seccomp denies keyrings, namespaces, ptrace, mounts", []string{"internal/sandbox/process.TestHostileSeccomp"}},
+		"internal/sandbox/process.TestHostilePtraceOfInit", "internal/sandbox/process.TestHostileDeadlineFromOutside",
+		"internal/sandbox/docker.TestHostileDockerDeadline"}},
+	{3, "fork bomb contained and killed", []string{"internal/sandbox/process.TestHostileForkBomb",
+		"internal/sandbox/docker.TestHostileDockerForkBomb", "internal/sandbox/docker.TestHostileDockerLeftovers"}},
+	{4, "host secrets (/etc/shadow) not readable", []string{"internal/sandbox/process.TestHostileHostSecrets",
+		"internal/sandbox/docker.TestHostileDockerHostSecrets"}},
+	{5, "seccomp denies keyrings, namespaces, ptrace, mounts", []string{"internal/sandbox/process.TestHostileSeccomp",
+		"internal/sandbox/docker.TestHostileDockerSeccomp"}},
 	{6, "disk limit hit with a clear error", []string{
 		"internal/sandbox/process.TestHostileDiskLimit", "internal/api.TestHostileDaemonDiskLimits",
 		"internal/api.TestHostileDaemonDiskLimitsResidency"}},
-	{7, "FIFO refused by the files API", []string{"internal/api.TestHostileDaemon"}},
-	{8, "sandbox kept across a timeout, a hang-up and a relative cwd", []string{"internal/api.TestHostileDaemon"}},
+	{7, "FIFO refused by the files API", []string{"internal/api.TestHostileDaemon", "internal/api.TestHostileDaemonDocker"}},
+	{8, "sandbox kept across a timeout, a hang-up and a relative cwd", []string{"internal/api.TestHostileDaemon",
+		"internal/api.TestHostileDaemonDocker"}},
 	{9, "recovered agents hold no slot; queued requests time out", []string{
 		"internal/api.TestHostileRecoveredAgentsSlots", "internal/api.TestHostileQueueDeadline"}},
 	{10, "large bodies bounded; daemon memory reported", []string{"internal/api.TestHostileLargeBodies",
 		"internal/api.TestHostileBodiesOverLimit", "internal/api.TestHostileBodiesConcurrent", "internal/api.TestHostileLargeOutput"}},
 	{11, "atomic file writes", []string{"internal/api.TestHostileAtomicPut"}},
-	{12, "precise 4xx for bad requests", []string{"internal/api.TestHostilePreciseErrors", "internal/api.TestHostileDaemon"}},
+	{12, "precise 4xx for bad requests", []string{"internal/api.TestHostilePreciseErrors", "internal/api.TestHostileDaemon",
+		"internal/api.TestHostileDaemonDocker"}},
 	{13, "no leftovers after kill -9", []string{"internal/sandbox/process.TestHostileKill9Leftovers"}},
-	{14, "binary output as stdout_b64", []string{"internal/api.TestHostileDaemon"}},
+	{14, "binary output as stdout_b64", []string{"internal/api.TestHostileDaemon", "internal/api.TestHostileDaemonDocker"}},
 }
 
 // hostileTests returns every TestHostile* function of the module's test

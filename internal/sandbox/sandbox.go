@@ -45,8 +45,8 @@ type ExecRequest struct {
 	Scoped bool
 	// Background lets the processes the action leaves running (a server,
 	// a daemon started with &) outlive it. Without it, a backend that can
-	// (the process backend) kills them when the action's main process
-	// exits; a timeout or cancel kills them either way.
+	// (the process and docker backends) kills them when the action's main
+	// process exits; a timeout or cancel kills them either way.
 	Background bool
 }
 

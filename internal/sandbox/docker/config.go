@@ -79,12 +79,24 @@ type Config struct {
 	FreezeTimeout time.Duration
 	// SampleInterval is how often memory is read during an action; 20 ms when 0.
 	SampleInterval time.Duration
-	Log            *slog.Logger
+	// PidsMax caps the tasks of each container, its init included (the
+	// engine's --pids-limit: pids.max of its cgroup), so a fork bomb
+	// fails with EAGAIN instead of filling the host's process table. 0
+	// means DefaultPidsMax; < 0 no cap.
+	PidsMax int64
+	Log     *slog.Logger
 	// Clock times actions and their memory samples; clock.Real when nil.
 	Clock clock.Clock
 }
 
+// DefaultPidsMax is the per-container task cap when Config.PidsMax is 0
+// (the process backend's default too).
+const DefaultPidsMax = 1024
+
 func (c Config) withDefaults() Config {
+	if c.PidsMax == 0 {
+		c.PidsMax = DefaultPidsMax
+	}
 	if c.Image == "" {
 		c.Image = image.DefaultName
 	}

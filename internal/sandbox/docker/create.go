@@ -101,6 +101,22 @@ func (b *Backend) mounts(spec sandbox.Spec, base bool) []mount.Mount {
 	return ms
 }
 
+// CheckImage returns nil when the backend can start a sandbox from img
+// ("" and "host" are the base image), else an error wrapping
+// sandbox.ErrUnsupportedImage that names it: the daemon refuses such an
+// agent at creation rather than at its first action.
+func (b *Backend) CheckImage(ctx context.Context, img string) error {
+	if img == "" || img == "host" || img == b.cfg.Image {
+		return nil
+	}
+	if _, err := b.cli.ImageInspect(ctx, img); client.IsErrNotFound(err) {
+		return fmt.Errorf("image %s: not in the docker engine (docker pull it first): %w", img, sandbox.ErrUnsupportedImage)
+	} else if err != nil {
+		return daemonErr(b.cli, err)
+	}
+	return nil
+}
+
 func (b *Backend) create(ctx context.Context, spec sandbox.Spec) (*box, error) {
 	img, base := spec.Image, true
 	if img == "" || img == "host" || img == b.cfg.Image {
@@ -131,6 +147,10 @@ func (b *Backend) create(ctx context.Context, spec sandbox.Spec) (*box, error) {
 	if !init {
 		entrypoint = []string{InitPath, "--"}
 	}
+	res := container.Resources{CgroupParent: b.cgroupParent()}
+	if b.cfg.PidsMax > 0 {
+		res.PidsLimit = &b.cfg.PidsMax
+	}
 	start := b.cfg.Clock.Now()
 	resp, err := b.cli.ContainerCreate(ctx,
 		&container.Config{
@@ -142,7 +162,7 @@ func (b *Backend) create(ctx context.Context, spec sandbox.Spec) (*box, error) {
 			Labels:     labels,
 		},
 		&container.HostConfig{
-			Resources:   container.Resources{CgroupParent: b.cgroupParent()},
+			Resources:   res,
 			NetworkMode: netMode,
 			Init:        &init,
 			Mounts:      b.mounts(spec, base),

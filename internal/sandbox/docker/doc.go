@@ -13,8 +13,14 @@
 //
 // Each action is a fresh exec. Memory, the freezer state and OOM kills are
 // read from the container's own cgroup through internal/cgroup; a timed-out
-// action is ended by killing every task of the container's cgroup except the
-// init tasks, which reaches processes that left the action's session too.
+// or cancelled action is ended by killing every task of the container's
+// cgroup except the init tasks, which reaches processes that left the
+// action's session too, and the sandbox stays (a cancelled one answers
+// exit -1 when the kill is confirmed). What an action not marked
+// Background leaves running (the tasks that were not in the container
+// before it) is killed at its end. Each container's tasks are capped
+// (Config.PidsMax, 1024: the engine's pids limit). CheckImage says
+// whether the engine has an image, for refusing an agent at creation.
 //
 // Residency: WritableLayer(id) is the container's overlay2 UpperDir, which
 // residency captures on the host while the sandbox is idle, and

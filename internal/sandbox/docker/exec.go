@@ -78,6 +78,7 @@ func (b *Backend) exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 		start  time.Time
 		hj     types.HijackedResponse
 		before cgroup.MemoryStats
+		pre    []int // the container's tasks before the action
 	)
 	for {
 		// A paused sandbox holds the action until it is resumed, as a
@@ -89,6 +90,9 @@ func (b *Backend) exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 		}
 		if before, err = bx.cg.Memory(); err != nil {
 			return sandbox.ExecResult{}, b.failed(ctx, bx, "reading memory", err)
+		}
+		if pre, err = bx.cg.Pids(); err != nil {
+			return sandbox.ExecResult{}, b.failed(ctx, bx, "listing tasks", err)
 		}
 		_ = bx.cg.ResetPeak()
 		what := "creating exec"
@@ -134,13 +138,18 @@ wait:
 			break wait
 		case <-timeout:
 			timedOut, timeout = true, nil
-			b.killActions(bx)
+			b.killTasks(bx, nil)
 		case <-ctx.Done():
-			b.killActions(bx)
+			// The action's tasks are killed and the sandbox stays; exit -1
+			// (killed) confirms it, as the process backend does.
+			res := sandbox.ExecResult{Stdout: stdout.buf, Stderr: stderr.buf, Duration: b.cfg.Clock.Now().Sub(start)}
+			if b.killTasks(bx, nil) {
+				res.ExitCode = -1
+			}
 			hj.Close()
 			<-copied
 			smp.Finish()
-			return sandbox.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", id, ctx.Err())
+			return res, fmt.Errorf("exec in sandbox %s: %w", id, ctx.Err())
 		case <-poll.C:
 			if exited.IsZero() {
 				if ei, err := b.cli.ContainerExecInspect(ctx, cr.ID); err == nil && !ei.Running {
@@ -150,6 +159,11 @@ wait:
 				hj.Close()
 			}
 		}
+	}
+	if !req.Background && !timedOut {
+		// What the action left running goes with it (a timeout killed
+		// every task but the init already).
+		b.killTasks(bx, pre)
 	}
 	end := b.cfg.Clock.Now()
 	peak, avg := smp.Finish()
@@ -226,27 +240,29 @@ func (b *Backend) execDone(ctx context.Context, execID string) (container.ExecIn
 	}
 }
 
-// killActions SIGKILLs every task of the container except its init tasks,
-// until none is left (tasks forked meanwhile are caught by the next round).
-func (b *Backend) killActions(bx *box) {
+// killTasks SIGKILLs every task of the container except its init tasks
+// and those in spare, until none is left (tasks forked meanwhile are
+// caught by the next round); it reports whether none is.
+func (b *Backend) killTasks(bx *box, spare []int) bool {
 	for range 100 {
 		pids, err := bx.cg.Pids()
 		if err != nil {
-			return
+			return false
 		}
 		n := 0
 		for _, p := range pids {
-			if !bx.keep[p] {
+			if !bx.keep[p] && !slices.Contains(spare, p) {
 				_ = syscall.Kill(p, syscall.SIGKILL)
 				n++
 			}
 		}
 		if n == 0 {
-			return
+			return true
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	b.cfg.Log.Warn("tasks survive SIGKILL after a timeout", "sandbox", bx.id)
+	b.cfg.Log.Warn("tasks survive SIGKILL at the end of an action", "sandbox", bx.id)
+	return false
 }
 
 // waitThawed returns once the sandbox's freezer is not frozen (or cannot be
