@@ -33,7 +33,8 @@ type Server struct {
 	hub   *hub
 	met   *metrics
 	waits *waitLearner // learned model-wait lengths per agent
-	// waitsSaved is closed when waitSaveLoop has returned.
+	// waitsSaved is closed when the periodic saveWaits has stopped
+	// (Shutdown then saves once more).
 	waitsSaved chan struct{}
 	http       *http.Server
 	start      time.Time
@@ -128,10 +129,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		_, all := stored[allWaitsKey]
 		s.log.Info("learned model waits loaded", "agents", len(stored), "over_all_agents", all)
 	}
-	go s.slotLoop()
+	go s.every(max(s.cfg.SlotIdle/4, 10*time.Millisecond), func() { s.reclaimSlots() })
 	go func() {
 		defer close(s.waitsSaved)
-		s.waitSaveLoop()
+		s.every(waitSaveEvery, s.saveWaits)
 	}()
 	s.http = &http.Server{
 		Handler:           s.Handler(),
@@ -144,6 +145,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		},
 	}
 	return s, nil
+}
+
+// every runs f every d until Shutdown begins.
+func (s *Server) every(d time.Duration, f func()) {
+	tick, stop := s.cfg.Clock.NewTicker(d)
+	defer stop()
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-tick:
+			f()
+		}
+	}
 }
 
 // needAuthKey marks requests that arrived over TCP.

@@ -118,20 +118,6 @@ func (s *Server) reclaimSlots() int {
 	return n
 }
 
-// slotLoop runs reclaimSlots every quarter of SlotIdle until Shutdown.
-func (s *Server) slotLoop() {
-	tick, stop := s.cfg.Clock.NewTicker(max(s.cfg.SlotIdle/4, 10*time.Millisecond))
-	defer stop()
-	for {
-		select {
-		case <-s.closing:
-			return
-		case <-tick:
-			s.reclaimSlots()
-		}
-	}
-}
-
 // QueueTimeoutError says a request waited QueueTimeout for its agent's
 // slot or its action's admission (503, with Retry-After).
 type QueueTimeoutError struct {

@@ -122,21 +122,6 @@ func (s *Server) saveWaits() {
 	}
 }
 
-// waitSaveLoop runs saveWaits every waitSaveEvery until Shutdown begins
-// (which saves once more).
-func (s *Server) waitSaveLoop() {
-	tick, stop := s.cfg.Clock.NewTicker(waitSaveEvery)
-	defer stop()
-	for {
-		select {
-		case <-s.closing:
-			return
-		case <-tick:
-			s.saveWaits()
-		}
-	}
-}
-
 func ewma(old, x time.Duration, have bool) time.Duration {
 	if !have {
 		return x
