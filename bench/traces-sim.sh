@@ -48,6 +48,20 @@ policies=eager,static-4,static-8,agent-reservation,agentcgroup,tenon,tenon-alway
       echo '```'
     done
   done
+  echo
+  echo "## Other budgets: eager, static-8, agent-reservation, tenon"
+  echo
+  echo "Not tuned for: the same traces at budgets the mechanisms were not looked at with."
+  echo
+  echo '```'
+  for set in haiku batch18; do
+    for b in 768MiB 1536MiB 3GiB 4GiB; do
+      echo "# $set x2 $b: tenon sim --workload $set-x2.jsonl --budget $b --policy eager,static-8,agent-reservation,tenon"
+      "$work/tenon" sim --workload "$work/$set-x2.jsonl" --budget "$b" --policy eager,static-8,agent-reservation,tenon 2>/dev/null |
+        grep -E '^  (policy|eager|static-8|agent-reservation|tenon) '
+    done
+  done
+  echo '```'
   for ab in "light lane off:--param light-margin=off" "without swap (page-out tier off):--page-out=false"; do
     echo
     echo "## tenon, ${ab%%:*}"
