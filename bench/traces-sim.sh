@@ -62,6 +62,44 @@ policies=eager,static-4,static-8,agent-reservation,agentcgroup,tenon,tenon-alway
     done
   done
   echo '```'
+  echo
+  echo "## Spread over arrival orders"
+  echo
+  echo "The same cases with the workflows put in five other orders before replicating"
+  echo "(\`tenon trace replicate --shuffle N\`, N = 1..5): median and range over the five of makespan"
+  echo "(dnf: a run that left work unfinished, counted apart), P50 and OOM kills."
+  echo
+  echo '```'
+  for set in haiku batch18; do
+    for n in 1 2 3 4 5; do
+      "$work/tenon" trace replicate --shuffle "$n" "$work/$set.jsonl" -o "$work/$set-s$n.jsonl" >/dev/null 2>&1
+    done
+    for b in 1GiB 2GiB; do
+      for n in 1 2 3 4 5; do
+        "$work/tenon" sim --workload "$work/$set-s$n.jsonl" --budget "$b" --policy eager,static-8,agent-reservation,tenon --json 2>/dev/null >"$work/spread-$set-$b-$n.json"
+      done
+      python3 - "$set" "$b" "$work"/spread-"$set"-"$b"-*.json <<'PY'
+import json, statistics, sys
+rows = {}
+for f in sys.argv[3:]:
+    for r in json.load(open(f))["results"]:
+        done = r["unfinished"] == 0 and r["completed"] + r.get("infeasible", 0) == r["workflows"]
+        rows.setdefault(r["policy"], []).append((r["makespan_s"] if done else None, r["p50_s"], r["oom_events"]))
+def rng(v):
+    v = [x for x in v if x is not None]
+    if not v:
+        return "dnf"
+    return "%.0f [%.0f-%.0f]" % (statistics.median(v), min(v), max(v))
+print("%s x2 %s (5 orders)" % (sys.argv[1], sys.argv[2]))
+print("  %-18s %-22s %-5s %-22s %s" % ("policy", "makespan s", "dnf", "P50 s", "OOM kills"))
+for p, v in rows.items():
+    dnf = sum(1 for x in v if x[0] is None)
+    kills = [x[2] for x in v]
+    print("  %-18s %-22s %-5d %-22s %d [%d-%d]" % (p, rng([x[0] for x in v]), dnf, rng([x[1] for x in v]), statistics.median(kills), min(kills), max(kills)))
+PY
+    done
+  done
+  echo '```'
   for ab in "light lane off:--param light-margin=off" "without swap (page-out tier off):--page-out=false"; do
     echo
     echo "## tenon, ${ab%%:*}"
