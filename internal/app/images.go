@@ -1,0 +1,14 @@
+package app
+
+import (
+	"path/filepath"
+
+	"github.com/tenon-dev/tenon/internal/imagestore"
+)
+
+// OpenImageStore opens the image store of a state directory
+// (<stateDir>/images), the one `tenon image` fills and the process backend
+// runs images from.
+func OpenImageStore(stateDir string) (*imagestore.Store, error) {
+	return imagestore.Open(filepath.Join(stateDir, "images"))
+}
