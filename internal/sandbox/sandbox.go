@@ -31,7 +31,7 @@ const WorkspaceMount = "/workspace"
 type ExecRequest struct {
 	Argv    []string      // program and arguments; run through /bin/sh -c when Shell is set
 	Shell   string        // a shell command line (alternative to Argv)
-	Cwd     string        // default WorkspaceMount
+	Cwd     string        // default WorkspaceMount, or the image's WorkingDir where it sets one
 	Env     []string      // KEY=VALUE
 	Timeout time.Duration // 0 means no timeout
 	// OutputLimit caps each of stdout and stderr; 0 means DefaultOutputLimit.
