@@ -11,6 +11,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/disk"
+	"github.com/tenon-dev/tenon/internal/imagestore"
 	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/residency/managed"
 	"github.com/tenon-dev/tenon/internal/sandbox"
@@ -77,6 +78,7 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 		return nil, nil, nil, err
 	}
 	var be sandbox.Backend
+	closeImages := func() {}
 	switch name {
 	case "process":
 		if diskMax >= 0 {
@@ -86,7 +88,16 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 				diskMax = -1
 			}
 		}
-		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log, NoSwap: perSandbox, DiskMax: diskMax})
+		var images *imagestore.Store
+		if images, err = OpenImageStore(stateDir); err == nil {
+			be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout,
+				Logger: log, NoSwap: perSandbox, DiskMax: diskMax, Images: images})
+			closeImages = func() {
+				if err := images.Close(); err != nil {
+					log.Warn("closing the image store", "err", err)
+				}
+			}
+		}
 	case "docker":
 		self, _ := os.Executable()
 		var d *docker.Backend
@@ -97,6 +108,7 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 		}
 	}
 	if err != nil {
+		closeImages()
 		closeDomain()
 		return nil, nil, nil, err
 	}
@@ -104,6 +116,7 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 		if err := be.Close(); err != nil {
 			log.Warn("closing backend", "err", err)
 		}
+		closeImages()
 		closeDomain()
 	}
 	return be, replay.CgroupDomain{Domain: dom, Compressed: zramCost(swap.NewManager(log))}, closer, nil

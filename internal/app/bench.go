@@ -65,7 +65,7 @@ func PlanBench(cfg BenchConfig) (*BenchPlan, error) {
 		return p, checkSimPolicies(cfg.Cases)
 	}
 	for _, c := range cfg.Cases {
-		if err := checkImages(cfg.Backend, c.Workflows); err != nil {
+		if err := checkImages(cfg.Backend, cfg.StateDir, c.Workflows); err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
 		}
 		rc := p.replayConfig(c, 0, "")

@@ -18,6 +18,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/replay"
+	"github.com/tenon-dev/tenon/internal/imagestore"
 	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
@@ -53,7 +54,7 @@ type ReplayConfig struct {
 // that cannot run stops the whole comparison with its error; a cancelled
 // context returns what finished so far together with the error.
 func Replay(ctx context.Context, cfg ReplayConfig) (*report.Comparison, error) {
-	if err := checkImages(cfg.Backend, cfg.Workflows); err != nil {
+	if err := checkImages(cfg.Backend, cfg.StateDir, cfg.Workflows); err != nil {
 		return nil, err
 	}
 	runs, err := cfg.buildRuns(cfg.Policies)
@@ -98,17 +99,21 @@ func OverrideImage(wfs []trajectory.Workflow, image string) ([]trajectory.Workfl
 }
 
 // checkImages fails before any replay when a workflow names an image the
-// process backend cannot provide (it has only the host's root, "host"):
-// every sandbox start would fail, and the workflow with it. Imported
-// traces name the image they were recorded in; --image overrides it.
-func checkImages(backend string, wfs []trajectory.Workflow) error {
+// process backend cannot provide (neither the host's root, "host", nor an
+// image of the state directory's image store): every sandbox start would
+// fail, and the workflow with it. Imported traces name the image they
+// were recorded in; --image overrides it.
+func checkImages(backend, stateDir string, wfs []trajectory.Workflow) error {
 	if backend != "process" {
 		return nil
 	}
 	for _, w := range wfs {
-		if w.Image != "" && w.Image != "host" {
-			return fmt.Errorf("workflow %s: image %q: the process backend has only \"host\"; "+
-				"run every workflow on the host with --image host, or use --backend docker: %w", w.ID, w.Image, sandbox.ErrUnsupportedImage)
+		if w.Image == "" || w.Image == "host" {
+			continue
+		}
+		if _, err := imagestore.Find(imageStoreDir(stateDir), w.Image); err != nil {
+			return fmt.Errorf("workflow %s: image %q: %w; import it (tenon image import, tenon image pull), "+
+				"run every workflow on the host with --image host, or use --backend docker: %w", w.ID, w.Image, err, sandbox.ErrUnsupportedImage)
 		}
 	}
 	return nil

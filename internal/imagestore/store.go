@@ -224,6 +224,15 @@ func (s *Store) Get(ref string) (Image, error) {
 	return resolve(all, ref)
 }
 
+// Find resolves ref (as Get) in the store at root without creating
+// anything: a missing store has no image.
+func Find(root, ref string) (Image, error) {
+	if _, err := os.Stat(filepath.Join(root, "images")); errors.Is(err, os.ErrNotExist) {
+		return Image{}, fmt.Errorf("%w: %s (no image store at %s; tenon image import or pull makes it)", ErrNotFound, ref, root)
+	}
+	return (&Store{root: root}).Get(ref)
+}
+
 func resolve(all []Image, ref string) (Image, error) {
 	if n, id, ok := strings.Cut(ref, "@"); ok {
 		im, err := resolve(all, id)

@@ -88,6 +88,20 @@ type Stats struct {
 	Procs      int // number of tasks, init included
 }
 
+// ImageResolver is the optional interface of a backend that keeps images
+// of its own (the process backend with an image store). ResolveImage
+// returns the reference that names an image for good ("" and "host" as
+// they are), so that every sandbox of an agent, rematerializations
+// included, runs the same image even if its name moves to another; its
+// error wraps ErrUnsupportedImage. HoldImage keeps the image ref names from
+// removal while key (an agent) may still start sandboxes of it, until
+// ReleaseImage(key).
+type ImageResolver interface {
+	ResolveImage(name string) (string, error)
+	HoldImage(key, ref string) error
+	ReleaseImage(key string)
+}
+
 // Backend runs sandboxes. Implementations must be safe for concurrent use.
 type Backend interface {
 	Name() string

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tenon-dev/tenon/internal/imagestore"
+	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
 // imageRoot is the root of a sandbox of an imported image: the image's
@@ -142,6 +143,45 @@ func chownWorkspace(dir string, c *credential) error {
 		return fmt.Errorf("giving the workspace to the image's user: %w", err)
 	}
 	return nil
+}
+
+var _ sandbox.ImageResolver = (*Backend)(nil)
+
+// ResolveImage pins an image name of the store to its id
+// (imagestore.Pinned); "" and "host" stay as they are.
+func (b *Backend) ResolveImage(name string) (string, error) {
+	if isHostImage(name) {
+		return name, nil
+	}
+	if b.cfg.Images == nil {
+		return "", fmt.Errorf("image %q: this process backend has no image store, only \"host\": %w", name, sandbox.ErrUnsupportedImage)
+	}
+	im, err := b.cfg.Images.Get(name)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", sandbox.ErrUnsupportedImage, err)
+	}
+	return imagestore.Pinned(name, im), nil
+}
+
+// HoldImage holds the image ref names in the store for key.
+func (b *Backend) HoldImage(key, ref string) error {
+	if isHostImage(ref) || b.cfg.Images == nil {
+		return nil
+	}
+	if _, err := b.cfg.Images.Hold(key, ref); err != nil {
+		return fmt.Errorf("%w: %w", sandbox.ErrUnsupportedImage, err)
+	}
+	return nil
+}
+
+// ReleaseImage ends key's hold.
+func (b *Backend) ReleaseImage(key string) {
+	if b.cfg.Images == nil {
+		return
+	}
+	if err := b.cfg.Images.Release(key); err != nil {
+		b.log.Warn("releasing an image", "holder", key, "err", err)
+	}
 }
 
 // rtDir is the directory of runtime mount points (makeRuntimeDir).
