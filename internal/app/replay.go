@@ -16,9 +16,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/imagestore"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/replay"
-	"github.com/tenon-dev/tenon/internal/imagestore"
 	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
