@@ -11,7 +11,6 @@ import (
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/disk"
-	"github.com/tenon-dev/tenon/internal/imagestore"
 	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/residency/managed"
 	"github.com/tenon-dev/tenon/internal/sandbox"
@@ -77,8 +76,20 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 		closeDomain()
 		return nil, nil, nil, err
 	}
+	// Both backends run the images of the state directory's store: the
+	// process backend mounts their layers, the docker backend loads one
+	// into the engine when it lacks it.
+	images, err := OpenImageStore(stateDir)
+	if err != nil {
+		closeDomain()
+		return nil, nil, nil, err
+	}
+	closeImages := func() {
+		if err := images.Close(); err != nil {
+			log.Warn("closing the image store", "err", err)
+		}
+	}
 	var be sandbox.Backend
-	closeImages := func() {}
 	switch name {
 	case "process":
 		if diskMax >= 0 {
@@ -88,20 +99,12 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 				diskMax = -1
 			}
 		}
-		var images *imagestore.Store
-		if images, err = OpenImageStore(stateDir); err == nil {
-			be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout,
-				Logger: log, NoSwap: perSandbox, DiskMax: diskMax, Images: images})
-			closeImages = func() {
-				if err := images.Close(); err != nil {
-					log.Warn("closing the image store", "err", err)
-				}
-			}
-		}
+		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout,
+			Logger: log, NoSwap: perSandbox, DiskMax: diskMax, Images: images})
 	case "docker":
 		self, _ := os.Executable()
 		var d *docker.Backend
-		if d, err = docker.New(ctx, docker.Config{Domain: dom.Group().Path(), Layout: layout, TenonBinary: self, Log: log}); err == nil {
+		if d, err = docker.New(ctx, docker.Config{Domain: dom.Group().Path(), Layout: layout, TenonBinary: self, Log: log, Images: images}); err == nil {
 			// The wrapper lets the tenon policy's residency manager tear
 			// docker sandboxes down and rematerialize them.
 			be = managed.WrapDocker(d)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -473,3 +474,31 @@ func TestPullFromRegistry(t *testing.T) {
 }
 
 func goarch() string { return runtime.GOARCH }
+
+// TestWriteDockerArchive: an exported image imports back with the same
+// files, whiteouts, opaque directories and config.
+func TestWriteDockerArchive(t *testing.T) {
+	needRoot(t)
+	s := openStore(t)
+	if _, err := s.Import(context.Background(), dockerArchive(t, "example.test/app:v1", testImage(t)), ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "export.tar")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteDockerArchive("example.test/app:v1", "example.test/exported:1", f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s2 := openStore(t)
+	ims, err := s2.Import(context.Background(), p, ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ims) != 1 || !slices.Equal(ims[0].Names, []string{"example.test/exported:1"}) {
+		t.Fatalf("re-imported %+v", ims)
+	}
+	checkUnpacked(t, s2, ims[0])
+}
