@@ -7,6 +7,9 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
 	"io"
 	"os"
 	"os/exec"
@@ -119,7 +122,17 @@ func Busybox(t testing.TB) v1.Image {
 // a new store in a temporary directory (closed at cleanup).
 func ImportBusybox(t testing.TB, ref string) (*imagestore.Store, imagestore.Image) {
 	t.Helper()
-	img := Busybox(t)
+	store, err := imagestore.Open(filepath.Join(t.TempDir(), "images"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store, Import(t, store, ref, Busybox(t))
+}
+
+// Import imports img under ref, through a docker archive, into store.
+func Import(t testing.TB, store *imagestore.Store, ref string, img v1.Image) imagestore.Image {
+	t.Helper()
 	tag, err := name.NewTag(ref)
 	if err != nil {
 		t.Fatal(err)
@@ -128,14 +141,59 @@ func ImportBusybox(t testing.TB, ref string) (*imagestore.Store, imagestore.Imag
 	if err := tarball.WriteToFile(archivePath, tag, img); err != nil {
 		t.Fatal(err)
 	}
-	store, err := imagestore.Open(filepath.Join(t.TempDir(), "images"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	ims, err := store.Import(context.Background(), archivePath, imagestore.ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return store, ims[0]
+	return ims[0]
+}
+
+// DataLayer is a layer of n files of size bytes each, /data/f0000...,
+// of pseudo-random content that depends on the file's index only, plus
+// /data/salt holding salt (so that layers of different salts have the
+// same files but different diff ids: copies of one layer).
+func DataLayer(t testing.TB, n, size int, salt string) v1.Layer {
+	t.Helper()
+	opener := func() (io.ReadCloser, error) {
+		pr, pw := io.Pipe()
+		go func() {
+			tw := tar.NewWriter(pw)
+			err := tw.WriteHeader(&tar.Header{Name: "data/", Typeflag: tar.TypeDir, Mode: 0o755})
+			buf := make([]byte, size)
+			for i := 0; i < n && err == nil; i++ {
+				rng := rand.New(rand.NewPCG(uint64(i), 42))
+				for j := 0; j+8 <= size; j += 8 {
+					binary.LittleEndian.PutUint64(buf[j:], rng.Uint64())
+				}
+				if err = tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("data/f%04d", i), Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(size)}); err == nil {
+					_, err = tw.Write(buf)
+				}
+			}
+			if err == nil {
+				if err = tw.WriteHeader(&tar.Header{Name: "data/salt", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(salt))}); err == nil {
+					_, err = tw.Write([]byte(salt))
+				}
+			}
+			if err == nil {
+				err = tw.Close()
+			}
+			pw.CloseWithError(err)
+		}()
+		return pr, nil
+	}
+	l, err := tarball.LayerFromOpener(opener)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// With is img with layers added on top.
+func With(t testing.TB, img v1.Image, layers ...v1.Layer) v1.Image {
+	t.Helper()
+	out, err := mutate.AppendLayers(img, layers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
