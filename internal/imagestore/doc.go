@@ -21,7 +21,10 @@
 // of one (layout), a registry (remote). A layer is unpacked into tmp/,
 // its diff id checked over the whole stream, then renamed into layers/:
 // a corrupt or truncated layer fails the import with its digest named and
-// leaves no layer and no image record behind. An image's record is
+// leaves no layer and no image record behind. Once in place, a layer's
+// page cache is dropped (the unpacking charged it to the importer's
+// memory cgroup): the first sandbox that reads a file is charged for it,
+// and the others of every image with the layer share those pages. An image's record is
 // written (atomically) only after all its layers are in place.
 //
 // Holders: a process using an image (a sandbox's overlay, an agent that

@@ -350,6 +350,7 @@ func (s *Store) unpack(ctx context.Context, l v1.Layer, d v1.Hash, opts ImportOp
 	if err := syncfs(tree); err != nil {
 		return 0, fmt.Errorf("imagestore: layer %s: %w", d, err)
 	}
+	dropCache(tree)
 	if err := os.Rename(tree, dst); err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, unix.ENOTEMPTY) {
 		return 0, fmt.Errorf("imagestore: layer %s: %w", d, err)
 	}
@@ -392,6 +393,25 @@ func syncfs(dir string) error {
 	}
 	defer f.Close()
 	return unix.Syncfs(int(f.Fd()))
+}
+
+// dropCache drops the (clean, once synced) page cache of a layer's files,
+// which the unpacking charged to the importing process's memory cgroup:
+// the sandboxes that read the files are charged instead, the first one
+// for all of them (best effort).
+func dropCache(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+		f.Close()
+		return nil
+	})
 }
 
 // layerSize is the content size of a stored layer: from a record that
