@@ -144,7 +144,7 @@ func (s *Store) writeHolder(h *holder) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(s.holdersDir(), h.name+".json"), b)
+	return writeFile(filepath.Join(s.holdersDir(), h.name+".json"), b)
 }
 
 // liveHolds reads the holder files of live processes and removes those of

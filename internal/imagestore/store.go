@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"golang.org/x/sys/unix"
+
+	"github.com/tenon-dev/tenon/internal/fsutil"
 )
 
 // Image is one stored image.
@@ -181,35 +184,13 @@ func (s *Store) recordPath(id string) string {
 	return filepath.Join(s.imagesDir(), strings.TrimPrefix(id, "sha256:")+".json")
 }
 
-// writeImage writes a record atomically (temporary file, fsync, rename).
+// writeImage writes a record atomically (fsutil.WriteFile).
 func (s *Store) writeImage(im Image) error {
 	b, err := json.MarshalIndent(im, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.recordPath(im.ID), b)
-}
-
-func writeFileAtomic(p string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("imagestore: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("imagestore: writing %s: %w", p, err)
-	}
-	return nil
+	return writeFile(s.recordPath(im.ID), b)
 }
 
 // Get resolves ref: an image id ("sha256:<hex>", or a prefix of its hex
@@ -222,6 +203,13 @@ func (s *Store) Get(ref string) (Image, error) {
 		return Image{}, err
 	}
 	return resolve(all, ref)
+}
+
+func writeFile(p string, b []byte) error {
+	if err := fsutil.WriteFile(p, 0o600, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		return fmt.Errorf("imagestore: writing %s: %w", p, err)
+	}
+	return nil
 }
 
 // Find resolves ref (as Get) in the store at root without creating
