@@ -98,6 +98,9 @@ func mountOverlay(lowers []string, upper, work, target string) error {
 	if errors.Is(err, unix.EINVAL) {
 		err = unix.Mount("overlay", target, "overlay", 0, opts)
 	}
+	if errors.Is(err, unix.ENODEV) {
+		return fmt.Errorf("mounting the image's overlay on %s: the kernel has no overlayfs (modprobe overlay): %w", target, err)
+	}
 	if err != nil {
 		return fmt.Errorf("mounting the image's overlay on %s: %w", target, err)
 	}

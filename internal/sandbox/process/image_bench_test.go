@@ -19,6 +19,7 @@ import (
 // before the timed region. Each sandbox is destroyed outside it.
 func BenchmarkCreateToReady(b *testing.B) {
 	liveLayout(b)
+	needOverlay(b)
 	store, _ := imagetest.ImportBusybox(b, "bench.test/busybox:1")
 	imagetest.Import(b, store, "bench.test/big:1", imagetest.With(b, imagetest.Busybox(b), imagetest.DataLayer(b, 300, 1<<20, "")))
 	be, _ := liveBackend(b, 4<<30, func(c *Config) { c.Images = store })
@@ -53,6 +54,7 @@ func BenchmarkCreateToReady(b *testing.B) {
 func BenchmarkIdleSandboxes(b *testing.B) {
 	const n = 20
 	liveLayout(b)
+	needOverlay(b)
 	store, _ := imagetest.ImportBusybox(b, "bench.test/busybox:1")
 	base := imagetest.Busybox(b)
 	for i := range n {

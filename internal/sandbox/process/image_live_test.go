@@ -4,6 +4,7 @@ package process
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -24,9 +25,20 @@ import (
 func imageBackend(t *testing.T) (*Backend, *imagestore.Store, imagestore.Image) {
 	t.Helper()
 	liveLayout(t)
+	needOverlay(t)
 	store, im := imagetest.ImportBusybox(t, "example.test/busybox:1")
 	b, _ := liveBackend(t, 2<<30, func(c *Config) { c.Images = store })
 	return b, store, im
+}
+
+// needOverlay skips unless the kernel has overlayfs (a module, maybe not
+// loaded, as in internal/vmtest's guest).
+func needOverlay(tb testing.TB) {
+	tb.Helper()
+	b, err := os.ReadFile("/proc/filesystems")
+	if err != nil || !bytes.Contains(b, []byte("\toverlay\n")) {
+		tb.Skip("image sandboxes need overlayfs: not in /proc/filesystems (modprobe overlay)")
+	}
 }
 
 // overlayLowers returns the lowerdir option of the overlay mounted on
