@@ -21,6 +21,7 @@ func init() {
 	register(&command{name: "image pull", summary: "pull an image from a registry into the image store", run: runImagePull})
 	register(&command{name: "image ls", summary: "list the image store's images", run: runImageLs})
 	register(&command{name: "image rm", summary: "remove an image from the image store (refused while in use)", run: runImageRm})
+	register(&command{name: "image gc", summary: "delete the image store's layers no image uses", run: runImageGC})
 }
 
 const storeDetails = `The image store is <state-dir>/images: each layer unpacked once (by its
@@ -188,4 +189,25 @@ not removed. Layers no image uses any more are deleted.`)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func runImageGC(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "image gc", "",
+		"Delete the layers no image and no running import uses, and what crashed imports left.",
+		storeDetails+`
+
+tenon image rm does this after every removal; gc is for what a crash or a
+failed import left.`)
+	state := storeFlags(fs)
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
+	}
+	s, err := app.OpenImageStore(*state)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	removed, err := s.GC()
+	fmt.Fprintf(env.stdout, "%d layers removed\n", len(removed))
+	return err
 }

@@ -70,4 +70,8 @@ func TestImageCommands(t *testing.T) {
 	if err := runImageImport(ctx, &env.cliEnv, []string{"--state-dir", state, t.TempDir()}); err == nil {
 		t.Error("importing an empty directory succeeded")
 	}
+	env = newTestEnv()
+	if err := runImageGC(ctx, &env.cliEnv, []string{"--state-dir", state}); err != nil || env.out.String() != "0 layers removed\n" {
+		t.Errorf("gc after rm: %q %v", env.out.String(), err)
+	}
 }
