@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
 var idPattern = regexp.MustCompile(`^ag-[0-9a-f]{12}$`)
@@ -44,12 +45,13 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: backend %q is not served here (this server runs %q)", ErrBadRequest, req.Backend, s.cfg.Backend.Name()))
 		return
 	}
-	if err := checkImage(s.cfg.Backend.Name(), req.Image); err != nil {
+	img, err := resolveImage(s.cfg.Backend, req.Image)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
 	rec := record{
-		ID: newAgentID(), Backend: s.cfg.Backend.Name(), Image: req.Image,
+		ID: newAgentID(), Backend: s.cfg.Backend.Name(), Image: img,
 		Env: req.Env, Labels: req.Labels, Created: s.cfg.Clock.Now().UTC(),
 	}
 	dir := s.workspaceDir(rec.ID)
@@ -72,18 +74,23 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, CreateAgentResponse{ID: rec.ID})
 }
 
-// checkImage refuses at creation an image the backend is known not to
-// provide, instead of failing every action of the agent: the process
-// backend runs every sandbox on the host's root and has only "host" (its
-// Create fails with sandbox.ErrUnsupportedImage for anything else). Other
-// backends resolve images when a sandbox starts; a missing one fails that
-// action with 400 (see runAction).
-func checkImage(backend, image string) error {
-	if backend == "process" && image != "" && image != "host" {
-		return fmt.Errorf("%w: image %q: the process backend runs sandboxes on the host's root and has only \"host\" (or \"\"); "+
-			"use the docker backend for other images", ErrBadRequest, image)
+// resolveImage refuses at creation an image the backend is known not to
+// provide, instead of failing every action of the agent, and pins it: a
+// backend that keeps its own images (sandbox.ImageResolver: the process
+// backend, with the image store of `tenon image import`) names it by id
+// from then on, so the agent's sandboxes all run the image it was created
+// with. Other backends resolve images when a sandbox starts; a missing one
+// fails that action with 400 (see runAction).
+func resolveImage(be sandbox.Backend, image string) (string, error) {
+	ir, ok := be.(sandbox.ImageResolver)
+	if !ok {
+		return image, nil
 	}
-	return nil
+	pinned, err := ir.ResolveImage(image)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return pinned, nil
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -114,6 +121,9 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	s.waits.forget(ag.rec.ID)
 	errRetire := s.retire(r.Context(), ag)
+	if ir, ok := s.cfg.Backend.(sandbox.ImageResolver); ok {
+		ir.ReleaseImage(imageHolder(ag.rec.ID))
+	}
 	if err := s.reg.delete(ag.rec.ID); err != nil {
 		writeError(w, err)
 		return

@@ -44,6 +44,12 @@
 // the sandbox's root (e.g. /usr/bin/python3 -> /etc/alternatives/python3),
 // and extraction itself never resolves them.
 //
+// ExtractLayer runs the same extractor over an OCI image layer (a plain
+// uncompressed tar), making its ".wh." whiteouts and opaque markers into
+// the overlay ones above, so the result is an overlay lower directory
+// (internal/imagestore); it also drops setuid/setgid bits and ignores the
+// layer's own xattrs and PAX records unless told otherwise.
+//
 // The package owns only the blob directory it is given and the destination
 // directory of an extraction; it touches nothing else.
 package archive

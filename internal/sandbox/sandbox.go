@@ -31,7 +31,7 @@ const WorkspaceMount = "/workspace"
 type ExecRequest struct {
 	Argv    []string      // program and arguments; run through /bin/sh -c when Shell is set
 	Shell   string        // a shell command line (alternative to Argv)
-	Cwd     string        // default WorkspaceMount
+	Cwd     string        // default WorkspaceMount, or the image's WorkingDir where it sets one
 	Env     []string      // KEY=VALUE
 	Timeout time.Duration // 0 means no timeout
 	// OutputLimit caps each of stdout and stderr; 0 means DefaultOutputLimit.
@@ -86,6 +86,20 @@ type Stats struct {
 	OOMKills   int64
 	CPU        time.Duration
 	Procs      int // number of tasks, init included
+}
+
+// ImageResolver is the optional interface of a backend that keeps images
+// of its own (the process backend with an image store). ResolveImage
+// returns the reference that names an image for good ("" and "host" as
+// they are), so that every sandbox of an agent, rematerializations
+// included, runs the same image even if its name moves to another; its
+// error wraps ErrUnsupportedImage. HoldImage keeps the image ref names from
+// removal while key (an agent) may still start sandboxes of it, until
+// ReleaseImage(key).
+type ImageResolver interface {
+	ResolveImage(name string) (string, error)
+	HoldImage(key, ref string) error
+	ReleaseImage(key string)
 }
 
 // Backend runs sandboxes. Implementations must be safe for concurrent use.

@@ -108,7 +108,9 @@ func (b *Backend) create(ctx context.Context, spec sandbox.Spec) (*box, error) {
 	} else {
 		base = false
 		if _, err := b.cli.ImageInspect(ctx, img); client.IsErrNotFound(err) {
-			return nil, fmt.Errorf("image %s: %w", img, sandbox.ErrUnsupportedImage)
+			if lerr := b.loadImported(ctx, img); lerr != nil {
+				return nil, fmt.Errorf("image %s: %w: %w", img, sandbox.ErrUnsupportedImage, lerr)
+			}
 		} else if err != nil {
 			return nil, daemonErr(b.cli, err)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/disk"
+	"github.com/tenon-dev/tenon/internal/imagestore"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -35,8 +36,8 @@ func (b *Backend) Create(ctx context.Context, spec sandbox.Spec) (info sandbox.I
 	if err := sandbox.ValidateID(spec.ID); err != nil {
 		return sandbox.Info{}, err
 	}
-	if spec.Image != "" && spec.Image != "host" {
-		return sandbox.Info{}, fmt.Errorf("sandbox %s: image %q (the process backend has only \"host\"): %w",
+	if !isHostImage(spec.Image) && b.cfg.Images == nil {
+		return sandbox.Info{}, fmt.Errorf("sandbox %s: image %q (this process backend has no image store, only \"host\"): %w",
 			spec.ID, spec.Image, sandbox.ErrUnsupportedImage)
 	}
 	if spec.RootfsFrom != "" && !filepath.IsAbs(spec.RootfsFrom) {
@@ -53,7 +54,20 @@ func (b *Backend) Create(ctx context.Context, spec sandbox.Spec) (info sandbox.I
 	if err := b.reserve(spec.ID); err != nil {
 		return sandbox.Info{}, err
 	}
-	bx, err := b.start(ctx, spec)
+	var im *imagestore.Image
+	if !isHostImage(spec.Image) {
+		// Held until the sandbox is destroyed: the image cannot be
+		// removed under it.
+		got, err := b.cfg.Images.Hold(holdKey(spec.ID), spec.Image)
+		if err != nil {
+			b.mu.Lock()
+			delete(b.creating, spec.ID)
+			b.mu.Unlock()
+			return sandbox.Info{}, fmt.Errorf("sandbox %s: %w: %w", spec.ID, sandbox.ErrUnsupportedImage, err)
+		}
+		im = &got
+	}
+	bx, err := b.start(ctx, spec, im)
 	b.mu.Lock()
 	delete(b.creating, spec.ID)
 	closed := b.closed
@@ -87,7 +101,7 @@ func (b *Backend) reserve(id string) error {
 
 // start builds the rootfs, starts the container and waits for the executor.
 // On failure it removes everything it made.
-func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr error) {
+func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.Image) (_ *box, retErr error) {
 	dir := filepath.Join(b.sandboxesDir(), spec.ID)
 	bx := &box{
 		id:         spec.ID,
@@ -103,7 +117,17 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 		dead:       make(chan struct{}),
 		results:    make(chan response, 1),
 	}
+	if im != nil {
+		bx.release = func() {
+			if err := b.cfg.Images.Release(holdKey(spec.ID)); err != nil {
+				b.log.Warn("releasing the sandbox's image", "sandbox", spec.ID, "err", err)
+			}
+		}
+	}
 	if err := os.Mkdir(dir, 0o711); err != nil {
+		if bx.release != nil {
+			bx.release()
+		}
 		if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("stale state %s (remove it): %w", dir, sandbox.ErrExists)
 		}
@@ -135,9 +159,21 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	if err != nil {
 		return nil, fmt.Errorf("resolving workspace: %w", err)
 	}
-	if spec.RootfsFrom != "" {
+	bx.layer = bx.rootfs
+	switch {
+	case im != nil:
+		parent := filepath.Dir(bx.rootfs)
+		ir := &imageRoot{image: *im, upper: bx.rootfs, work: filepath.Join(parent, "work"), merged: filepath.Join(parent, "merged")}
+		if err := mountImageRoot(ir, b.cfg.Images.LowerDirs(*im), spec.RootfsFrom, spec.Env); err != nil {
+			return nil, err
+		}
+		bx.image, bx.rootfs = ir, ir.merged
+		if err := chownWorkspace(ws, ir.cred); err != nil {
+			return nil, err
+		}
+	case spec.RootfsFrom != "":
 		err = adoptRootfs(spec.RootfsFrom, bx.rootfs, b.system)
-	} else {
+	default:
 		err = makeRootfs(bx.rootfs, b.system)
 	}
 	if err != nil {
@@ -154,6 +190,12 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	}
 	if spec.Network {
 		cs.resolvConf = hostResolvConf(b.cfg.HostRoot)
+	}
+	env := mergeEnv(defaultEnv, spec.Env)
+	argv := []string{exeMount, initArg}
+	if bx.image != nil {
+		cs.image, cs.rt, cs.rtDir = true, b.runtime, b.rtDir()
+		env, argv = defaultEnv, b.runtime.initArgv()
 	}
 	config := containerConfig(cs)
 	c, err := libcontainer.Create(b.containersDir(), spec.ID, config)
@@ -178,8 +220,8 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	// the log: the requests and results travel on the socket (fd
 	// channelFd), never on a standard stream.
 	p := &libcontainer.Process{
-		Args:       []string{exeMount, initArg},
-		Env:        mergeEnv(defaultEnv, spec.Env),
+		Args:       argv,
+		Env:        env,
 		Cwd:        "/",
 		Stdout:     errW,
 		Stderr:     errW,
