@@ -21,6 +21,7 @@ import (
 // context error.
 func (r *runner) attempt(ctx context.Context, a *controller.Agent, res *WorkflowResult) error {
 	a.Workspace = r.workspace(a)
+	res.ActionPeaks = make([]int64, len(a.Workflow.Actions))
 	if err := seedWorkspace(ctx, a.Workflow.Workspace, a.Workspace); err != nil {
 		return err
 	}
@@ -35,6 +36,7 @@ func (r *runner) attempt(ctx context.Context, a *controller.Agent, res *Workflow
 		if sr.Admitted {
 			res.Queued += sr.Outcome.Queued
 			res.Actions++
+			res.ActionPeaks[i] = sr.Outcome.PeakBytes
 		}
 		switch {
 		case errors.Is(err, controller.ErrOOM):

@@ -14,6 +14,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
 )
 
 // repoArchive writes a git-archive-like repo.tar.gz (prefix repo/) holding
@@ -110,3 +111,19 @@ func TestSeededWorkspaceConfig(t *testing.T) {
 // nopBackend is a Backend that is never called: the tests above only
 // build requests and specs.
 type nopBackend struct{ sandbox.Backend }
+
+// TestActionPeaks: a completed workflow's result holds each action's
+// measured peak (the fake's sandbox memory: its idle footprint and the
+// action's profile).
+func TestActionPeaks(t *testing.T) {
+	res, _, _ := replay(t, eager, []trajectory.Workflow{memWF("w", 0, 100, 50)}, nil)
+	w := res.Workflows[0]
+	if !w.Completed || len(w.ActionPeaks) != 2 {
+		t.Fatalf("workflow %+v", w)
+	}
+	for i, want := range []int64{100 * units.MiB, 50 * units.MiB} {
+		if got := w.ActionPeaks[i]; got < want || got > want+20*units.MiB {
+			t.Errorf("action %d peak %d, want %d plus the sandbox's footprint", i, got, want)
+		}
+	}
+}
