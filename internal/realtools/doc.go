@@ -27,7 +27,8 @@
 // Each action carries the trace's recorded duration, average and peak,
 // with the average and peak capped at the manifest's figure for the task
 // (Repo.FigureMiB): the traces' largest bursts came from packages and
-// downloads that do not exist offline.
+// downloads that do not exist offline. The setup action, which the trace
+// does not have, carries none.
 //
 // The package reads the manifest and the traces; it never copies them, and
 // touches no sandbox or kernel interface.
