@@ -19,7 +19,10 @@
 //     its compressed bytes. Nothing writes this format any more; ExtractRef
 //     still reads it so records stored before the tree format restore.
 //
-// Both extract through the same checked extractor, described below.
+// Both extract through the same checked extractor, described below, as
+// does ExtractTar, which unpacks a plain tar stream (gzip'd or not, with
+// tar's --strip-components) that carries no digest: a replay's workspace
+// seed (trajectory.Workspace).
 //
 // A capture records regular files, directories, symlinks, hard links,
 // FIFOs, modes, owners and nanosecond mtimes. It also records the two

@@ -13,6 +13,8 @@ type Spec struct {
 	Env       []string          // KEY=VALUE added to every action
 	Network   bool              // give the sandbox a network (default: none)
 	Labels    map[string]string // free-form, reported back by Info
+	// Binds show more host directories in the sandbox (ValidateBinds).
+	Binds []Bind
 	// RootfsFrom, when set, is a host directory holding a writable layer
 	// captured from an earlier sandbox (what its backend's WritableLayer
 	// returned, restored): the new sandbox starts from it instead of an
@@ -22,6 +24,13 @@ type Spec struct {
 	// with a SupportsRootfsFrom() bool method returning true; callers must
 	// check it, since other backends ignore the field.
 	RootfsFrom string
+}
+
+// Bind shows the host directory Source at Target inside a sandbox.
+type Bind struct {
+	Source   string // absolute host path of a directory
+	Target   string // absolute path in the sandbox
+	ReadOnly bool
 }
 
 // WorkspaceMount is where the workspace appears inside every sandbox.

@@ -59,6 +59,9 @@ func validateSpec(spec sandbox.Spec) error {
 	if spec.RootfsFrom != "" && !filepath.IsAbs(spec.RootfsFrom) {
 		return fmt.Errorf("rootfs-from %q must be an absolute path: %w", spec.RootfsFrom, sandbox.ErrInvalidSpec)
 	}
+	if err := sandbox.ValidateBinds(spec.Binds); err != nil {
+		return err
+	}
 	for _, e := range spec.Env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
 			return fmt.Errorf("environment entry %q must be KEY=VALUE: %w", e, sandbox.ErrInvalidSpec)
@@ -86,6 +89,9 @@ func (b *Backend) mounts(spec sandbox.Spec, base bool) []mount.Mount {
 	var ms []mount.Mount
 	if spec.Workspace != "" {
 		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: spec.Workspace, Target: sandbox.WorkspaceMount})
+	}
+	for _, bd := range spec.Binds {
+		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: bd.Source, Target: bd.Target, ReadOnly: bd.ReadOnly})
 	}
 	if base && b.baseDir != "" {
 		for _, d := range []string{"/usr", "/etc"} {

@@ -11,6 +11,8 @@ import (
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"golang.org/x/sys/unix"
 
+	"github.com/tenon-dev/tenon/internal/sandbox"
+
 	// The devices cgroup manager; without it libcontainer refuses device rules.
 	_ "github.com/opencontainers/cgroups/devices"
 )
@@ -45,10 +47,11 @@ type containerSpec struct {
 	cgroupPath string // relative to the hierarchy roots
 	network    bool
 	system     []systemDir
-	etc        string    // host directory bound read-only at /etc (etc.go)
-	etcBinds   []etcBind // host entries bound into /etc
-	hosts      string    // host file bound at /etc/hosts
-	resolvConf string    // host file bound at /etc/resolv.conf; "" for none
+	etc        string         // host directory bound read-only at /etc (etc.go)
+	etcBinds   []etcBind      // host entries bound into /etc
+	hosts      string         // host file bound at /etc/hosts
+	resolvConf string         // host file bound at /etc/resolv.conf; "" for none
+	binds      []sandbox.Bind // Spec.Binds, sources resolved
 	// image says the rootfs is an imported image's overlay: no system
 	// directory nor generated /etc is bound; rt (bound at rtMount from the
 	// mount points in rtDir) runs the executor.
@@ -111,6 +114,16 @@ func containerConfig(s containerSpec) *configs.Config {
 			Flags: unix.MS_BIND | unix.MS_NOSUID | unix.MS_NODEV,
 		},
 	)
+	for _, b := range s.binds {
+		if b.ReadOnly {
+			mounts = append(mounts, roBind(b.Source, b.Target))
+			continue
+		}
+		mounts = append(mounts, &configs.Mount{
+			Source: b.Source, Destination: b.Target, Device: "bind",
+			Flags: unix.MS_BIND | unix.MS_NOSUID | unix.MS_NODEV,
+		})
+	}
 
 	ns := configs.Namespaces{
 		{Type: configs.NEWNS}, {Type: configs.NEWUTS}, {Type: configs.NEWIPC},

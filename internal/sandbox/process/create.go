@@ -46,6 +46,10 @@ func (b *Backend) Create(ctx context.Context, spec sandbox.Spec) (info sandbox.I
 	if spec.Workspace != "" && !filepath.IsAbs(spec.Workspace) {
 		return sandbox.Info{}, fmt.Errorf("sandbox %s: workspace %q is not an absolute path: %w", spec.ID, spec.Workspace, sandbox.ErrInvalidSpec)
 	}
+	if err := sandbox.ValidateBinds(spec.Binds); err != nil {
+		return sandbox.Info{}, fmt.Errorf("sandbox %s: %w", spec.ID, err)
+	}
+	spec.Binds = slices.Clone(spec.Binds)
 	spec.Labels = maps.Clone(spec.Labels)
 	spec.Env = slices.Clone(spec.Env)
 	if !validEnv(spec.Env) {
@@ -159,6 +163,10 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.I
 	if err != nil {
 		return nil, fmt.Errorf("resolving workspace: %w", err)
 	}
+	binds, err := resolveBinds(spec.Binds)
+	if err != nil {
+		return nil, err
+	}
 	bx.layer = bx.rootfs
 	switch {
 	case im != nil:
@@ -186,7 +194,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.I
 	cs := containerSpec{
 		id: spec.ID, rootfs: bx.rootfs, workspace: ws, exe: b.cfg.Executable,
 		localBin: b.binDir(), cgroupPath: bx.cgroupPath, network: spec.Network, system: b.system,
-		etc: b.etcDir(), etcBinds: b.etcBinds, hosts: hosts,
+		etc: b.etcDir(), etcBinds: b.etcBinds, hosts: hosts, binds: binds,
 	}
 	if spec.Network {
 		cs.resolvConf = hostResolvConf(b.cfg.HostRoot)
@@ -269,6 +277,25 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.I
 		return nil, ctx.Err()
 	}
 	return bx, nil
+}
+
+// resolveBinds resolves the sources of Spec.Binds, each of which must be
+// an existing directory; libcontainer resolves the targets inside the rootfs.
+func resolveBinds(binds []sandbox.Bind) ([]sandbox.Bind, error) {
+	out := make([]sandbox.Bind, len(binds))
+	for i, bd := range binds {
+		src, err := filepath.EvalSymlinks(bd.Source)
+		if err != nil {
+			return nil, fmt.Errorf("bind source: %w", err)
+		}
+		if fi, err := os.Stat(src); err != nil {
+			return nil, fmt.Errorf("bind source: %w", err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("bind source %s is not a directory: %w", bd.Source, sandbox.ErrInvalidSpec)
+		}
+		out[i] = sandbox.Bind{Source: src, Target: bd.Target, ReadOnly: bd.ReadOnly}
+	}
+	return out, nil
 }
 
 // logStderr forwards the executor's stderr to the log.

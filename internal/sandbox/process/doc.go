@@ -15,9 +15,12 @@
 // the sandbox's own hosts, the host's resolv.conf with Spec.Network, and
 // binds of the public host entries tools need, such as ld.so.cache, the
 // alternatives and CA certificates; nothing else of the host's; etc.go), /proc,
-// a minimal /dev, a read-only /sys, the workspace at /workspace (read-write)
-// and the tenon executable at /usr/local/bin/tenon (read-only; the host's
-// /usr/local/bin is replaced by a directory holding only tenon).
+// a minimal /dev, a read-only /sys, the workspace at /workspace (read-write),
+// the tenon executable at /usr/local/bin/tenon (read-only; the host's
+// /usr/local/bin is replaced by a directory holding only tenon) and the
+// directories of Spec.Binds (sandbox.ValidateBinds keeps them out of the
+// paths above; a read-write one is how a replay shows the workspace again
+// at /testbed).
 //
 // # Imported images
 //
