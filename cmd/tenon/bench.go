@@ -16,6 +16,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/app"
 	"github.com/tenon-dev/tenon/internal/bench"
+	"github.com/tenon-dev/tenon/internal/realtools"
 	"github.com/tenon-dev/tenon/internal/trajectory/agentcgroup"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -50,6 +51,14 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
                 1 and 2 GiB (or --budgets) under the core set, compressed so the
                 longest workflow replays in 60 s; workflows that cannot fit a
                 budget are reported as infeasible.
+  real-tools    not run unless --only names it: the recorded tasks of
+                --real-repos (default ../shared/repos) replayed with their own
+                edits and commands on their repositories (tenon workload real;
+                root, the manifest's Debian packages), replicated to
+                --real-agents agents (default 32) arriving 5 s apart, under
+                every policy (or --policies), at a budget their profiled peaks
+                oversubscribe 4x; the results list each action's measured peak
+                beside the manifest's figure.
 
 Budgets 1, 1.5 and 2 GiB stand for the paper's 4U8G, 6U12G and 8U16G (the same
 1 : 1.5 : 2 ratio) on one workload, so oversubscription falls as the budget
@@ -92,6 +101,9 @@ next to it, and runs nothing.`)
 	fs.Var(&pols, "policies", "comma-separated `policies` replacing the main group's (static-best: the static sweep's best)")
 	traces := fs.String("traces", "", "directory of AgentCgroup trace runs to add as workload \"traces\"")
 	traceSets := fs.String("trace-sets", defaultTraceSets(), "`directory` of real trace sets (<set>/<task>/attempt_N/) for the traces group, relative to the working directory ($TENON_TRACES overrides the default)")
+	realRepos := fs.String("real-repos", "../shared/repos", "`directory` of the real-tools repositories (manifest.json, NAME.tar.gz, pylib/)")
+	realTraces := fs.String("real-traces", "", "`directory` of the real-tools tasks' trace runs (default: agentcgroup-haiku in --trace-sets)")
+	realAgents := fs.Int("real-agents", bench.RealToolsAgents, "agents the real-tools tasks are replicated to")
 	image := fs.String("image", "", imageHelp+"; applies to --traces")
 	scale := fs.Float64("time-scale", def.TimeScale, "multiply arrivals, model waits and tool times of every case (0.25 with --quick)")
 	n := fs.Int("n", def.N, "workflows of the swe workload (others scale from it; 8 with --quick)")
@@ -130,6 +142,7 @@ next to it, and runs nothing.`)
 	}
 	cases, err := benchCases(env, set, benchFlagValues{
 		image: *image, quick: *quick, everyBudget: *everyBudget, traces: *traces, traceSets: *traceSets, backend: *backend,
+		realRepos: *realRepos, realTraces: *realTraces, realAgents: *realAgents,
 		budgets: budgets.items, workloads: workloadsFlag.items, policies: pols.items, only: only.items,
 		timeScale: *scale, n: *n, seed: *seed, reps: *reps, sim: *simulate,
 	})
@@ -168,9 +181,10 @@ next to it, and runs nothing.`)
 type benchFlagValues struct {
 	quick, everyBudget, sim            bool
 	traces, traceSets, backend, image  string
+	realRepos, realTraces              string
 	budgets, workloads, policies, only []string
 	timeScale                          float64
-	n, reps                            int
+	n, reps, realAgents                int
 	seed                               int64
 }
 
@@ -208,6 +222,11 @@ func benchCases(env *cliEnv, set map[string]bool, v benchFlagValues) ([]bench.Ca
 		}
 		m.TraceSets = sets
 	}
+	if m.Wants(bench.GroupRealTools) {
+		if err := loadRealTools(&m, v); err != nil {
+			return nil, err
+		}
+	}
 	cases, err := m.Cases()
 	if err != nil {
 		return nil, err
@@ -216,6 +235,25 @@ func benchCases(env *cliEnv, set map[string]bool, v benchFlagValues) ([]bench.Ca
 		return nil, fmt.Errorf("no case to run: --only %q selects nothing for these workloads", strings.Join(v.only, ","))
 	}
 	return cases, nil
+}
+
+// loadRealTools builds the real-tools group's workflows from --real-repos
+// and --real-traces (tenon workload real).
+func loadRealTools(m *bench.Matrix, v benchFlagValues) error {
+	traces := v.realTraces
+	if traces == "" {
+		traces = filepath.Join(v.traceSets, "agentcgroup-haiku")
+	}
+	wfs, man, err := realtools.Build(v.realRepos, traces)
+	if err != nil {
+		return fmt.Errorf("--only %s: %w; point --real-repos and --real-traces at the repositories and their traces", bench.GroupRealTools, err)
+	}
+	m.RealTools, m.RealToolsAgents = wfs, v.realAgents
+	m.RealToolsMiB = map[string]float64{}
+	for _, r := range man.Repos {
+		m.RealToolsMiB[r.Task] = r.FigureMiB()
+	}
+	return nil
 }
 
 // defaultTraceSets is --trace-sets' default: $TENON_TRACES, or

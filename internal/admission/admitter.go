@@ -65,13 +65,16 @@ func insertByTime(q []*Ticket, t *Ticket) []*Ticket {
 
 // Schedule admits what fits now and returns the newly admitted tickets, in
 // admission order. physicalHeadroom is the observed available memory minus
-// the caller's safety margin, in bytes.
-func (a *Admitter) Schedule(physicalHeadroom int64) []*Ticket {
+// the caller's safety margin, in bytes; lightMargin is the part of that
+// margin light actions may use (the light lane, see the package doc), 0 for
+// none.
+func (a *Admitter) Schedule(physicalHeadroom, lightMargin int64) []*Ticket {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.eventTime()
 	a.accrue(now)
 	phys := physicalHeadroom
+	lightMargin = max(lightMargin, 0)
 	var out []*Ticket
 	// The logical check uses the interpolated charge (the water level); the
 	// physical check uses what the action will really need at its peak.
@@ -88,7 +91,7 @@ func (a *Admitter) Schedule(physicalHeadroom int64) []*Ticket {
 	reserved := int64(a.credit)
 	a.light = slices.DeleteFunc(a.light, func(t *Ticket) bool {
 		c := a.chargeOf(t)
-		if c <= a.cfg.Budget-a.level-reserved && need(t, c) <= phys {
+		if c <= a.cfg.Budget-a.level-reserved && need(t, c) <= phys+lightMargin {
 			admit(t, c)
 			return true
 		}

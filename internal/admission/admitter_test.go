@@ -27,7 +27,7 @@ const plenty = math.MaxInt64 / 2 // physical headroom that never binds
 func fill(t *testing.T, a *Admitter, level int64) *Ticket {
 	t.Helper()
 	tk := a.Enqueue(Request{ID: "filler", Descriptor: desc(level, level)})
-	if got := a.Schedule(plenty); len(got) != 1 || got[0] != tk {
+	if got := a.Schedule(plenty, 0); len(got) != 1 || got[0] != tk {
 		t.Fatalf("filler of %d MiB not admitted", level)
 	}
 	return tk
@@ -56,7 +56,7 @@ func TestChargeInterpolation(t *testing.T) {
 				fill(t, a, tc.level)
 			}
 			tk := a.Enqueue(Request{ID: "x", Descriptor: desc(tc.avg, tc.peak)})
-			if got := a.Schedule(plenty); len(got) != 1 {
+			if got := a.Schedule(plenty, 0); len(got) != 1 {
 				t.Fatalf("not admitted")
 			}
 			if got := tk.Charge(); got != tc.want*mib {
@@ -78,7 +78,7 @@ func TestNoHeadOfLineBlocking(t *testing.T) {
 	bigLight := a.Enqueue(Request{ID: "big-light", Descriptor: desc(500, 500)})
 	c.step(time.Second)
 	small := a.Enqueue(Request{ID: "small", Descriptor: desc(50, 50)})
-	got := a.Schedule(plenty)
+	got := a.Schedule(plenty, 0)
 	if len(got) != 1 || got[0] != small {
 		t.Fatalf("admitted %v, want only the small action behind the ones that do not fit", ids(got))
 	}
@@ -116,7 +116,7 @@ func TestReleaseExactlyOnce(t *testing.T) {
 	if err := a.Release(tk); !errors.Is(err, ErrNotAdmitted) {
 		t.Errorf("releasing a waiting ticket: %v, want ErrNotAdmitted", err)
 	}
-	a.Schedule(plenty)
+	a.Schedule(plenty, 0)
 	if err := a.Release(tk); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,39 @@ func TestPhysicalCheck(t *testing.T) {
 			for i := range 3 {
 				a.Enqueue(Request{ID: fmt.Sprint(i), Descriptor: desc(300, 300)})
 			}
-			if got := a.Schedule(tc.headroom * mib); len(got) != tc.want {
+			if got := a.Schedule(tc.headroom*mib, 0); len(got) != tc.want {
+				t.Errorf("admitted %d, want %d", len(got), tc.want)
+			}
+		})
+	}
+}
+
+// TestLightLane: light actions may use the margin the caller allows them;
+// heavy ones never do, and the lane is shared by the light actions
+// admitted in one call.
+func TestLightLane(t *testing.T) {
+	tests := []struct {
+		name               string
+		headroom, lane     int64 // MiB
+		light, heavy, want int   // 10 MiB light and 300 MiB heavy actions queued; admitted
+	}{
+		{"no lane, no headroom", 0, 0, 3, 0, 0},
+		{"lane fits two", 0, 25, 3, 0, 2},
+		{"lane plus headroom fits three", 5, 25, 3, 0, 3},
+		{"negative headroom eats the lane", -20, 25, 3, 0, 0},
+		{"heavy stays out of the lane", 0, 1000, 0, 1, 0},
+		{"heavy fits without the lane", 300, 1000, 0, 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := New(Config{Budget: 10000 * mib, HeavyThreshold: 100 * mib}, newClock().now)
+			for i := range tc.light {
+				a.Enqueue(Request{ID: fmt.Sprint("l", i), Descriptor: desc(10, 10)})
+			}
+			for i := range tc.heavy {
+				a.Enqueue(Request{ID: fmt.Sprint("h", i), Descriptor: desc(300, 300)})
+			}
+			if got := a.Schedule(tc.headroom*mib, tc.lane*mib); len(got) != tc.want {
 				t.Errorf("admitted %d, want %d", len(got), tc.want)
 			}
 		})
@@ -165,7 +197,7 @@ func TestWaitingHoldsNoCharge(t *testing.T) {
 	if s := a.Snapshot(); s.Level != 0 || len(s.Light)+len(s.Heavy) != 5 {
 		t.Fatalf("before scheduling: level %d, %d queued", s.Level, len(s.Light)+len(s.Heavy))
 	}
-	got := a.Schedule(plenty)
+	got := a.Schedule(plenty, 0)
 	var sum int64
 	for _, tk := range got {
 		sum += tk.Charge()
@@ -179,11 +211,11 @@ func TestOversizedActionRunsAlone(t *testing.T) {
 	c := newClock()
 	a := New(Config{Budget: 1000 * mib}, c.now)
 	big := a.Enqueue(Request{ID: "big", Descriptor: desc(3000, 5000)})
-	if got := a.Schedule(plenty); len(got) != 1 || big.Charge() != 1000*mib {
+	if got := a.Schedule(plenty, 0); len(got) != 1 || big.Charge() != 1000*mib {
 		t.Fatalf("oversized action: admitted %v with charge %d MiB, want charge = budget", ids(got), big.Charge()/mib)
 	}
 	a.Enqueue(Request{ID: "small", Descriptor: desc(1, 1)})
-	if got := a.Schedule(plenty); len(got) != 0 {
+	if got := a.Schedule(plenty, 0); len(got) != 0 {
 		t.Errorf("admitted %v next to a full-budget action", ids(got))
 	}
 }
@@ -204,7 +236,7 @@ func TestPhysicalCheckUsesPeaks(t *testing.T) {
 	a := New(Config{Budget: 1000 * mib}, c.now)
 	x := a.Enqueue(Request{ID: "x", Descriptor: desc(250, 600)})
 	y := a.Enqueue(Request{ID: "y", Descriptor: desc(250, 600)})
-	got := a.Schedule(900 * mib)
+	got := a.Schedule(900*mib, 0)
 	if len(got) != 1 || got[0] != x {
 		t.Fatalf("admitted %d tickets, want only x (peaks 600+600 > 900 MiB headroom)", len(got))
 	}

@@ -31,6 +31,16 @@
 // admitted only if its charge fits what remains of it after the actions
 // admitted earlier in the same Schedule call. Waiting actions hold no charge.
 //
+// The light lane: light actions may also use the part of the safety margin
+// the caller allows (Schedule's lightMargin); heavy ones never do. The margin
+// absorbs what growers allocate between an observation and its enforcement;
+// a light action is small by prediction, and if the prediction is wrong the
+// gate sees it grow and the OOM hold holds its allocations at the budget.
+// Without the lane, one heavy action at its peak empties the headroom above
+// the margin and every small action waits behind it for the whole of its run,
+// while the memory they need (a few MiB each on real agent traces) sits in
+// the margin.
+//
 // Defaults (Config zero values), scaled to Budget as in the paper's 8 GB
 // window bound on an 8 GB host: MWindow = Budget; Beta = Budget/60 per second
 // (a heavy action that needs the whole budget has full protection after one

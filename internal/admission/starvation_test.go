@@ -45,7 +45,7 @@ func simulate(t *testing.T, beta float64, horizon time.Duration) (time.Duration,
 			a.Enqueue(Request{ID: fmt.Sprint("light-", n), Descriptor: desc(60, 100)})
 			n++
 		}
-		for _, tk := range a.Schedule(plenty) {
+		for _, tk := range a.Schedule(plenty, 0) {
 			if tk == heavy {
 				admittedAt = c.now().Sub(start)
 				return admittedAt, lights
@@ -94,7 +94,7 @@ func TestLightCannotUseCredit(t *testing.T) {
 	}
 	tooBig := a.Enqueue(Request{ID: "too-big", Descriptor: desc(301, 301)}) // fits 500 free, not 300 unprotected
 	fits := a.Enqueue(Request{ID: "fits", Descriptor: desc(100, 100)})
-	got := a.Schedule(plenty)
+	got := a.Schedule(plenty, 0)
 	if len(got) != 1 || got[0] != fits || tooBig.State() != Waiting || heavy.State() != Waiting {
 		t.Fatalf("admitted %v; want only %q", ids(got), "fits")
 	}
@@ -111,7 +111,7 @@ func TestCreditMovesToNextHeavy(t *testing.T) {
 	c.step(time.Second)
 	a.Enqueue(Request{ID: "h2", Descriptor: desc(700, 700)})
 	c.step(10 * time.Second)
-	if got := a.Schedule(plenty); len(got) != 1 || got[0] != h1 {
+	if got := a.Schedule(plenty, 0); len(got) != 1 || got[0] != h1 {
 		t.Fatalf("admitted %v, want h1", ids(got))
 	}
 	if s := a.Snapshot(); s.CreditOwner != "h2" || s.Credit != 0 {
@@ -129,7 +129,7 @@ func TestWait(t *testing.T) {
 	tk := a.Enqueue(Request{ID: "x", Descriptor: desc(100, 100)})
 	done := make(chan error)
 	go func() { done <- a.Wait(context.Background(), tk) }()
-	a.Schedule(plenty)
+	a.Schedule(plenty, 0)
 	if err := <-done; err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
@@ -138,7 +138,7 @@ func TestWait(t *testing.T) {
 	blocked := a.Enqueue(Request{ID: "blocked", Descriptor: desc(500, 500)})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { done <- a.Wait(ctx, blocked) }()
-	a.Schedule(plenty)
+	a.Schedule(plenty, 0)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Wait after cancel: %v, want context.Canceled", err)

@@ -23,7 +23,7 @@ func waitCancelledAfterAdmission(t *testing.T) {
 	c := newClock()
 	a := New(Config{Budget: 1000 * mib}, c.now)
 	tk := a.Enqueue(Request{ID: "x", Descriptor: desc(100, 100)})
-	a.Schedule(plenty)
+	a.Schedule(plenty, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	done := make(chan error, 1)

@@ -46,21 +46,22 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: backend %q is not served here (this server runs %q)", ErrBadRequest, req.Backend, s.cfg.Backend.Name()))
 		return
 	}
-	if err := checkImage(s.cfg.Backend.Name(), req.Image); err != nil {
+	img, err := resolveImage(s.cfg.Backend, req.Image)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
 	if ic, ok := s.cfg.Backend.(imageChecker); ok {
-		if err := ic.CheckImage(r.Context(), req.Image); errors.Is(err, sandbox.ErrUnsupportedImage) {
+		if err := ic.CheckImage(r.Context(), img); errors.Is(err, sandbox.ErrUnsupportedImage) {
 			writeError(w, fmt.Errorf("%w: %w", ErrBadRequest, err))
 			return
 		} else if err != nil {
-			writeError(w, fmt.Errorf("checking image %q: %w", req.Image, err))
+			writeError(w, fmt.Errorf("checking image %q: %w", img, err))
 			return
 		}
 	}
 	rec := record{
-		ID: newAgentID(), Backend: s.cfg.Backend.Name(), Image: req.Image,
+		ID: newAgentID(), Backend: s.cfg.Backend.Name(), Image: img,
 		Env: req.Env, Labels: req.Labels, Created: s.cfg.Clock.Now().UTC(),
 	}
 	dir := s.workspaceDir(rec.ID)
@@ -83,24 +84,31 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, CreateAgentResponse{ID: rec.ID})
 }
 
-// checkImage refuses at creation an image the backend is known not to
-// provide, instead of failing every action of the agent: the process
-// backend runs every sandbox on the host's root and has only "host" (its
-// Create fails with sandbox.ErrUnsupportedImage for anything else). Other
-// backends resolve images when a sandbox starts; a missing one fails that
-// action with 400 (see runAction).
-// imageChecker is the optional backend capability of saying whether it
-// can start a sandbox from an image (the docker backend asks its engine).
-type imageChecker interface {
-	CheckImage(ctx context.Context, image string) error
+// resolveImage refuses at creation an image the backend is known not to
+// provide, instead of failing every action of the agent, and pins it: a
+// backend that keeps its own images (sandbox.ImageResolver: the process
+// backend, with the image store of `tenon image import`) names it by id
+// from then on, so the agent's sandboxes all run the image it was created
+// with. Other backends resolve images when a sandbox starts (the docker
+// backend is asked at creation too: imageChecker); a missing one fails
+// that action with 400 (see runAction).
+func resolveImage(be sandbox.Backend, image string) (string, error) {
+	ir, ok := be.(sandbox.ImageResolver)
+	if !ok {
+		return image, nil
+	}
+	pinned, err := ir.ResolveImage(image)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return pinned, nil
 }
 
-func checkImage(backend, image string) error {
-	if backend == "process" && image != "" && image != "host" {
-		return fmt.Errorf("%w: image %q: the process backend runs sandboxes on the host's root and has only \"host\" (or \"\"); "+
-			"use the docker backend for other images", ErrBadRequest, image)
-	}
-	return nil
+// imageChecker is the optional backend capability of saying whether it
+// can start a sandbox from an image (the docker backend asks its engine,
+// then its image store).
+type imageChecker interface {
+	CheckImage(ctx context.Context, image string) error
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -131,6 +139,9 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	s.waits.forget(ag.rec.ID)
 	errRetire := s.retire(r.Context(), ag)
+	if ir, ok := s.cfg.Backend.(sandbox.ImageResolver); ok {
+		ir.ReleaseImage(imageHolder(ag.rec.ID))
+	}
 	if err := s.reg.delete(ag.rec.ID); err != nil {
 		writeError(w, err)
 		return

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"github.com/tenon-dev/tenon/internal/api"
 	"github.com/tenon-dev/tenon/internal/api/client"
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/imagestore"
+	"github.com/tenon-dev/tenon/internal/imagestore/imagetest"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
 )
 
@@ -99,5 +102,53 @@ func TestLiveProcessBackend(t *testing.T) {
 	}
 	if n := d.srv.Status(ctx).Resident; n != 0 {
 		t.Errorf("%d sandboxes resident after delete", n)
+	}
+}
+
+// TestLiveImportedImage: an agent names an imported image; its actions run
+// in it, the agent's record pins the image's id, and the image cannot be
+// removed until the agent is deleted.
+func TestLiveImportedImage(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("live api test needs root (namespaces, mounts, cgroups)")
+	}
+	store, im := imagetest.ImportBusybox(t, "example.test/busybox:1")
+	be := liveBackend(t, 1<<30, func(c *process.Config) { c.Images = store })
+	d := startDaemon(t, daemonOpts{backend: be})
+	ctx := context.Background()
+	if _, err := d.client.CreateAgent(ctx, api.CreateAgentRequest{Image: "example.test/busybox:2"}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("an agent of a missing image: %v", err)
+	}
+	id, err := d.client.CreateAgent(ctx, api.CreateAgentRequest{Image: "example.test/busybox:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := d.client.GetAgent(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ag.Image != imagestore.Pinned("example.test/busybox:1", im) {
+		t.Errorf("agent image %q, want it pinned to %s", ag.Image, im.ID)
+	}
+	res, err := d.client.Exec(ctx, id, api.ExecRequest{Command: "cat /etc/issue; id -u; pwd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || res.Stdout != "image\n1000\n/srv\n" {
+		t.Errorf("action in the image: exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	other, err := imagestore.Open(store.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, _, err := other.Remove(im.ID); !errors.Is(err, imagestore.ErrInUse) {
+		t.Fatalf("removing the image of a live agent: %v", err)
+	}
+	if err := d.client.DeleteAgent(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := other.Remove(im.ID); err != nil {
+		t.Fatalf("removing the image after its agent: %v", err)
 	}
 }

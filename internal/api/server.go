@@ -313,6 +313,9 @@ func (s *Server) sortedAgents() []*agent {
 	return out
 }
 
+// imageHolder is the image store holder key of an agent.
+func imageHolder(id string) string { return "agent " + id }
+
 // addAgent registers an agent in memory. A new agent (ask) asks for its
 // admission slot at once; a recovered one at its first action (slots.go).
 func (s *Server) addAgent(rec record, ask bool) *agent {
@@ -328,6 +331,13 @@ func (s *Server) addAgent(rec record, ask bool) *agent {
 	s.mu.Lock()
 	s.agents[rec.ID] = ag
 	s.mu.Unlock()
+	// The agent holds its image until it is deleted: between two
+	// sandboxes (a teardown) none holds it.
+	if ir, ok := s.cfg.Backend.(sandbox.ImageResolver); ok {
+		if err := ir.HoldImage(imageHolder(rec.ID), rec.Image); err != nil {
+			s.log.Warn("holding the agent's image", "agent", rec.ID, "image", rec.Image, "err", err)
+		}
+	}
 	if ask {
 		s.requestSlot(ag)
 	}

@@ -76,6 +76,19 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 		closeDomain()
 		return nil, nil, nil, err
 	}
+	// Both backends run the images of the state directory's store: the
+	// process backend mounts their layers, the docker backend loads one
+	// into the engine when it lacks it.
+	images, err := OpenImageStore(stateDir)
+	if err != nil {
+		closeDomain()
+		return nil, nil, nil, err
+	}
+	closeImages := func() {
+		if err := images.Close(); err != nil {
+			log.Warn("closing the image store", "err", err)
+		}
+	}
 	var be sandbox.Backend
 	switch name {
 	case "process":
@@ -86,17 +99,19 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 				diskMax = -1
 			}
 		}
-		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log, NoSwap: perSandbox, DiskMax: diskMax})
+		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout,
+			Logger: log, NoSwap: perSandbox, DiskMax: diskMax, Images: images})
 	case "docker":
 		self, _ := os.Executable()
 		var d *docker.Backend
-		if d, err = docker.New(ctx, docker.Config{Domain: dom.Group().Path(), Layout: layout, TenonBinary: self, Log: log}); err == nil {
+		if d, err = docker.New(ctx, docker.Config{Domain: dom.Group().Path(), Layout: layout, TenonBinary: self, Log: log, Images: images}); err == nil {
 			// The wrapper lets the tenon policy's residency manager tear
 			// docker sandboxes down and rematerialize them.
 			be = managed.WrapDocker(d)
 		}
 	}
 	if err != nil {
+		closeImages()
 		closeDomain()
 		return nil, nil, nil, err
 	}
@@ -104,6 +119,7 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 		if err := be.Close(); err != nil {
 			log.Warn("closing backend", "err", err)
 		}
+		closeImages()
 		closeDomain()
 	}
 	return be, replay.CgroupDomain{Domain: dom, Compressed: zramCost(swap.NewManager(log))}, closer, nil

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,10 +65,14 @@ func PlanBench(cfg BenchConfig) (*BenchPlan, error) {
 	if cfg.Sim {
 		return p, checkSimPolicies(cfg.Cases)
 	}
-	for _, c := range cfg.Cases {
-		if err := checkImages(cfg.Backend, c.Workflows); err != nil {
+	p.cfg.Cases = slices.Clone(cfg.Cases)
+	for i, c := range p.cfg.Cases {
+		wfs, err := checkImages(cfg.Backend, cfg.StateDir, c.Workflows)
+		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
 		}
+		c.Workflows = wfs
+		p.cfg.Cases[i] = c
 		rc := p.replayConfig(c, 0, "")
 		p.runs[c.Name] = map[string]policyRun{}
 		for _, name := range c.Policies {

@@ -16,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/imagestore"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/report"
@@ -53,9 +54,11 @@ type ReplayConfig struct {
 // that cannot run stops the whole comparison with its error; a cancelled
 // context returns what finished so far together with the error.
 func Replay(ctx context.Context, cfg ReplayConfig) (*report.Comparison, error) {
-	if err := checkImages(cfg.Backend, cfg.Workflows); err != nil {
+	wfs, err := checkImages(cfg.Backend, cfg.StateDir, cfg.Workflows)
+	if err != nil {
 		return nil, err
 	}
+	cfg.Workflows = wfs
 	runs, err := cfg.buildRuns(cfg.Policies)
 	if err != nil {
 		return nil, err
@@ -98,20 +101,30 @@ func OverrideImage(wfs []trajectory.Workflow, image string) ([]trajectory.Workfl
 }
 
 // checkImages fails before any replay when a workflow names an image the
-// process backend cannot provide (it has only the host's root, "host"):
-// every sandbox start would fail, and the workflow with it. Imported
-// traces name the image they were recorded in; --image overrides it.
-func checkImages(backend string, wfs []trajectory.Workflow) error {
+// process backend cannot provide (neither the host's root, "host", nor an
+// image of the state directory's image store): every sandbox start would
+// fail, and the workflow with it. Imported traces name the image they
+// were recorded in; --image overrides it. It returns the workflows with
+// each store image pinned to its id (imagestore.Pinned), so a workflow's
+// rematerialized sandboxes run the image its first one did; wfs itself is
+// not changed.
+func checkImages(backend, stateDir string, wfs []trajectory.Workflow) ([]trajectory.Workflow, error) {
 	if backend != "process" {
-		return nil
+		return wfs, nil
 	}
-	for _, w := range wfs {
-		if w.Image != "" && w.Image != "host" {
-			return fmt.Errorf("workflow %s: image %q: the process backend has only \"host\"; "+
-				"run every workflow on the host with --image host, or use --backend docker: %w", w.ID, w.Image, sandbox.ErrUnsupportedImage)
+	out := slices.Clone(wfs)
+	for i, w := range out {
+		if w.Image == "" || w.Image == "host" {
+			continue
 		}
+		im, err := imagestore.Find(imageStoreDir(stateDir), w.Image)
+		if err != nil {
+			return nil, fmt.Errorf("workflow %s: image %q: %w; import it (tenon image import, tenon image pull), "+
+				"run every workflow on the host with --image host, or use --backend docker: %w", w.ID, w.Image, err, sandbox.ErrUnsupportedImage)
+		}
+		out[i].Image = imagestore.Pinned(w.Image, im)
 	}
-	return nil
+	return out, nil
 }
 
 // policyRun is one policy's replay: the policy, built once, and the run

@@ -193,10 +193,29 @@ func TestReplayImages(t *testing.T) {
 			t.Errorf("workflow %s image %q after the override", w.ID, w.Image)
 		}
 	}
-	if err := checkImages("process", host); err != nil {
+	if _, err := checkImages("process", state, host); err != nil {
 		t.Errorf("overridden workflows refused: %v", err)
 	}
-	if err := checkImages("docker", wfs); err != nil {
+	// An image of the state directory's image store is accepted.
+	records := filepath.Join(imageStoreDir(state), "images")
+	if err := os.MkdirAll(records, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"id":"sha256:` + strings.Repeat("ab", 32) + `","names":["` + wfs[1].Image + `"],"layers":[]}`
+	if err := os.WriteFile(filepath.Join(records, strings.Repeat("ab", 32)+".json"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := checkImages("process", state, wfs)
+	if err != nil {
+		t.Errorf("an imported image refused: %v", err)
+	}
+	if want := wfs[1].Image + "@sha256:" + strings.Repeat("ab", 32); pinned[1].Image != want || pinned[0].Image != wfs[0].Image {
+		t.Errorf("pinned images %q, %q; want %q and %q unchanged", pinned[1].Image, pinned[0].Image, want, wfs[0].Image)
+	}
+	if wfs[1].Image == pinned[1].Image {
+		t.Error("checkImages changed its input")
+	}
+	if _, err := checkImages("docker", state, wfs); err != nil {
 		t.Errorf("docker refused an image up front: %v", err)
 	}
 }

@@ -19,7 +19,10 @@
 //     its compressed bytes. Nothing writes this format any more; ExtractRef
 //     still reads it so records stored before the tree format restore.
 //
-// Both extract through the same checked extractor, described below.
+// Both extract through the same checked extractor, described below, as
+// does ExtractTar, which unpacks a plain tar stream (gzip'd or not, with
+// tar's --strip-components) that carries no digest: a replay's workspace
+// seed (trajectory.Workspace).
 //
 // A capture records regular files, directories, symlinks, hard links,
 // FIFOs, modes, owners and nanosecond mtimes. It also records the two
@@ -43,6 +46,12 @@
 // targets are kept verbatim: in a writable layer they are resolved inside
 // the sandbox's root (e.g. /usr/bin/python3 -> /etc/alternatives/python3),
 // and extraction itself never resolves them.
+//
+// ExtractLayer runs the same extractor over an OCI image layer (a plain
+// uncompressed tar), making its ".wh." whiteouts and opaque markers into
+// the overlay ones above, so the result is an overlay lower directory
+// (internal/imagestore); it also drops setuid/setgid bits and ignores the
+// layer's own xattrs and PAX records unless told otherwise.
 //
 // The package owns only the blob directory it is given and the destination
 // directory of an extraction; it touches nothing else.

@@ -95,6 +95,7 @@ func writeCase(b *strings.Builder, o Outcome) {
 			spreadF(m, count, float64(m.OOMEvents), sd.OOMEvents), spreadF(m, count, float64(m.Timeouts), sd.Timeouts),
 			spreadF(m, percent, m.AttemptFailureRate, sd.AttemptFailureRate), successText(m))
 	}
+	writeActionPeaks(b, o)
 }
 
 // spreadS renders a median time with its min–max over the repetitions:

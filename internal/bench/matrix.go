@@ -18,10 +18,13 @@ const (
 	GroupLoad     = "load"         // offered-load sweep (number of workflows) at the tightest budget
 	GroupRegion   = "region"       // tenon's yellow = red region size sweep
 	GroupTraces   = "traces"       // the real trace sets, replicated, at TraceBudgets
+	// GroupRealTools replays recorded tasks' own tool calls on their real
+	// repositories (internal/realtools), replicated, under every policy.
+	GroupRealTools = "real-tools"
 )
 
 // Groups lists every group in run order.
-var Groups = []string{GroupStatic, GroupMain, GroupAblation, GroupLoad, GroupRegion, GroupTraces}
+var Groups = []string{GroupStatic, GroupMain, GroupAblation, GroupLoad, GroupRegion, GroupTraces, GroupRealTools}
 
 // DefaultGroups are the groups a matrix without Only runs: every group but
 // the traces group, whose two real trace sets, replicated twice, at two
@@ -62,6 +65,10 @@ type Case struct {
 	// X is the sweep variable: N for the static sweep, oversubscription for
 	// the load sweep, the region fraction for the region sweep.
 	X float64 `json:"x,omitempty"`
+	// ReferenceMiB, per workflow (its id before replication), is a peak
+	// measured elsewhere that the results show beside each action's
+	// measured peak (the real-tools manifest's figure).
+	ReferenceMiB map[string]float64 `json:"reference_mib,omitempty"`
 	// Reps is how many times the case is replayed (at least 1); its
 	// numbers are the medians over them (report.Aggregate).
 	Reps int `json:"reps,omitempty"`
@@ -111,6 +118,12 @@ type Matrix struct {
 	// at every TraceBudgets budget under the core policies (or Policies).
 	TraceSets    []TraceSet
 	TraceBudgets []int64
+	// RealTools are the real-tools group's workflows (realtools.Build), one
+	// per task, and RealToolsMiB each one's manifest figure by id;
+	// RealToolsAgents is how many agents they are replicated to.
+	RealTools       []trajectory.Workflow
+	RealToolsMiB    map[string]float64
+	RealToolsAgents int
 }
 
 // DefaultMatrix is the full matrix. Budgets 1, 1.5 and 2 GiB keep the
@@ -194,6 +207,9 @@ func (m Matrix) check() error {
 				return fmt.Errorf("%w: trace budget %d must be positive", ErrBadMatrix, b)
 			}
 		}
+	}
+	if m.Wants(GroupRealTools) && (len(m.RealTools) == 0 || m.RealToolsAgents <= 0) {
+		return fmt.Errorf("%w: group %s needs its workflows and a positive agent count", ErrBadMatrix, GroupRealTools)
 	}
 	if m.N <= 0 {
 		return fmt.Errorf("%w: workflows per workload must be positive, got %d", ErrBadMatrix, m.N)
@@ -325,6 +341,13 @@ func (m Matrix) Cases() ([]Case, error) {
 			return nil, err
 		}
 		out = append(out, tc...)
+	}
+	if m.Wants(GroupRealTools) {
+		c, err := m.realToolsCase()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }

@@ -51,7 +51,7 @@ type Event struct {
 	Charge  int64   `json:"charge_bytes,omitempty"`
 
 	// action_done (also the predictor's training input)
-	ActionKind string  `json:"action_kind,omitempty"` // "run" or "mem"
+	ActionKind string  `json:"action_kind,omitempty"` // "run", "mem" or "edit"
 	AvgBytes   int64   `json:"avg_bytes,omitempty"`
 	PeakBytes  int64   `json:"peak_bytes,omitempty"`
 	DurationS  float64 `json:"duration_s,omitempty"`

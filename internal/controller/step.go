@@ -197,8 +197,11 @@ func (s *Step) exec(ctx context.Context, a *Agent, id string, x StepAction) (Out
 		s.Logger.Warn("exec failed", "agent", a.ID, "action", x.Index, "sandbox", id, "err", err)
 	}
 	kind := "run"
-	if act.Mem != nil {
+	switch {
+	case act.Mem != nil:
 		kind = "mem"
+	case act.Edit != nil:
+		kind = "edit"
 	}
 	e := Event{
 		Kind: EventActionDone, Workflow: a.ID, Action: IntPtr(x.Index),

@@ -33,7 +33,9 @@ func MoveDir(src, dst string) error {
 const modeBits = fs.ModePerm | fs.ModeSticky | fs.ModeSetuid | fs.ModeSetgid
 
 // CopyTree copies directories, regular files and symlinks from src to the
-// new directory dst, keeping modes and owners; other file types fail.
+// new directory dst, keeping modes and owners, and the overlayfs markers of
+// a writable layer (whiteouts, the overlay xattrs of directories); other
+// file types fail.
 func CopyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -53,6 +55,9 @@ func CopyTree(src, dst string) error {
 			if err = os.Mkdir(out, 0o700); err == nil {
 				err = os.Chmod(out, fi.Mode()&modeBits)
 			}
+			if err == nil {
+				err = copyOverlayXattrs(p, out)
+			}
 		case fi.Mode()&fs.ModeSymlink != 0:
 			var t string
 			if t, err = os.Readlink(p); err == nil {
@@ -61,7 +66,10 @@ func CopyTree(src, dst string) error {
 		case fi.Mode().IsRegular():
 			err = copyFile(p, out, fi.Mode())
 		default:
-			return fmt.Errorf("%s: unsupported file type %s", rel, fi.Mode().Type())
+			var ok bool
+			if ok, err = copyWhiteout(out, fi); err == nil && !ok {
+				return fmt.Errorf("%s: unsupported file type %s", rel, fi.Mode().Type())
+			}
 		}
 		if err != nil {
 			return err

@@ -28,7 +28,10 @@
 // time scale s its period, horizon and waits are multiplied by s, since the
 // tools' ramps are s times as short (registry.go, ScaledGate). Its default
 // admission margin keeps one red region of the gate free
-// (AdmissionMargin); the current predictor assumes at least a task's
+// (AdmissionMargin), except from light actions, which may use it
+// (Config.LightMargin, admission's light lane: on the imported real traces
+// one heavy action at its peak otherwise kept every small action waiting
+// for its whole run; light-margin=off is the ablation); the current predictor assumes at least a task's
 // largest same-class peak so far, or its class's p90 for the first
 // (predict.ClassFloor); and where the domain has one (cgroup v1) the gate
 // runs the OOM hold, so an allocation at the budget waits for memory

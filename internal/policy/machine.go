@@ -51,6 +51,10 @@ type Config struct {
 	Model predict.Predictor
 	// Margin is admission's physical safety margin (0: AdmissionMargin's default).
 	Margin int64
+	// LightMargin is how much of Margin light actions may use, the
+	// admission's light lane (internal/admission): 0 means all of it,
+	// a negative value none (the ablation). It is never more than Margin.
+	LightMargin int64
 	// AgentReserve is the headroom a new agent leaves free beyond its first
 	// action's predicted peak (AgentPacing).
 	AgentReserve int64
@@ -200,6 +204,12 @@ func NewMachine(cfg Config) (*Machine, error) {
 			m.cfg.AdmissionConfig.Budget = cfg.Budget
 		}
 		m.cfg.Margin = AdmissionMargin(cfg.Margin, cfg.Budget, cfg.GateConfig)
+		switch {
+		case cfg.LightMargin == 0 || cfg.LightMargin > m.cfg.Margin:
+			m.cfg.LightMargin = m.cfg.Margin
+		case cfg.LightMargin < 0:
+			m.cfg.LightMargin = 0
+		}
 		m.adm = admission.New(cfg.AdmissionConfig, func() time.Time { return m.now })
 	}
 	if cfg.Gate {

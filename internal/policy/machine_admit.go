@@ -52,7 +52,8 @@ func (m *Machine) ActionReady(now time.Time, id string, index int, act *trajecto
 }
 
 // Schedule runs admission with the physical headroom (PhysicalHeadroom,
-// raised by LivenessHeadroom) and returns the actions it admitted. A host
+// raised by LivenessHeadroom), light actions also in Config.LightMargin of
+// the margin, and returns the actions it admitted. A host
 // calls it after an action became ready or ended and every admission
 // period.
 func (m *Machine) Schedule(now time.Time, obs Observer) (out []Grant) {
@@ -80,7 +81,7 @@ func (m *Machine) Schedule(now time.Time, obs Observer) (out []Grant) {
 			m.stats.LivenessAdmits++
 		}
 	}
-	for _, t := range m.adm.Schedule(phys) {
+	for _, t := range m.adm.Schedule(phys, m.cfg.LightMargin) {
 		a := m.tickets[t]
 		delete(m.tickets, t)
 		if a == nil {

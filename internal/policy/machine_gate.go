@@ -64,10 +64,19 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	if m.adm != nil {
 		smp = make([]gate.Sample, len(obs.Sandboxes))
 		copy(smp, obs.Sandboxes)
+		// One pass over the admitted actions, not one per sandbox: with
+		// thousands of sandboxes a scan per sample made the step quadratic.
+		bySandbox := make(map[string]*agentState, len(m.admitted))
+		for _, a := range m.admitted {
+			if _, dup := bySandbox[a.sandbox]; !dup {
+				bySandbox[a.sandbox] = a
+			}
+		}
 		for i := range smp {
 			var adm *Admitted
-			if a, ok := m.AdmittedIn(smp[i].ID, smp[i].Footprint); ok {
-				adm = &a
+			if a := bySandbox[smp[i].ID]; a != nil {
+				ad := a.admittedAt(smp[i].Footprint)
+				adm = &ad
 			}
 			smp[i].DemandCap, smp[i].HasCap = DemandCap(adm, m.cfg.GateConfig.BootstrapDemand)
 		}

@@ -123,15 +123,42 @@ func TestConfigureParams(t *testing.T) {
 		{name: "agentcgroup default low is budget/8", policy: "agentcgroup",
 			check: func(c Config) bool { return c.LowLimit == 128<<20 }},
 		{name: "agentcgroup bad high", policy: "agentcgroup", params: map[string]string{"high": "2"}, wantErr: true},
+		{name: "tenon light lane off", policy: "tenon", params: map[string]string{"light-margin": "off"},
+			check: func(c Config) bool { return c.LightMargin < 0 }},
+		{name: "tenon light lane size", policy: "tenon", params: map[string]string{"light-margin": "64MiB"},
+			check: func(c Config) bool { return c.LightMargin == 64<<20 }},
+		{name: "tenon light lane bad", policy: "tenon", params: map[string]string{"light-margin": "-3"}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Resolve(tt.policy, Options{Budget: 1 << 30, Params: tt.params})
+			c, err := Resolve(tt.policy, Options{Budget: 1 << 30, Params: tt.params, Predictor: constPred{peak: 1 << 20}})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
 			}
 			if err == nil && tt.check != nil && !tt.check(c) {
 				t.Errorf("config %+v", c)
+			}
+		})
+	}
+}
+
+// TestLightMarginDefault: the light lane is the whole margin by default,
+// never more than the margin, and none when turned off.
+func TestLightMarginDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		light, want int64
+	}{
+		{"default", 0, 100 << 20},
+		{"part", 10 << 20, 10 << 20},
+		{"capped", 1 << 30, 100 << 20},
+		{"off", -1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true}, Budget: 1 << 30,
+				Model: constPred{peak: 1 << 20}, Margin: 100 << 20, LightMargin: tc.light})
+			if m.cfg.LightMargin != tc.want {
+				t.Errorf("light margin %d, want %d", m.cfg.LightMargin, tc.want)
 			}
 		})
 	}

@@ -11,7 +11,8 @@ import (
 
 // ApplyTenonParams applies the parameters of the tenon policies: the gate's
 // yellow=, red= and hold= (a duration, or off), and admission's window=
-// (bytes or a size such as 2GiB), beta= (bytes per second) and margin=.
+// (bytes or a size such as 2GiB), beta= (bytes per second), margin= and
+// light-margin= (a size, or off: light actions keep out of the margin).
 func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) error {
 	gp := map[string]string{}
 	for k, v := range params {
@@ -29,6 +30,16 @@ func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) 
 			case "margin":
 				c.Margin = n
 			}
+		case "light-margin":
+			if v == "off" {
+				c.LightMargin = -1
+				continue
+			}
+			n, err := units.ParseSize(v)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("%w: light-margin=%q: want a positive size such as 64MiB, or off", ErrBadOption, v)
+			}
+			c.LightMargin = n
 		case "hold":
 			if v == "off" {
 				*hold = -1
@@ -44,7 +55,7 @@ func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) 
 		}
 	}
 	if err := gateParams(&c.GateConfig, gp); err != nil {
-		return fmt.Errorf("%w (tenon policies also take hold=, window=, beta=, margin=)", err)
+		return fmt.Errorf("%w (tenon policies also take hold=, window=, beta=, margin=, light-margin=)", err)
 	}
 	return nil
 }

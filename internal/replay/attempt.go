@@ -3,11 +3,15 @@ package replay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"os"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/archive"
 	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/edittool"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
@@ -17,17 +21,22 @@ import (
 // context error.
 func (r *runner) attempt(ctx context.Context, a *controller.Agent, res *WorkflowResult) error {
 	a.Workspace = r.workspace(a)
+	res.ActionPeaks = make([]int64, len(a.Workflow.Actions))
+	if err := seedWorkspace(ctx, a.Workflow.Workspace, a.Workspace); err != nil {
+		return err
+	}
 	for i := range a.Workflow.Actions {
 		a.Next = i
 		act := &a.Workflow.Actions[i]
 		if err := clock.Sleep(ctx, r.cfg.Clock, durationS(act.Wait)); err != nil {
 			return err
 		}
-		sr, err := r.step.Run(ctx, a, controller.StepAction{Index: i, Request: r.request(act), Running: r.rec.actionRunning})
+		sr, err := r.step.Run(ctx, a, controller.StepAction{Index: i, Request: r.request(a.Workflow, act), Running: r.rec.actionRunning})
 		res.StartRetries += sr.StartRetries
 		if sr.Admitted {
 			res.Queued += sr.Outcome.Queued
 			res.Actions++
+			res.ActionPeaks[i] = sr.Outcome.PeakBytes
 		}
 		switch {
 		case errors.Is(err, controller.ErrOOM):
@@ -47,18 +56,41 @@ func (r *runner) attempt(ctx context.Context, a *controller.Agent, res *Workflow
 }
 
 // request builds the ExecRequest of an action.
-func (r *runner) request(act *trajectory.Action) sandbox.ExecRequest {
+func (r *runner) request(wf *trajectory.Workflow, act *trajectory.Action) sandbox.ExecRequest {
 	// An action that leaves a process running (a background hint, or a
 	// memory profile whose retained memory is held by one) keeps it past
 	// its end; the backend kills anything else it leaves behind.
 	req := sandbox.ExecRequest{Timeout: r.cfg.ActionTimeout,
 		Background: act.Hints.Background || act.Mem != nil && act.Mem.Background}
-	if act.Mem != nil {
-		req.Argv = append([]string{r.cfg.ToolPath}, r.cfg.MemArgs(*act.Mem)...)
-		return req
+	if ws := wf.Workspace; ws != nil && ws.Mount != "" {
+		req.Cwd = ws.Mount
 	}
-	req.Shell = act.Run
+	switch {
+	case act.Mem != nil:
+		req.Argv = append([]string{r.cfg.ToolPath}, r.cfg.MemArgs(*act.Mem)...)
+	case act.Edit != nil:
+		req.Argv = append([]string{r.cfg.ToolPath}, edittool.Args(*act.Edit)...)
+	default:
+		req.Shell = act.Run
+	}
 	return req
+}
+
+// seedWorkspace unpacks the workflow's workspace archive, if it has one,
+// into the attempt's fresh workspace dir.
+func seedWorkspace(ctx context.Context, ws *trajectory.Workspace, dir string) error {
+	if ws == nil {
+		return nil
+	}
+	f, err := os.Open(ws.Archive)
+	if err != nil {
+		return fmt.Errorf("seeding the workspace: %w", err)
+	}
+	defer f.Close()
+	if _, err := archive.ExtractTar(ctx, f, dir, ws.Strip); err != nil {
+		return fmt.Errorf("seeding the workspace from %s: %w", ws.Archive, err)
+	}
+	return nil
 }
 
 // durationS converts seconds to a duration; +Inf saturates.

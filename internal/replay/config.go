@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -118,6 +119,14 @@ func (c Config) withDefaults() (Config, error) {
 		seen[w.ID] = true
 		if err := w.Validate(); err != nil {
 			return c, fmt.Errorf("%w: workflow %q: %w", ErrConfig, w.ID, err)
+		}
+		if ws := w.Workspace; ws != nil {
+			if c.WorkspaceRoot == "" {
+				return c, fmt.Errorf("%w: workflow %q seeds its workspace, which needs a WorkspaceRoot", ErrConfig, w.ID)
+			}
+			if _, err := os.Stat(ws.Archive); err != nil {
+				return c, fmt.Errorf("%w: workflow %q: workspace archive: %w", ErrConfig, w.ID, err)
+			}
 		}
 	}
 	return c, nil

@@ -5,8 +5,15 @@
 // offset, passes Policy.AgentReady, and then for every action sleeps the
 // (scaled) model wait, gets a sandbox from the Sandboxes manager, passes
 // Policy.ActionReady, executes the action (Mem profiles through
-// `tenon tool mem`, Run commands through /bin/sh -c), reports the measured
-// outcome to Policy.ActionDone and calls the manager's Boundary hook.
+// `tenon tool mem`, file edits through `tenon tool edit`, Run commands
+// through /bin/sh -c), reports the measured outcome to Policy.ActionDone
+// and calls the manager's Boundary hook.
+//
+// A workflow with a Workspace seed (real repositories, internal/realtools)
+// gets each attempt's fresh workspace unpacked from its archive before the
+// attempt's first sandbox starts (archive.ExtractTar), shown again at the
+// seed's Mount (a read-write sandbox.Bind, where actions then run), with
+// the workflow's Env and its Binds (read-only) in every sandbox it gets.
 //
 // An attempt that hits an OOM kill, a sandbox timeout or a sandbox that
 // cannot be created or died ends: its sandbox is destroyed and the workflow

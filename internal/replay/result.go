@@ -158,7 +158,10 @@ type WorkflowResult struct {
 	Actions      int           // actions executed, every attempt
 	// NonZeroExits counts actions that exited non-zero without OOM or timeout.
 	NonZeroExits int
-	Err          string // why it failed; "" when completed
+	// ActionPeaks are the measured peaks (sandbox memory, bytes) of the
+	// last attempt's actions, by index; 0 for an action it did not run.
+	ActionPeaks []int64
+	Err         string // why it failed; "" when completed
 }
 
 // Sample is one sampler reading.

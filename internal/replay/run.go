@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -131,8 +132,16 @@ func (r *runner) spec(a *controller.Agent) sandbox.Spec {
 	if len(id) > 64 {
 		id = id[len(id)-64:]
 	}
+	wf := a.Workflow
+	var binds []sandbox.Bind
+	if ws := wf.Workspace; ws != nil && ws.Mount != "" {
+		binds = append(binds, sandbox.Bind{Source: a.Workspace, Target: ws.Mount})
+	}
+	for _, b := range wf.Binds {
+		binds = append(binds, sandbox.Bind{Source: b.Source, Target: b.Target, ReadOnly: true})
+	}
 	return sandbox.Spec{
-		ID: id, Image: a.Workflow.Image, Workspace: a.Workspace,
+		ID: id, Image: wf.Image, Workspace: a.Workspace, Env: slices.Clone(wf.Env), Binds: binds,
 		Labels: map[string]string{"tenon.workflow": a.ID, "tenon.attempt": fmt.Sprint(a.Attempt)},
 	}
 }

@@ -191,6 +191,9 @@ type Comparison struct {
 	results []*replay.Result // for the plot
 }
 
+// Runs are the replay results the comparison summarizes, in its order.
+func (c *Comparison) Runs() []*replay.Result { return c.results }
+
 // Compare summarizes results of replaying wfs under budget at timeScale
 // (0 means 1), in the order given. Speedups are relative to the result
 // whose policy is "eager", if any.

@@ -65,3 +65,35 @@ func ValidateID(id string) error {
 	}
 	return nil
 }
+
+// reservedTargets are the sandbox paths a Bind may not cover, nor lie
+// below: the system directories, the kernel's file systems, the workspace
+// and where the tenon binary appears.
+var reservedTargets = []string{"/proc", "/sys", "/dev", "/etc", "/usr", "/bin", "/sbin",
+	"/lib", "/lib32", "/lib64", "/libx32", WorkspaceMount}
+
+// ValidateBinds checks Spec.Binds: absolute sources, targets that are
+// clean absolute paths other than / and outside reservedTargets, and no
+// target twice. The error wraps ErrInvalidSpec.
+func ValidateBinds(binds []Bind) error {
+	seen := map[string]bool{}
+	for _, b := range binds {
+		if !path.IsAbs(b.Source) {
+			return fmt.Errorf("bind source %q must be an absolute path: %w", b.Source, ErrInvalidSpec)
+		}
+		t := b.Target
+		if !path.IsAbs(t) || path.Clean(t) != t || t == "/" {
+			return fmt.Errorf("bind target %q must be a clean absolute path other than /: %w", t, ErrInvalidSpec)
+		}
+		for _, r := range reservedTargets {
+			if t == r || strings.HasPrefix(t, r+"/") {
+				return fmt.Errorf("bind target %q lies in %s, which the backend provides: %w", t, r, ErrInvalidSpec)
+			}
+		}
+		if seen[t] {
+			return fmt.Errorf("bind target %q appears twice: %w", t, ErrInvalidSpec)
+		}
+		seen[t] = true
+	}
+	return nil
+}

@@ -62,3 +62,34 @@ func TestValidateExec(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateBinds(t *testing.T) {
+	tests := []struct {
+		name  string
+		binds []Bind
+		ok    bool
+	}{
+		{"none", nil, true},
+		{"workspace alias and a read-only library", []Bind{{Source: "/w/ws", Target: "/testbed"}, {Source: "/srv/lib", Target: "/opt/lib", ReadOnly: true}}, true},
+		{"relative source", []Bind{{Source: "ws", Target: "/testbed"}}, false},
+		{"relative target", []Bind{{Source: "/ws", Target: "testbed"}}, false},
+		{"unclean target", []Bind{{Source: "/ws", Target: "/opt/../etc"}}, false},
+		{"root", []Bind{{Source: "/ws", Target: "/"}}, false},
+		{"over /etc", []Bind{{Source: "/ws", Target: "/etc"}}, false},
+		{"below /usr", []Bind{{Source: "/ws", Target: "/usr/local/bin"}}, false},
+		{"below the workspace", []Bind{{Source: "/ws", Target: "/workspace/x"}}, false},
+		{"a prefix is not a parent", []Bind{{Source: "/ws", Target: "/usrx"}}, true},
+		{"twice", []Bind{{Source: "/a", Target: "/t"}, {Source: "/b", Target: "/t"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ValidateBinds(tt.binds)
+			if (err == nil) != tt.ok {
+				t.Fatalf("ValidateBinds = %v, want ok %v", err, tt.ok)
+			}
+			if err != nil && !errors.Is(err, ErrInvalidSpec) {
+				t.Errorf("error %v does not wrap ErrInvalidSpec", err)
+			}
+		})
+	}
+}

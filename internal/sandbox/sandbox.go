@@ -13,6 +13,8 @@ type Spec struct {
 	Env       []string          // KEY=VALUE added to every action
 	Network   bool              // give the sandbox a network (default: none)
 	Labels    map[string]string // free-form, reported back by Info
+	// Binds show more host directories in the sandbox (ValidateBinds).
+	Binds []Bind
 	// RootfsFrom, when set, is a host directory holding a writable layer
 	// captured from an earlier sandbox (what its backend's WritableLayer
 	// returned, restored): the new sandbox starts from it instead of an
@@ -24,6 +26,13 @@ type Spec struct {
 	RootfsFrom string
 }
 
+// Bind shows the host directory Source at Target inside a sandbox.
+type Bind struct {
+	Source   string // absolute host path of a directory
+	Target   string // absolute path in the sandbox
+	ReadOnly bool
+}
+
 // WorkspaceMount is where the workspace appears inside every sandbox.
 const WorkspaceMount = "/workspace"
 
@@ -31,7 +40,7 @@ const WorkspaceMount = "/workspace"
 type ExecRequest struct {
 	Argv    []string      // program and arguments; run through /bin/sh -c when Shell is set
 	Shell   string        // a shell command line (alternative to Argv)
-	Cwd     string        // default WorkspaceMount
+	Cwd     string        // default WorkspaceMount, or the image's WorkingDir where it sets one
 	Env     []string      // KEY=VALUE
 	Timeout time.Duration // 0 means no timeout
 	// OutputLimit caps each of stdout and stderr; 0 means DefaultOutputLimit.
@@ -86,6 +95,20 @@ type Stats struct {
 	OOMKills   int64
 	CPU        time.Duration
 	Procs      int // number of tasks, init included
+}
+
+// ImageResolver is the optional interface of a backend that keeps images
+// of its own (the process backend with an image store). ResolveImage
+// returns the reference that names an image for good ("" and "host" as
+// they are), so that every sandbox of an agent, rematerializations
+// included, runs the same image even if its name moves to another; its
+// error wraps ErrUnsupportedImage. HoldImage keeps the image ref names from
+// removal while key (an agent) may still start sandboxes of it, until
+// ReleaseImage(key).
+type ImageResolver interface {
+	ResolveImage(name string) (string, error)
+	HoldImage(key, ref string) error
+	ReleaseImage(key string)
 }
 
 // Backend runs sandboxes. Implementations must be safe for concurrent use.

@@ -34,6 +34,9 @@ type Config struct {
 	// Margin is admission's physical safety margin; 0 means the live
 	// policy's default for Budget and Gate (policy.AdmissionMargin).
 	Margin int64
+	// LightMargin is policy.Config.LightMargin: how much of Margin light
+	// actions may use (0: all, negative: none).
+	LightMargin int64
 	// Hold is how long sandboxes may wait at the budget under the domain's
 	// OOM hold (hold.go) with no action running before the gate releases it
 	// to the OOM killer (at most 10× that in all), as

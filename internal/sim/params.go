@@ -12,7 +12,8 @@ import (
 // the live parser (policy.ApplyTenonParams, the --param flag of tenon
 // replay): the gate's yellow= and red= (fractions of the budget in
 // (0, 0.5)), and admission's window= and beta= (sizes; beta per second) and
-// margin= (its physical safety margin), the OOM hold's hold= (a duration,
+// margin= (its physical safety margin) and light-margin= (the light
+// lane's share of it, or off), the OOM hold's hold= (a duration,
 // or off; Config.Hold); and, in the simulator only, the
 // gate's bmax= (growers permitted in yellow). Errors are ErrBadConfig.
 func (c *Config) ApplyParams(params map[string]string) error {
@@ -28,11 +29,11 @@ func (c *Config) ApplyParams(params map[string]string) error {
 		c.Gate.BMax = n
 		delete(live, "bmax")
 	}
-	pc := policy.Config{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin}
+	pc := policy.Config{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin, LightMargin: c.LightMargin}
 	hold := c.Hold
 	if err := policy.ApplyTenonParams(&pc, &hold, live); err != nil {
 		return fmt.Errorf("%w: %w (the simulator also takes bmax=)", ErrBadConfig, err)
 	}
-	c.Gate, c.Admission, c.Margin, c.Hold = pc.GateConfig, pc.AdmissionConfig, pc.Margin, hold
+	c.Gate, c.Admission, c.Margin, c.LightMargin, c.Hold = pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, hold
 	return nil
 }

@@ -141,7 +141,7 @@ func machineConfig(cfg Config) (policy.Config, error) {
 	if err != nil {
 		return policy.Config{}, err
 	}
-	pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.AgentReserve = cfg.Gate, cfg.Admission, cfg.Margin, cfg.AgentReserve
+	pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, pc.AgentReserve = cfg.Gate, cfg.Admission, cfg.Margin, cfg.LightMargin, cfg.AgentReserve
 	pc.Hold = holdTimeout(cfg)
 	if cfg.Policy.Reservation {
 		pc.ReserveMargin = cfg.SandboxBase

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -29,9 +30,29 @@ func TestLoadErrors(t *testing.T) {
 		{name: "zero peak on line 3", in: goodLine + "\n\n" + strings.Replace(strings.Replace(goodLine, `"w1"`, `"w2"`, 1), `"peak_mib":100`, `"peak_mib":0`, 1),
 			want: "trajectory line 3: actions[0].mem.peak_mib: must be > 0", wantErr: ErrInvalid},
 		{name: "neither run nor mem", in: `{"version":1,"id":"w","actions":[{"wait_s":0,"class":"x","command":"c"}]}`,
-			want: `trajectory line 1: actions[0]: needs exactly one of "run" and "mem"; has neither`, wantErr: ErrInvalid},
+			want: `trajectory line 1: actions[0]: needs exactly one of "run", "mem" and "edit"; has none`, wantErr: ErrInvalid},
 		{name: "both run and mem", in: `{"version":1,"id":"w","actions":[{"wait_s":0,"class":"x","run":"true","mem":{"peak_mib":1,"ramp_s":0,"hold_s":0}}]}`,
-			want: `trajectory line 1: actions[0]: needs exactly one of "run" and "mem"; has both`, wantErr: ErrInvalid},
+			want: `trajectory line 1: actions[0]: needs exactly one of "run", "mem" and "edit"; has several`, wantErr: ErrInvalid},
+		{name: "run and edit", in: `{"version":1,"id":"w","actions":[{"wait_s":0,"class":"x","run":"true","edit":{"path":"a","old":"x","new":"y"}}]}`,
+			want: `trajectory line 1: actions[0]: needs exactly one of "run", "mem" and "edit"; has several`, wantErr: ErrInvalid},
+		{name: "edit outside the workspace", in: `{"version":1,"id":"w","actions":[{"wait_s":0,"class":"edit","edit":{"path":"../etc/passwd","old":"x","new":"y"}}]}`,
+			want: `trajectory line 1: actions[0].edit.path: "../etc/passwd" must not leave its directory`, wantErr: ErrInvalid},
+		{name: "edit of an absolute path", in: `{"version":1,"id":"w","actions":[{"wait_s":0,"class":"edit","edit":{"path":"/etc/passwd","old":"x","new":"y"}}]}`,
+			want: `trajectory line 1: actions[0].edit.path: "/etc/passwd" must be relative`, wantErr: ErrInvalid},
+		{name: "edit with a hidden climb", in: `{"version":1,"id":"w","actions":[{"wait_s":0,"class":"edit","edit":{"path":"a/../../b","old":"x","new":"y"}}]}`,
+			want: `trajectory line 1: actions[0].edit.path: "a/../../b" must be clean`, wantErr: ErrInvalid},
+		{name: "edit without old", in: `{"version":1,"id":"w","actions":[{"wait_s":0,"class":"edit","edit":{"path":"a","new":"y"}}]}`,
+			want: `trajectory line 1: actions[0].edit.old: must not be empty (or set "write")`, wantErr: ErrInvalid},
+		{name: "write with old", in: `{"version":1,"id":"w","actions":[{"wait_s":0,"class":"edit","edit":{"path":"a","old":"x","new":"y","write":true}}]}`,
+			want: `trajectory line 1: actions[0].edit: "write" replaces the whole file: no "old" or "replace_all"`, wantErr: ErrInvalid},
+		{name: "relative archive", in: `{"version":1,"id":"w","workspace":{"archive":"repo.tar.gz"},"actions":[{"wait_s":0,"class":"x","run":"true"}]}`,
+			want: "trajectory line 1: workspace.archive: must be an absolute path", wantErr: ErrInvalid},
+		{name: "mount at the root", in: `{"version":1,"id":"w","workspace":{"archive":"/r.tar","mount":"/"},"actions":[{"wait_s":0,"class":"x","run":"true"}]}`,
+			want: `trajectory line 1: workspace.mount: "/" must be a clean absolute path other than /`, wantErr: ErrInvalid},
+		{name: "bad env", in: `{"version":1,"id":"w","env":["NOVALUE"],"actions":[{"wait_s":0,"class":"x","run":"true"}]}`,
+			want: "trajectory line 1: env[0]: must be KEY=VALUE", wantErr: ErrInvalid},
+		{name: "relative bind target", in: `{"version":1,"id":"w","binds":[{"source":"/a","target":"b"}],"actions":[{"wait_s":0,"class":"x","run":"true"}]}`,
+			want: `trajectory line 1: binds[0].target: "b" must be a clean absolute path other than /`, wantErr: ErrInvalid},
 		{name: "negative wait", in: `{"version":1,"id":"w","actions":[{"wait_s":-1,"class":"x","run":"true"}]}`,
 			want: "trajectory line 1: actions[0].wait_s: must be >= 0", wantErr: ErrInvalid},
 		{name: "empty class", in: `{"version":1,"id":"w","actions":[{"wait_s":0,"class":"","run":"true"}]}`,
@@ -75,15 +96,21 @@ func TestLoadWriteRoundTrip(t *testing.T) {
 			{Wait: 0, Class: "bash", Command: "ls", Run: "ls", Hints: Hints{Background: true}},
 		}},
 		{ID: "b", Actions: []Action{{Class: "read", Run: "cat x"}}},
+		{ID: "c", Workspace: &Workspace{Archive: "/repos/x.tar.gz", Strip: 1, Mount: "/testbed"},
+			Env: []string{"PYTHONPATH=/opt/lib"}, Binds: []Bind{{Source: "/srv/lib", Target: "/opt/lib"}},
+			Actions: []Action{
+				{Class: "edit", Command: "a/b.py", Edit: &FileEdit{Path: "a/b.py", Old: "x", New: "y", ReplaceAll: true}},
+				{Class: "edit", Command: "c.sql", Edit: &FileEdit{Path: "c.sql", New: "select 1", Write: true}},
+			}},
 	}
 	var buf bytes.Buffer
 	if err := Write(&buf, wfs); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(buf.String(), "\n"); n != 2 {
-		t.Fatalf("wrote %d lines, want 2:\n%s", n, buf.String())
+	if n := strings.Count(buf.String(), "\n"); n != 3 {
+		t.Fatalf("wrote %d lines, want 3:\n%s", n, buf.String())
 	}
-	if c := strings.Count(buf.String(), `"version":1`); c != 2 {
+	if c := strings.Count(buf.String(), `"version":1`); c != 3 {
 		t.Errorf("version on %d lines, want every line:\n%s", c, buf.String())
 	}
 	path := filepath.Join(t.TempDir(), "t.jsonl")
@@ -94,8 +121,13 @@ func TestLoadWriteRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Actions[0].Mem.RetainMiB != 20 || got[0].Actions[1].Run != "ls" || !got[0].Actions[1].Hints.Background || got[1].Version != Version {
+	if len(got) != 3 || got[0].Actions[0].Mem.RetainMiB != 20 || got[0].Actions[1].Run != "ls" || !got[0].Actions[1].Hints.Background || got[1].Version != Version {
 		t.Errorf("round trip = %+v", got)
+	}
+	want := wfs[2]
+	want.Version = Version
+	if !reflect.DeepEqual(got[2], want) {
+		t.Errorf("workflow with a workspace, binds and edits:\n got %+v\nwant %+v", got[2], wfs[2])
 	}
 }
 

@@ -2,6 +2,7 @@ package trajectory
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 )
 
@@ -56,4 +57,18 @@ func Replicate(wfs []Workflow, copies int, spacingS, offsetS float64) ([]Workflo
 		}
 	}
 	return out, nil
+}
+
+// Shuffled returns the workflows of wfs in an order drawn from seed, for
+// measuring how a result depends on the order in which agents arrive
+// (Replicate gives arrivals by position); seed 0 keeps the order. The
+// workflows themselves are shared with wfs, not copied.
+func Shuffled(wfs []Workflow, seed uint64) []Workflow {
+	out := slices.Clone(wfs)
+	if seed == 0 {
+		return out
+	}
+	r := rand.New(rand.NewPCG(seed, 0x7e404))
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
 }

@@ -86,3 +86,34 @@ func TestReplicateErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestShuffled(t *testing.T) {
+	var in []Workflow
+	for i := range 20 {
+		in = append(in, Workflow{ID: string(rune('a' + i))})
+	}
+	ids := func(ws []Workflow) (s []string) {
+		for _, w := range ws {
+			s = append(s, w.ID)
+		}
+		return s
+	}
+	if got := ids(Shuffled(in, 0)); !slices.Equal(got, ids(in)) {
+		t.Errorf("seed 0 reordered: %v", got)
+	}
+	one, again, two := ids(Shuffled(in, 1)), ids(Shuffled(in, 1)), ids(Shuffled(in, 2))
+	if !slices.Equal(one, again) {
+		t.Errorf("seed 1 gave %v then %v", one, again)
+	}
+	if slices.Equal(one, ids(in)) || slices.Equal(one, two) {
+		t.Errorf("seeds 1 and 2 should give other orders: %v, %v", one, two)
+	}
+	sorted := slices.Clone(one)
+	slices.Sort(sorted)
+	if !slices.Equal(sorted, ids(in)) {
+		t.Errorf("not a permutation: %v", one)
+	}
+	if in[0].ID != "a" {
+		t.Error("Shuffled changed its input")
+	}
+}

@@ -5,12 +5,37 @@ const Version = 1
 
 // Workflow is one agent task: one JSONL line of a trajectory file.
 type Workflow struct {
-	Version int      `json:"version"`
-	ID      string   `json:"id"`
-	Arrival float64  `json:"arrival_s"`       // offset from the start of the replay, seconds
-	Image   string   `json:"image,omitempty"` // base image; "" means the backend default
-	Kind    string   `json:"kind,omitempty"`  // swe, science, rl, imported, ...
-	Actions []Action `json:"actions"`
+	Version int     `json:"version"`
+	ID      string  `json:"id"`
+	Arrival float64 `json:"arrival_s"`       // offset from the start of the replay, seconds
+	Image   string  `json:"image,omitempty"` // base image; "" means the backend default
+	Kind    string  `json:"kind,omitempty"`  // swe, science, rl, imported, ...
+	// Workspace, when set, seeds each attempt's fresh workspace from a
+	// host archive and says where else the sandbox shows it.
+	Workspace *Workspace `json:"workspace,omitempty"`
+	Env       []string   `json:"env,omitempty"`   // KEY=VALUE for every action
+	Binds     []Bind     `json:"binds,omitempty"` // host directories shown read-only in the sandbox
+	Actions   []Action   `json:"actions"`
+}
+
+// Workspace is how a workflow's workspace starts: the archive unpacked into
+// it before the attempt's first sandbox starts.
+type Workspace struct {
+	// Archive is the absolute host path of a tar archive (gzip'd or not).
+	Archive string `json:"archive"`
+	// Strip drops this many leading path components of every entry (tar's
+	// --strip-components); entries with no more are skipped.
+	Strip int `json:"strip,omitempty"`
+	// Mount is a second absolute path the workspace appears at in the
+	// sandbox (e.g. /testbed, where the recorded agent worked); actions
+	// then run there. "" keeps only the backend's workspace mount.
+	Mount string `json:"mount,omitempty"`
+}
+
+// Bind shows the host directory Source at Target in the sandbox, read-only.
+type Bind struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
 }
 
 // Action is one tool call and the model wait before it.
@@ -18,9 +43,10 @@ type Action struct {
 	Wait    float64 `json:"wait_s"`  // model wait before the action, seconds
 	Class   string  `json:"class"`   // bash, read, edit, test, build, install, ...
 	Command string  `json:"command"` // command text, used for prediction features
-	// Exactly one of Run and Mem says how to execute the action.
-	Run      string      `json:"run,omitempty"` // a shell command run with /bin/sh -c
-	Mem      *MemProfile `json:"mem,omitempty"` // a memory curve run by `tenon tool mem`
+	// Exactly one of Run, Mem and Edit says how to execute the action.
+	Run      string      `json:"run,omitempty"`  // a shell command run with /bin/sh -c
+	Mem      *MemProfile `json:"mem,omitempty"`  // a memory curve run by `tenon tool mem`
+	Edit     *FileEdit   `json:"edit,omitempty"` // a file edit applied by `tenon tool edit`
 	Hints    Hints       `json:"hints,omitzero"`
 	Recorded *Recorded   `json:"recorded,omitempty"`
 }
@@ -35,6 +61,18 @@ type Recorded struct {
 	DurationS float64 `json:"duration_s"`
 	AvgMiB    float64 `json:"avg_mib"`  // average memory above the level before the action
 	PeakMiB   float64 `json:"peak_mib"` // peak memory above the level before the action
+}
+
+// FileEdit is an agent's file edit, applied in the sandbox's workspace by
+// `tenon tool edit`: Old replaced by New (exactly once, or every occurrence
+// with ReplaceAll; the edit fails when Old is missing, or occurs more than
+// once without ReplaceAll), or with Write the file replaced by New.
+type FileEdit struct {
+	Path       string `json:"path"` // relative to the workspace, without ".."
+	Old        string `json:"old,omitempty"`
+	New        string `json:"new"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
+	Write      bool   `json:"write,omitempty"`
 }
 
 // MemProfile is the curve `tenon tool mem` reproduces: ramp to PeakMiB over

@@ -33,6 +33,8 @@ type Backend struct {
 	initBinary string
 	// driver is the engine's storage driver (overlay2 exposes layers as directories).
 	driver string
+	// loadMu serializes loads of imported images (imported.go).
+	loadMu sync.Mutex
 
 	mu     sync.Mutex
 	boxes  map[string]*box // live sandboxes by id; nil value while being created

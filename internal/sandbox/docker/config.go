@@ -65,6 +65,9 @@ type Config struct {
 	// in each; Close removes it from those Layout does not manage);
 	// "/sys/fs/cgroup" when "".
 	CgroupRoot string
+	// Images, when set, is where Spec.Image names the engine lacks are
+	// looked up and loaded from (imported.go); nil leaves them unknown.
+	Images ImageSource
 	// TenonBinary is bind-mounted read-only at image.TenonPath; "" mounts nothing.
 	TenonBinary string
 	// InitBinary is a tini-compatible init on the host (docker-init), bind-mounted

@@ -59,6 +59,9 @@ func validateSpec(spec sandbox.Spec) error {
 	if spec.RootfsFrom != "" && !filepath.IsAbs(spec.RootfsFrom) {
 		return fmt.Errorf("rootfs-from %q must be an absolute path: %w", spec.RootfsFrom, sandbox.ErrInvalidSpec)
 	}
+	if err := sandbox.ValidateBinds(spec.Binds); err != nil {
+		return err
+	}
 	for _, e := range spec.Env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
 			return fmt.Errorf("environment entry %q must be KEY=VALUE: %w", e, sandbox.ErrInvalidSpec)
@@ -87,6 +90,9 @@ func (b *Backend) mounts(spec sandbox.Spec, base bool) []mount.Mount {
 	if spec.Workspace != "" {
 		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: spec.Workspace, Target: sandbox.WorkspaceMount})
 	}
+	for _, bd := range spec.Binds {
+		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: bd.Source, Target: bd.Target, ReadOnly: bd.ReadOnly})
+	}
 	if base && b.baseDir != "" {
 		for _, d := range []string{"/usr", "/etc"} {
 			ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: filepath.Join(b.baseDir, d), Target: d, ReadOnly: true})
@@ -102,15 +108,24 @@ func (b *Backend) mounts(spec sandbox.Spec, base bool) []mount.Mount {
 }
 
 // CheckImage returns nil when the backend can start a sandbox from img
-// ("" and "host" are the base image), else an error wrapping
+// ("" and "host" are the base image; an image the engine lacks is loaded
+// from Config.Images now), else an error wrapping
 // sandbox.ErrUnsupportedImage that names it: the daemon refuses such an
 // agent at creation rather than at its first action.
 func (b *Backend) CheckImage(ctx context.Context, img string) error {
 	if img == "" || img == "host" || img == b.cfg.Image {
 		return nil
 	}
+	return b.ensureImage(ctx, img)
+}
+
+// ensureImage makes sure the engine has img, loading it from Config.Images
+// when it lacks it.
+func (b *Backend) ensureImage(ctx context.Context, img string) error {
 	if _, err := b.cli.ImageInspect(ctx, img); client.IsErrNotFound(err) {
-		return fmt.Errorf("image %s: not in the docker engine (docker pull it first): %w", img, sandbox.ErrUnsupportedImage)
+		if lerr := b.loadImported(ctx, img); lerr != nil {
+			return fmt.Errorf("image %s: %w: %w", img, sandbox.ErrUnsupportedImage, lerr)
+		}
 	} else if err != nil {
 		return daemonErr(b.cli, err)
 	}
@@ -123,10 +138,8 @@ func (b *Backend) create(ctx context.Context, spec sandbox.Spec) (*box, error) {
 		img = b.baseImage
 	} else {
 		base = false
-		if _, err := b.cli.ImageInspect(ctx, img); client.IsErrNotFound(err) {
-			return nil, fmt.Errorf("image %s: %w", img, sandbox.ErrUnsupportedImage)
-		} else if err != nil {
-			return nil, daemonErr(b.cli, err)
+		if err := b.ensureImage(ctx, img); err != nil {
+			return nil, err
 		}
 	}
 	if spec.Workspace != "" {

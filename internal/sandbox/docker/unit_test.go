@@ -3,10 +3,12 @@ package docker
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
 
 	"github.com/tenon-dev/tenon/internal/sandbox"
@@ -110,11 +112,27 @@ func TestValidateSpec(t *testing.T) {
 		{"bad env", sandbox.Spec{ID: "a", Env: []string{"A"}}, false},
 		{"rootfs-from", sandbox.Spec{ID: "a", RootfsFrom: "/tmp/layer"}, true},
 		{"relative rootfs-from", sandbox.Spec{ID: "a", RootfsFrom: "layer"}, false},
+		{"bind", sandbox.Spec{ID: "a", Binds: []sandbox.Bind{{Source: "/ws", Target: "/testbed"}}}, true},
+		{"bind into /etc", sandbox.Spec{ID: "a", Binds: []sandbox.Bind{{Source: "/ws", Target: "/etc/x"}}}, false},
 	}
 	for _, tt := range tests {
 		if err := validateSpec(tt.spec); (err == nil) != tt.ok || (err != nil && !errors.Is(err, sandbox.ErrInvalidSpec)) {
 			t.Errorf("%s: validateSpec = %v, want ok=%v", tt.name, err, tt.ok)
 		}
+	}
+}
+
+func TestMountsCarryBinds(t *testing.T) {
+	var b Backend
+	ms := b.mounts(sandbox.Spec{Workspace: "/w", Binds: []sandbox.Bind{
+		{Source: "/w", Target: "/testbed"}, {Source: "/lib", Target: "/opt/lib", ReadOnly: true}}}, false)
+	want := []mount.Mount{
+		{Type: mount.TypeBind, Source: "/w", Target: sandbox.WorkspaceMount},
+		{Type: mount.TypeBind, Source: "/w", Target: "/testbed"},
+		{Type: mount.TypeBind, Source: "/lib", Target: "/opt/lib", ReadOnly: true},
+	}
+	if !reflect.DeepEqual(ms, want) {
+		t.Errorf("mounts = %+v\nwant %+v", ms, want)
 	}
 }
 

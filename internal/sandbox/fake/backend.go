@@ -75,6 +75,9 @@ func (b *Backend) Create(_ context.Context, spec sandbox.Spec) (sandbox.Info, er
 	if spec.Workspace != "" && !filepath.IsAbs(spec.Workspace) {
 		return sandbox.Info{}, fmt.Errorf("sandbox %s: workspace %q is not an absolute path: %w", spec.ID, spec.Workspace, sandbox.ErrInvalidSpec)
 	}
+	if err := sandbox.ValidateBinds(spec.Binds); err != nil {
+		return sandbox.Info{}, fmt.Errorf("sandbox %s: %w", spec.ID, err)
+	}
 	if b.opts.CreateErr != nil {
 		if err := b.opts.CreateErr(spec); err != nil {
 			return sandbox.Info{}, fmt.Errorf("creating sandbox %s: %w", spec.ID, err)

@@ -27,6 +27,8 @@ type Backend struct {
 	system []systemDir
 	// etcBinds are the host entries bound into the generated /etc (etc.go).
 	etcBinds []etcBind
+	// runtime runs the executor in image sandboxes (runtime.go).
+	runtime hostRuntime
 	// parents are the <hierarchy>/<CgroupParent> directories libcontainer
 	// creates in the hierarchies the domain does not manage
 	// (foreignParents); New and Close remove them.
@@ -84,6 +86,14 @@ func New(cfg Config) (*Backend, error) {
 		return nil, fmt.Errorf("process backend: %w", err)
 	}
 	f.Close()
+	if cfg.Images != nil {
+		if b.runtime, err = findRuntime(cfg.Executable, "/"); err != nil {
+			return nil, fmt.Errorf("process backend: running tenon in image sandboxes: %w", err)
+		}
+		if err := b.runtime.makeRuntimeDir(b.rtDir()); err != nil {
+			return nil, fmt.Errorf("process backend: %w", err)
+		}
+	}
 	b.reapStale()
 	b.parents, err = foreignParents(cfg.Layout.ProcRoot, cfg.CgroupParent, ownRoots(cfg.Layout))
 	if err != nil {
@@ -129,14 +139,16 @@ func (b *Backend) get(id string) (*box, error) {
 }
 
 // WritableLayer returns the host directory holding everything the sandbox
-// wrote outside its workspace and /dev/shm (its root file system; mount
-// points of the system directories appear in it as empty directories).
+// wrote outside its workspace and /dev/shm: on the host image its root
+// file system (mount points of the system directories appear in it as
+// empty directories), on an imported image its overlay upper directory
+// (deletions of the image's files are whiteouts there).
 func (b *Backend) WritableLayer(id string) (string, error) {
 	bx, err := b.get(id)
 	if err != nil {
 		return "", err
 	}
-	return bx.rootfs, nil
+	return bx.layer, nil
 }
 
 // Info describes a live sandbox.
@@ -258,8 +270,10 @@ func (b *Backend) Close() error {
 			errs = append(errs, fmt.Errorf("removing %s: %w", d, err))
 		}
 	}
-	if err := os.RemoveAll(b.binDir()); err != nil {
-		errs = append(errs, err)
+	for _, d := range []string{b.binDir(), b.rtDir(), b.rtDir() + ".sh"} {
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	b.removeParents()
 	return errors.Join(errs...)

@@ -27,11 +27,16 @@ const killTimeout = 5 * time.Second
 
 // box is one live sandbox.
 type box struct {
-	id           string
-	spec         sandbox.Spec
-	dir          string // <StateDir>/sandboxes/<id>
-	rootfs       string
-	workspace    string
+	id        string
+	spec      sandbox.Spec
+	dir       string // <StateDir>/sandboxes/<id>
+	rootfs    string // the container's root (an image's overlay)
+	layer     string // the writable layer (rootfs on the host image)
+	workspace string
+	// image is the root of a sandbox of an imported image (nil on the
+	// host's); release ends the sandbox's hold on the image.
+	image        *imageRoot
+	release      func()
 	ownWorkspace bool
 	// disk is the mount point of the sandbox's disk image ("" without
 	// Config.DiskMax): a full one makes ExecResult.DiskFull.
@@ -158,6 +163,9 @@ func (bx *box) teardown(ctx context.Context) error {
 	}
 	if err := os.RemoveAll(bx.dir); err != nil {
 		errs = append(errs, fmt.Errorf("removing sandbox files: %w", err))
+	}
+	if bx.release != nil {
+		bx.release()
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("destroying sandbox %s: %w", bx.id, err)

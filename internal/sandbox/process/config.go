@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/imagestore"
 )
 
 // Config configures a Backend.
@@ -56,6 +57,12 @@ type Config struct {
 	// passes (Spec.Workspace) is not covered. 0 means DefaultDiskMax; < 0
 	// writes straight to the state directory's file system, unlimited.
 	DiskMax int64
+	// Images, when set, is the image store whose images sandboxes may
+	// name (Spec.Image: a name or id `tenon image ls` lists): the image's
+	// layer directories become the overlay lower directories of the
+	// sandbox's root and its writable layer the overlay's upper
+	// directory. nil leaves only the host image.
+	Images *imagestore.Store
 }
 
 // DefaultDiskMax is the per-sandbox disk limit when Config.DiskMax is 0.

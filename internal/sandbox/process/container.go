@@ -11,6 +11,8 @@ import (
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"golang.org/x/sys/unix"
 
+	"github.com/tenon-dev/tenon/internal/sandbox"
+
 	// The devices cgroup manager; without it libcontainer refuses device rules.
 	_ "github.com/opencontainers/cgroups/devices"
 )
@@ -45,10 +47,17 @@ type containerSpec struct {
 	cgroupPath string // relative to the hierarchy roots
 	network    bool
 	system     []systemDir
-	etc        string    // host directory bound read-only at /etc (etc.go)
-	etcBinds   []etcBind // host entries bound into /etc
-	hosts      string    // host file bound at /etc/hosts
-	resolvConf string    // host file bound at /etc/resolv.conf; "" for none
+	etc        string         // host directory bound read-only at /etc (etc.go)
+	etcBinds   []etcBind      // host entries bound into /etc
+	hosts      string         // host file bound at /etc/hosts
+	resolvConf string         // host file bound at /etc/resolv.conf; "" for none
+	binds      []sandbox.Bind // Spec.Binds, sources resolved
+	// image says the rootfs is an imported image's overlay: no system
+	// directory nor generated /etc is bound; rt (bound at rtMount from the
+	// mount points in rtDir) runs the executor.
+	image bool
+	rt    hostRuntime
+	rtDir string
 }
 
 // containerConfig builds the libcontainer configuration of a sandbox.
@@ -69,27 +78,52 @@ func containerConfig(s containerSpec) *configs.Config {
 		{Source: "mqueue", Destination: "/dev/mqueue", Device: "mqueue", Flags: noExec},
 		{Source: "sysfs", Destination: "/sys", Device: "sysfs", Flags: noExec | unix.MS_RDONLY},
 	}
-	for _, d := range s.system {
-		if d.target == "" {
-			mounts = append(mounts, roBind(d.path, d.path))
+	if !s.image {
+		for _, d := range s.system {
+			if d.target == "" {
+				mounts = append(mounts, roBind(d.path, d.path))
+			}
 		}
-	}
-	mounts = append(mounts, roBind(s.etc, "/etc"))
-	for _, e := range s.etcBinds {
-		mounts = append(mounts, roBind(e.src, e.dst))
+		mounts = append(mounts, roBind(s.etc, "/etc"))
+		for _, e := range s.etcBinds {
+			mounts = append(mounts, roBind(e.src, e.dst))
+		}
 	}
 	mounts = append(mounts, roBind(s.hosts, "/etc/hosts"))
 	if s.resolvConf != "" {
 		mounts = append(mounts, roBind(s.resolvConf, "/etc/resolv.conf"))
 	}
+	if s.image {
+		mounts = append(mounts, roBind(s.rtDir, rtMount), roBind(s.exe, rtMount+"/tenon"))
+		if s.rt.interp != "" {
+			mounts = append(mounts, roBind(s.rt.interp, rtMount+"/"+path.Base(s.rt.interp)))
+			for name, p := range s.rt.libs {
+				mounts = append(mounts, roBind(p, rtMount+"/lib/"+name))
+			}
+			// The image's /usr/local/bin stays; only tenon is added.
+			mounts = append(mounts, roBind(s.rtDir+".sh", exeMount))
+		} else {
+			mounts = append(mounts, roBind(s.exe, exeMount))
+		}
+	} else {
+		mounts = append(mounts, roBind(s.localBin, path.Dir(exeMount)), roBind(s.exe, exeMount))
+	}
 	mounts = append(mounts,
-		roBind(s.localBin, path.Dir(exeMount)),
-		roBind(s.exe, exeMount),
 		&configs.Mount{
 			Source: s.workspace, Destination: "/workspace", Device: "bind",
 			Flags: unix.MS_BIND | unix.MS_NOSUID | unix.MS_NODEV,
 		},
 	)
+	for _, b := range s.binds {
+		if b.ReadOnly {
+			mounts = append(mounts, roBind(b.Source, b.Target))
+			continue
+		}
+		mounts = append(mounts, &configs.Mount{
+			Source: b.Source, Destination: b.Target, Device: "bind",
+			Flags: unix.MS_BIND | unix.MS_NOSUID | unix.MS_NODEV,
+		})
+	}
 
 	ns := configs.Namespaces{
 		{Type: configs.NEWNS}, {Type: configs.NEWUTS}, {Type: configs.NEWIPC},

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/disk"
+	"github.com/tenon-dev/tenon/internal/imagestore"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -35,8 +36,8 @@ func (b *Backend) Create(ctx context.Context, spec sandbox.Spec) (info sandbox.I
 	if err := sandbox.ValidateID(spec.ID); err != nil {
 		return sandbox.Info{}, err
 	}
-	if spec.Image != "" && spec.Image != "host" {
-		return sandbox.Info{}, fmt.Errorf("sandbox %s: image %q (the process backend has only \"host\"): %w",
+	if !isHostImage(spec.Image) && b.cfg.Images == nil {
+		return sandbox.Info{}, fmt.Errorf("sandbox %s: image %q (this process backend has no image store, only \"host\"): %w",
 			spec.ID, spec.Image, sandbox.ErrUnsupportedImage)
 	}
 	if spec.RootfsFrom != "" && !filepath.IsAbs(spec.RootfsFrom) {
@@ -45,6 +46,10 @@ func (b *Backend) Create(ctx context.Context, spec sandbox.Spec) (info sandbox.I
 	if spec.Workspace != "" && !filepath.IsAbs(spec.Workspace) {
 		return sandbox.Info{}, fmt.Errorf("sandbox %s: workspace %q is not an absolute path: %w", spec.ID, spec.Workspace, sandbox.ErrInvalidSpec)
 	}
+	if err := sandbox.ValidateBinds(spec.Binds); err != nil {
+		return sandbox.Info{}, fmt.Errorf("sandbox %s: %w", spec.ID, err)
+	}
+	spec.Binds = slices.Clone(spec.Binds)
 	spec.Labels = maps.Clone(spec.Labels)
 	spec.Env = slices.Clone(spec.Env)
 	if !validEnv(spec.Env) {
@@ -53,7 +58,20 @@ func (b *Backend) Create(ctx context.Context, spec sandbox.Spec) (info sandbox.I
 	if err := b.reserve(spec.ID); err != nil {
 		return sandbox.Info{}, err
 	}
-	bx, err := b.start(ctx, spec)
+	var im *imagestore.Image
+	if !isHostImage(spec.Image) {
+		// Held until the sandbox is destroyed: the image cannot be
+		// removed under it.
+		got, err := b.cfg.Images.Hold(holdKey(spec.ID), spec.Image)
+		if err != nil {
+			b.mu.Lock()
+			delete(b.creating, spec.ID)
+			b.mu.Unlock()
+			return sandbox.Info{}, fmt.Errorf("sandbox %s: %w: %w", spec.ID, sandbox.ErrUnsupportedImage, err)
+		}
+		im = &got
+	}
+	bx, err := b.start(ctx, spec, im)
 	b.mu.Lock()
 	delete(b.creating, spec.ID)
 	closed := b.closed
@@ -87,7 +105,7 @@ func (b *Backend) reserve(id string) error {
 
 // start builds the rootfs, starts the container and waits for the executor.
 // On failure it removes everything it made.
-func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr error) {
+func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.Image) (_ *box, retErr error) {
 	dir := filepath.Join(b.sandboxesDir(), spec.ID)
 	bx := &box{
 		id:         spec.ID,
@@ -103,7 +121,17 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 		dead:       make(chan struct{}),
 		results:    make(chan response, 1),
 	}
+	if im != nil {
+		bx.release = func() {
+			if err := b.cfg.Images.Release(holdKey(spec.ID)); err != nil {
+				b.log.Warn("releasing the sandbox's image", "sandbox", spec.ID, "err", err)
+			}
+		}
+	}
 	if err := os.Mkdir(dir, 0o711); err != nil {
+		if bx.release != nil {
+			bx.release()
+		}
 		if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("stale state %s (remove it): %w", dir, sandbox.ErrExists)
 		}
@@ -135,9 +163,25 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	if err != nil {
 		return nil, fmt.Errorf("resolving workspace: %w", err)
 	}
-	if spec.RootfsFrom != "" {
+	binds, err := resolveBinds(spec.Binds)
+	if err != nil {
+		return nil, err
+	}
+	bx.layer = bx.rootfs
+	switch {
+	case im != nil:
+		parent := filepath.Dir(bx.rootfs)
+		ir := &imageRoot{image: *im, upper: bx.rootfs, work: filepath.Join(parent, "work"), merged: filepath.Join(parent, "merged")}
+		if err := mountImageRoot(ir, b.cfg.Images.LowerDirs(*im), spec.RootfsFrom, spec.Env); err != nil {
+			return nil, err
+		}
+		bx.image, bx.rootfs = ir, ir.merged
+		if err := chownWorkspace(ws, ir.cred); err != nil {
+			return nil, err
+		}
+	case spec.RootfsFrom != "":
 		err = adoptRootfs(spec.RootfsFrom, bx.rootfs, b.system)
-	} else {
+	default:
 		err = makeRootfs(bx.rootfs, b.system)
 	}
 	if err != nil {
@@ -150,10 +194,16 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	cs := containerSpec{
 		id: spec.ID, rootfs: bx.rootfs, workspace: ws, exe: b.cfg.Executable,
 		localBin: b.binDir(), cgroupPath: bx.cgroupPath, network: spec.Network, system: b.system,
-		etc: b.etcDir(), etcBinds: b.etcBinds, hosts: hosts,
+		etc: b.etcDir(), etcBinds: b.etcBinds, hosts: hosts, binds: binds,
 	}
 	if spec.Network {
 		cs.resolvConf = hostResolvConf(b.cfg.HostRoot)
+	}
+	env := mergeEnv(defaultEnv, spec.Env)
+	argv := []string{exeMount, initArg}
+	if bx.image != nil {
+		cs.image, cs.rt, cs.rtDir = true, b.runtime, b.rtDir()
+		env, argv = defaultEnv, b.runtime.initArgv()
 	}
 	config := containerConfig(cs)
 	c, err := libcontainer.Create(b.containersDir(), spec.ID, config)
@@ -178,8 +228,8 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 	// the log: the requests and results travel on the socket (fd
 	// channelFd), never on a standard stream.
 	p := &libcontainer.Process{
-		Args:       []string{exeMount, initArg},
-		Env:        mergeEnv(defaultEnv, spec.Env),
+		Args:       argv,
+		Env:        env,
 		Cwd:        "/",
 		Stdout:     errW,
 		Stderr:     errW,
@@ -227,6 +277,25 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec) (_ *box, retErr 
 		return nil, ctx.Err()
 	}
 	return bx, nil
+}
+
+// resolveBinds resolves the sources of Spec.Binds, each of which must be
+// an existing directory; libcontainer resolves the targets inside the rootfs.
+func resolveBinds(binds []sandbox.Bind) ([]sandbox.Bind, error) {
+	out := make([]sandbox.Bind, len(binds))
+	for i, bd := range binds {
+		src, err := filepath.EvalSymlinks(bd.Source)
+		if err != nil {
+			return nil, fmt.Errorf("bind source: %w", err)
+		}
+		if fi, err := os.Stat(src); err != nil {
+			return nil, fmt.Errorf("bind source: %w", err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("bind source %s is not a directory: %w", bd.Source, sandbox.ErrInvalidSpec)
+		}
+		out[i] = sandbox.Bind{Source: src, Target: bd.Target, ReadOnly: bd.ReadOnly}
+	}
+	return out, nil
 }
 
 // logStderr forwards the executor's stderr to the log.

@@ -15,9 +15,36 @@
 // the sandbox's own hosts, the host's resolv.conf with Spec.Network, and
 // binds of the public host entries tools need, such as ld.so.cache, the
 // alternatives and CA certificates; nothing else of the host's; etc.go), /proc,
-// a minimal /dev, a read-only /sys, the workspace at /workspace (read-write)
-// and the tenon executable at /usr/local/bin/tenon (read-only; the host's
-// /usr/local/bin is replaced by a directory holding only tenon).
+// a minimal /dev, a read-only /sys, the workspace at /workspace (read-write),
+// the tenon executable at /usr/local/bin/tenon (read-only; the host's
+// /usr/local/bin is replaced by a directory holding only tenon) and the
+// directories of Spec.Binds (sandbox.ValidateBinds keeps them out of the
+// paths above; a read-write one is how a replay shows the workspace again
+// at /testbed).
+//
+// # Imported images
+//
+// With Config.Images (internal/imagestore, filled by `tenon image import`
+// and `tenon image pull`), Spec.Image may name an image of the store (a
+// name, an id, or a name pinned to an id, "name@sha256:..."). The sandbox's
+// root is then an overlay mounted by the backend in the host's mount
+// namespace on <sandbox dir>[/fs]/merged: the image's layer directories
+// are its lower directories (read-only, the same directories for every
+// sandbox of the image, so they share one page cache), its upper
+// directory <sandbox dir>[/fs]/rootfs is the sandbox's writable layer
+// (WritableLayer; Spec.RootfsFrom becomes it). Nothing of the host's
+// system directories nor the generated /etc is bound: the image brings its
+// own; /etc/hosts (and resolv.conf with Spec.Network) are bound as on the
+// host image. The executor runs from /.tenon: the tenon executable and,
+// when it is dynamically linked, the host's ELF loader and the libraries
+// it needs (runtime.go), so an image without (or with another) C library
+// runs it; /usr/local/bin/tenon is a script running it the same way. The
+// image's Env (before Spec.Env, and HOME from its user's passwd entry),
+// WorkingDir (the default Cwd) and User (resolved in the image's
+// /etc/passwd and /etc/group; the workspace's top directory is given to
+// a non-root user) apply to every action. The sandbox holds the image in
+// the store (imagestore.Store.Hold) until it is destroyed, so `tenon
+// image rm` refuses it meanwhile.
 //
 // With Config.DiskMax (10 GiB unless set; < 0 for none) the rootfs and
 // the workspace the backend makes lie on a sparse ext4 image of that size,

@@ -52,10 +52,22 @@ func (b *Backend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) 
 	if req.Scoped && !trivial(scopedArgv(req.Argv, req.Shell), nil) {
 		sc = &toolScope{layout: b.cfg.Layout}
 	}
-	return bx.exec(ctx, request{
+	r := request{
 		Op: opExec, Argv: req.Argv, Shell: req.Shell, Cwd: req.Cwd, Env: req.Env,
 		Timeout: int64(req.Timeout), Limit: limit, Gate: sc != nil,
-	}, sc, req.Background)
+	}
+	if ir := bx.image; ir != nil {
+		// The executor's own environment is tenon's defaults only (it
+		// runs through the host's loader, which an image's LD_* must not
+		// steer); the image's Env, WorkingDir and User travel with each
+		// action.
+		r.Env = mergeEnv(ir.env, req.Env)
+		if r.Cwd == "" {
+			r.Cwd = ir.cwd
+		}
+		r.User = ir.cred
+	}
+	return bx.exec(ctx, r, sc, req.Background)
 }
 
 // exec runs req; sc, when non-nil, is the action's scope (req.Gate set).

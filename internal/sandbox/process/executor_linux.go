@@ -221,7 +221,7 @@ func (e *executor) run(req request, cancel <-chan struct{}, gate <-chan bool) re
 		Dir:   cwd,
 		Env:   env,
 		Files: files,
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Credential: req.User.sys()},
 	})
 	outW.Close()
 	errW.Close()
@@ -280,6 +280,14 @@ func (e *executor) run(req request, cancel <-chan struct{}, gate <-chan bool) re
 	r.Stdout, r.StdoutTruncated = stdout.buf, stdout.truncated
 	r.Stderr, r.StderrTruncated = stderr.buf, stderr.truncated
 	return r
+}
+
+// sys is c as a process credential; nil keeps the executor's (root).
+func (c *credential) sys() *syscall.Credential {
+	if c == nil {
+		return nil
+	}
+	return &syscall.Credential{Uid: c.Uid, Gid: c.Gid, Groups: c.Groups}
 }
 
 // openGate announces the gated process and waits for the host's answer:

@@ -50,6 +50,15 @@ type request struct {
 	Gate bool `json:"gate,omitempty"`
 	// Abort (open) closes the gate without running the action.
 	Abort bool `json:"abort,omitempty"`
+	// User (exec), when set, is who the action runs as (an image's User).
+	User *credential `json:"user,omitempty"`
+}
+
+// credential is a user an action runs as.
+type credential struct {
+	Uid    uint32   `json:"uid"`
+	Gid    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
 }
 
 // response is a message from the executor to the host.

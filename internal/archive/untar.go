@@ -1,0 +1,83 @@
+package archive
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ExtractTar extracts a tar stream (gzip'd or not) into dstDir, which must
+// be empty or missing, through the same checked extractor as ExtractRef (no
+// digest: the caller trusts the archive's origin, not its entries). strip
+// drops that many leading path components of every name (tar's
+// --strip-components; hard link targets alike); an entry left with no name
+// is skipped. It returns the number of entries extracted.
+func ExtractTar(ctx context.Context, r io.Reader, dstDir string, strip int) (int, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var in io.Reader = br
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return 0, fmt.Errorf("reading archive: %w", err)
+		}
+		in = zr
+	}
+	if err := prepareDst(dstDir); err != nil {
+		return 0, err
+	}
+	x, err := newExtractor(dstDir)
+	if err != nil {
+		return 0, err
+	}
+	defer x.close()
+	tr := tar.NewReader(in)
+	files := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return files, err
+		}
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return files, fmt.Errorf("reading archive: %w", err)
+		}
+		if hdr.Typeflag == tar.TypeXGlobalHeader {
+			continue
+		}
+		name, ok := stripComponents(hdr.Name, strip)
+		if !ok {
+			continue
+		}
+		hdr.Name = name
+		if hdr.Typeflag == tar.TypeLink {
+			if hdr.Linkname, ok = stripComponents(hdr.Linkname, strip); !ok {
+				return files, unsafeEntry(hdr.Name, "hard link target stripped away")
+			}
+		}
+		if err := x.entry(hdr, tr); err != nil {
+			return files, err
+		}
+		files++
+	}
+	return files, x.finish()
+}
+
+// stripComponents drops n leading components of a tar name; ok is false
+// when nothing is left.
+func stripComponents(name string, n int) (string, bool) {
+	for range n {
+		_, rest, found := strings.Cut(strings.TrimLeft(name, "/"), "/")
+		if !found {
+			return "", false
+		}
+		name = rest
+	}
+	name = strings.TrimSuffix(name, "/")
+	return name, name != "" && name != "."
+}

@@ -1,0 +1,173 @@
+//go:build linux
+
+package process
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/archive"
+	"github.com/tenon-dev/tenon/internal/imagestore"
+	"github.com/tenon-dev/tenon/internal/imagestore/imagetest"
+	"github.com/tenon-dev/tenon/internal/procfs"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+)
+
+// imageBackend imports the busybox image into a store and returns a live
+// backend running it, the store, and the image.
+func imageBackend(t *testing.T) (*Backend, *imagestore.Store, imagestore.Image) {
+	t.Helper()
+	liveLayout(t)
+	needOverlay(t)
+	store, im := imagetest.ImportBusybox(t, "example.test/busybox:1")
+	b, _ := liveBackend(t, 2<<30, func(c *Config) { c.Images = store })
+	return b, store, im
+}
+
+// needOverlay skips unless the kernel has overlayfs (a module, maybe not
+// loaded, as in internal/vmtest's guest).
+func needOverlay(tb testing.TB) {
+	tb.Helper()
+	b, err := os.ReadFile("/proc/filesystems")
+	if err != nil || !bytes.Contains(b, []byte("\toverlay\n")) {
+		tb.Skip("image sandboxes need overlayfs: not in /proc/filesystems (modprobe overlay)")
+	}
+}
+
+// overlayLowers returns the lowerdir option of the overlay mounted on
+// target (nil when there is none).
+func overlayLowers(t *testing.T, target string) []string {
+	t.Helper()
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 || procfs.Unescape(fields[4]) != target {
+			continue
+		}
+		for _, o := range strings.Split(fields[len(fields)-1], ",") {
+			if v, ok := strings.CutPrefix(o, "lowerdir="); ok {
+				return strings.Split(v, ":")
+			}
+		}
+	}
+	return nil
+}
+
+func TestImageSandboxesShareLowerDirs(t *testing.T) {
+	b, store, im := imageBackend(t)
+	ctx := liveCtx(t)
+	for _, id := range []string{"img-a", "img-b"} {
+		if _, err := b.Create(ctx, sandbox.Spec{ID: id, Image: "example.test/busybox:1", Env: []string{"FROM_SPEC=1"}}); err != nil {
+			t.Fatalf("Create(%s): %v", id, err)
+		}
+	}
+	want := store.LowerDirs(im)
+	for _, id := range []string{"img-a", "img-b"} {
+		bx, _ := b.get(id)
+		if got := overlayLowers(t, bx.rootfs); !slices.Equal(got, want) {
+			t.Errorf("%s: overlay lower dirs %v, want the store's %v", id, got, want)
+		}
+	}
+
+	// The image's config applies to actions; the top layer's whiteout
+	// hides the base's /etc/motd.
+	got := mustSh(t, b, "img-a", `echo "$GREETING $FROM_SPEC $HOME $(id -u):$(id -g) $(pwd)"; cat /etc/issue; test -e /etc/motd || echo no-motd`)
+	if want := "from-the-image 1 /home/app 1000:1000 /srv\nimage\nno-motd\n"; got != want {
+		t.Errorf("image sandbox says %q, want %q", got, want)
+	}
+	// The tenon executable (here the test binary, which serves `tenon
+	// tool mem` as cmd/tenon does) runs there through the host's loader.
+	if r, err := b.Exec(ctx, "img-a", sandbox.ExecRequest{Shell: "tenon tool mem --peak 4MiB --ramp 0 --hold 0s", Env: []string{"PATH=/usr/local/bin:/bin"},
+		Timeout: 20 * time.Second}); err != nil || r.ExitCode != 0 {
+		t.Errorf("tenon tool mem in the image sandbox: exit %d %q %v", r.ExitCode, r.Stderr, err)
+	}
+
+	// Writes stay in each sandbox's own upper directory.
+	mustSh(t, b, "img-a", "echo a > /tmp/mine && echo ws > /workspace/w")
+	if r, _ := b.Exec(ctx, "img-b", sandbox.ExecRequest{Shell: "cat /tmp/mine"}); r.ExitCode == 0 {
+		t.Error("img-b sees img-a's /tmp/mine")
+	}
+	layer, err := b.WritableLayer("img-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(layer, "tmp/mine")); err != nil || string(data) != "a\n" {
+		t.Errorf("img-a's write in its writable layer %s: %q %v", layer, data, err)
+	}
+	for _, d := range want {
+		if _, err := os.Stat(filepath.Join(d, "tmp/mine")); err == nil {
+			t.Errorf("a sandbox wrote into the shared layer %s", d)
+		}
+	}
+
+	// In use: not removable, from another process's view of the store.
+	other, err := imagestore.Open(store.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, _, err := other.Remove("example.test/busybox:1"); !errors.Is(err, imagestore.ErrInUse) {
+		t.Fatalf("removing an image two sandboxes use: %v", err)
+	}
+	for _, id := range []string{"img-a", "img-b"} {
+		if err := b.Destroy(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := other.Remove("example.test/busybox:1"); err != nil {
+		t.Fatalf("removing the image once its sandboxes are gone: %v", err)
+	}
+	if _, err := b.Create(ctx, sandbox.Spec{ID: "img-c", Image: "example.test/busybox:1"}); !errors.Is(err, sandbox.ErrUnsupportedImage) || !errors.Is(err, imagestore.ErrNotFound) {
+		t.Errorf("creating a sandbox of a removed image: %v", err)
+	}
+}
+
+func TestImageResidencyRoundTrip(t *testing.T) {
+	b, _, im := imageBackend(t)
+	ctx := liveCtx(t)
+	if _, err := b.Create(ctx, sandbox.Spec{ID: "rt-src", Image: im.ID}); err != nil {
+		t.Fatal(err)
+	}
+	mustSh(t, b, "rt-src", "echo kept > /srv/new && rm /srv/old && echo ws > /workspace/w")
+	layer, err := b.WritableLayer("rt-src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As internal/residency does: capture the writable layer, tear the
+	// sandbox down, extract the capture and start a sandbox from it.
+	blobs := t.TempDir()
+	ref, _, err := archive.CaptureTree(ctx, layer, blobs, archive.TreeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Destroy(ctx, "rt-src"); err != nil {
+		t.Fatal(err)
+	}
+	restored := filepath.Join(b.cfg.StateDir, "restored")
+	if _, err := archive.ExtractTree(ctx, blobs, ref, restored); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Create(ctx, sandbox.Spec{ID: "rt-dst", Image: imagestore.Pinned("example.test/busybox:1", im), RootfsFrom: restored}); err != nil {
+		t.Fatal(err)
+	}
+	got := mustSh(t, b, "rt-dst", "cat /srv/new; test -e /srv/old || echo old-deleted; cat /etc/issue; test -e /workspace/w || echo no-ws")
+	if want := "kept\nold-deleted\nimage\nno-ws\n"; got != want {
+		t.Errorf("rematerialized sandbox says %q, want %q", got, want)
+	}
+	if _, err := os.Lstat(restored); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("RootfsFrom %s not consumed: %v", restored, err)
+	}
+}
