@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,27 @@ var vmTests = []struct {
 		"TestScopedDropsPageCache": "the scoped exec never returns: cgroup.Drop blocks for minutes in its write to the scope's memory.reclaim",
 		"TestHostileForkBomb":      "pids.events stays \"max 0\": the bomb never hits pids.max 1024 within the action (TCG too slow to fork that fast, or v2 counts the event elsewhere)",
 	}},
+	// The gate's sched_ext scheduler: the guest kernel has
+	// CONFIG_SCHED_CLASS_EXT and BTF, the host's does not.
+	{name: "schedext", pkg: "../schedext", mustPass: []string{
+		"TestLiveLoadUnload", "TestLiveUnloadOnOwnerDeath", "TestLivePace", "TestLiveWatchdogBound",
+	}},
+}
+
+// selectedVMTests are the vmTests named in TENON_VMTEST_ONLY (a comma
+// list, e.g. "schedext", for a quicker boot while working on one), or all.
+func selectedVMTests(t *testing.T) []int {
+	var idx []int
+	only := os.Getenv("TENON_VMTEST_ONLY")
+	for i, vt := range vmTests {
+		if only == "" || slices.Contains(strings.Split(only, ","), vt.name) {
+			idx = append(idx, i)
+		}
+	}
+	if only != "" {
+		t.Logf("TENON_VMTEST_ONLY=%s: running %d of %d test binaries", only, len(idx), len(vmTests))
+	}
+	return idx
 }
 
 // TestLiveCgroupV2 boots Debian's cloud kernel (memory cgroup v1 compiled
@@ -74,7 +96,9 @@ func TestLiveCgroupV2(t *testing.T) {
 	bin := t.TempDir()
 	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	var tests []Test
-	for _, vt := range vmTests {
+	sel := selectedVMTests(t)
+	for _, i := range sel {
+		vt := vmTests[i]
 		out := filepath.Join(bin, vt.name+".test")
 		cmd := exec.CommandContext(ctx, gotool, "test", "-c", "-o", out, vt.pkg)
 		if b, err := cmd.CombinedOutput(); err != nil {
@@ -133,7 +157,8 @@ func TestLiveCgroupV2(t *testing.T) {
 			t.Logf("kernel console (end):\n%s", tail(res.Console, 8000))
 		}
 	}()
-	for _, vt := range vmTests {
+	for _, i := range sel {
+		vt := vmTests[i]
 		r := res.Test(vt.name)
 		if r == nil {
 			t.Errorf("%s: the guest never ran it", vt.name)
