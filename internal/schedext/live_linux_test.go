@@ -4,6 +4,7 @@ package schedext
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -451,4 +452,164 @@ func TestLiveWatchdogBound(t *testing.T) {
 	if g.MiB() == m0 {
 		t.Error("the paced sandbox made no progress at all")
 	}
+}
+
+// freeze sets the cgroup v2 freezer of dir and waits until the kernel says
+// it took effect.
+func freeze(t *testing.T, dir string, on bool) {
+	t.Helper()
+	v, want := "0", "frozen 0"
+	if on {
+		v, want = "1", "frozen 1"
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.freeze"), []byte(v), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+		if strings.Contains(string(b), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: cgroup.events %q, want %q", dir, b, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestLiveHandoverToFreezer: what the gate does with a long denial: a
+// paced sandbox is frozen (the cgroup freezer) while still in the denied
+// map, for longer than the watchdog's timeout; the scheduler stays loaded
+// (frozen tasks are not runnable), the sandbox makes no progress, and
+// thaw plus allow restore its rate.
+func TestLiveHandoverToFreezer(t *testing.T) {
+	needSchedExt(t)
+	s := load(t, Options{})
+	g := startGrower(t, 2)
+	time.Sleep(300 * time.Millisecond)
+	allowed := rate(g.record(500*time.Millisecond, 10*time.Millisecond))
+	if err := s.Deny(g.id, 0.05); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	freeze(t, g.sandbox, true)
+	frozenAt := g.MiB()
+	hold := Watchdog + time.Second
+	for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if !s.Enabled() {
+			t.Fatalf("the scheduler was unloaded while the sandbox was frozen: %v", s.Exit())
+		}
+	}
+	if got := g.MiB(); got != frozenAt {
+		t.Errorf("a frozen sandbox progressed: %d MiB", got-frozenAt)
+	}
+	freeze(t, g.sandbox, false)
+	if err := s.Allow(g.id); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	back := rate(g.record(500*time.Millisecond, 10*time.Millisecond))
+	t.Logf("allowed %.0f MiB/s; frozen %v with 0 MiB; thawed and allowed %.0f MiB/s", allowed, hold, back)
+	if back < 0.6*allowed {
+		t.Errorf("thaw and allow restored %.0f MiB/s, want near %.0f", back, allowed)
+	}
+}
+
+// cpuBench hashes a 4 KiB buffer for d on one goroutine and returns the
+// hashes per second: a CPU-bound task unrelated to any sandbox.
+func cpuBench(d time.Duration) float64 {
+	buf := make([]byte, 4096)
+	n := 0
+	start := time.Now()
+	for time.Since(start) < d {
+		for range 64 {
+			sum := sha256.Sum256(buf)
+			buf[0] = sum[0]
+			n++
+		}
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// TestLiveMeasure prints the measurements of bench/results/schedext.md:
+// the scheduler's overhead on a CPU-bound task, a growing sandbox's
+// allocation rate allowed, paced at several rates and frozen, and the time
+// from deny to the drop. Opt-in: TENON_SCHEDEXT_MEASURE=1.
+func TestLiveMeasure(t *testing.T) {
+	if os.Getenv("TENON_SCHEDEXT_MEASURE") == "" {
+		t.Skip("the measurements run only with TENON_SCHEDEXT_MEASURE=1 (bench/results/schedext.md)")
+	}
+	needSchedExt(t)
+	const reps = 3
+	var base, loaded []float64
+	for range reps {
+		base = append(base, cpuBench(2*time.Second))
+		s, err := Load(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loaded = append(loaded, cpuBench(2*time.Second))
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("| CPU-bound task (sha256 4 KiB, hashes/s) | %s |", fmtRuns(base))
+	t.Logf("| same, gate scheduler loaded, nothing denied | %s |", fmtRuns(loaded))
+
+	s := load(t, Options{})
+	g := startGrower(t, 1)
+	time.Sleep(500 * time.Millisecond)
+	allowed := rate(g.record(2*time.Second, 10*time.Millisecond))
+	t.Logf("| rate | MiB/s | of allowed | CPU share | drop after |")
+	t.Logf("| allowed | %.0f | 1.00 | | |", allowed)
+	for _, r := range []float64{0.5, 0.2, 0.1, 0.05, 0.01} {
+		cpu0, t0 := g.cpuUsage(t), time.Now()
+		if err := s.Deny(g.id, r); err != nil {
+			t.Fatal(err)
+		}
+		samples := g.record(3*time.Second, 5*time.Millisecond)
+		share := float64(g.cpuUsage(t)-cpu0) / float64(time.Since(t0))
+		var after []sample
+		for _, x := range samples {
+			if x.at.Sub(t0) >= 300*time.Millisecond {
+				after = append(after, x)
+			}
+		}
+		dr := rate(after)
+		lat := dropLatency(samples, 50*time.Millisecond, allowed, (1+r)/2)
+		t.Logf("| deny at %.2f | %.1f | %.3f | %.3f | %v |", r, dr, dr/allowed, share, lat.Round(time.Millisecond))
+		if err := s.Allow(g.id); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+	}
+	freeze(t, g.sandbox, true)
+	frozen := rate(g.record(2*time.Second, 10*time.Millisecond))
+	freeze(t, g.sandbox, false)
+	t.Logf("| frozen (cgroup.freeze) | %.1f | %.3f | 0 | |", frozen, frozen/allowed)
+
+	var withGrower, withPaced []float64
+	for range reps {
+		withGrower = append(withGrower, cpuBench(2*time.Second))
+		if err := s.Deny(g.id, 0.05); err != nil {
+			t.Fatal(err)
+		}
+		withPaced = append(withPaced, cpuBench(2*time.Second))
+		if err := s.Allow(g.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("| CPU-bound task beside the grower, allowed | %s |", fmtRuns(withGrower))
+	t.Logf("| same, the grower paced at 0.05 | %s |", fmtRuns(withPaced))
+	c, _ := s.Counters()
+	t.Logf("counters: %+v", c)
+}
+
+func fmtRuns(v []float64) string {
+	var parts []string
+	for _, x := range v {
+		parts = append(parts, fmt.Sprintf("%.0f", x))
+	}
+	return strings.Join(parts, ", ")
 }

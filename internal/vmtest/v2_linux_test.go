@@ -20,6 +20,9 @@ import (
 var vmTests = []struct {
 	name, pkg string
 	mustPass  []string
+	// forward are host environment variables passed on to the binary
+	// when set (opt-in soaks and measurements).
+	forward []string
 	// knownV2 are tests that fail under v2 in the guest, not yet fixed
 	// (issue 24); they are skipped (-test.skip) so the rest runs, and
 	// listed here with what was seen.
@@ -39,8 +42,8 @@ var vmTests = []struct {
 	// The gate's sched_ext scheduler: the guest kernel has
 	// CONFIG_SCHED_CLASS_EXT and BTF, the host's does not.
 	{name: "schedext", pkg: "../schedext", mustPass: []string{
-		"TestLiveLoadUnload", "TestLiveUnloadOnOwnerDeath", "TestLivePace", "TestLiveWatchdogBound",
-	}},
+		"TestLiveLoadUnload", "TestLiveUnloadOnOwnerDeath", "TestLivePace", "TestLiveWatchdogBound", "TestLiveHandoverToFreezer",
+	}, forward: []string{"TENON_SCHEDEXT_SOAK", "TENON_SCHEDEXT_MEASURE"}},
 }
 
 // selectedVMTests are the vmTests named in TENON_VMTEST_ONLY (a comma
@@ -79,7 +82,9 @@ func TestLiveCgroupV2(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	// An opt-in soak (TENON_SCHEDEXT_SOAK, e.g. 10m) runs that much longer.
+	soak, _ := time.ParseDuration(os.Getenv("TENON_SCHEDEXT_SOAK"))
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute+soak)
 	defer cancel()
 	if _, err := exec.LookPath(qemuBinary); err != nil {
 		unavailable(&UnavailableError{What: qemuBinary, Err: err})
@@ -104,7 +109,13 @@ func TestLiveCgroupV2(t *testing.T) {
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go test -c %s: %v\n%s", vt.pkg, err, b)
 		}
-		args := []string{"-test.v", "-test.count=1", "-test.timeout=8m"}
+		args := []string{"-test.v", "-test.count=1", "-test.timeout=" + (8*time.Minute + soak).String()}
+		var env []string
+		for _, k := range vt.forward {
+			if v := os.Getenv(k); v != "" {
+				env = append(env, k+"="+v)
+			}
+		}
 		var skip []string
 		for name, why := range vt.knownV2 {
 			t.Logf("%s: skipping %s, known to fail under v2: %s", vt.name, name, why)
@@ -113,7 +124,7 @@ func TestLiveCgroupV2(t *testing.T) {
 		if len(skip) > 0 {
 			args = append(args, "-test.skip="+strings.Join(skip, "|"))
 		}
-		tests = append(tests, Test{Name: vt.name, Binary: out, Args: args})
+		tests = append(tests, Test{Name: vt.name, Binary: out, Args: args, Env: env})
 	}
 
 	// The contract suite runs printenv, which busybox lacks, and the
