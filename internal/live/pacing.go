@@ -136,6 +136,9 @@ func (a *pacingActuator) Allow(ctx context.Context, id string) error {
 func (a *pacingActuator) handover(ctx context.Context) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if len(a.paced) == 0 {
+		return
+	}
 	lost := !a.enabledLocked()
 	now := a.now()
 	for id, e := range a.paced {
