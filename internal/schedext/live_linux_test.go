@@ -359,10 +359,15 @@ func dropLatency(s []sample, w time.Duration, over float64) time.Duration {
 
 // TestLivePace: a denied cgroup's CPU share drops to its pace within one
 // control period (100 ms) and allow restores it, in three deny/allow
-// cycles. A loaded host stalls the emulated guest now and then (its clock
-// runs on while QEMU waits for a core), so the drop must be prompt in at
-// least one cycle and the pace must hold over all of them. The allocation
-// rate, which follows the share, is logged.
+// cycles. The share is read over windows of one control period: within
+// shorter ones a paced cgroup's threads (the grower's Go runtime has
+// several) may run together for a slice each on both CPUs. The last window
+// at least halfway between full speed and the pace must end within two
+// periods of the deny (one to drop, one for the window itself). A loaded
+// host stalls the emulated guest now and then (its clock runs on while
+// QEMU waits for a core), so that must hold in at least one cycle, and the
+// pace over all of them. The allocation rate, which follows the share, is
+// logged.
 func TestLivePace(t *testing.T) {
 	needSchedExt(t)
 	s := load(t, Options{})
@@ -382,7 +387,7 @@ func TestLivePace(t *testing.T) {
 		}
 		denied := g.record(t, 1200*time.Millisecond, 5*time.Millisecond)
 		paced := since(denied, 100*time.Millisecond)
-		lat := dropLatency(denied, 50*time.Millisecond, (1+pace)/2)
+		lat := dropLatency(denied, 100*time.Millisecond, (1+pace)/2)
 		best = min(best, lat)
 		pacedCPU += paced[len(paced)-1].cpu - paced[0].cpu
 		pacedWall += paced[len(paced)-1].at.Sub(paced[0].at)
@@ -399,8 +404,8 @@ func TestLivePace(t *testing.T) {
 			t.Errorf("cycle %d: the scheduler counted no paced runs", cycle)
 		}
 	}
-	if best > 100*time.Millisecond {
-		t.Errorf("the CPU share dropped after %v at best, want within one control period (100 ms)", best)
+	if best > 200*time.Millisecond {
+		t.Errorf("the last fast 100-ms window ended %v after the deny at best, want within 200 ms (a drop within one control period)", best)
 	}
 	// 3x: a paced run is charged at the guest's clock, which runs on
 	// while a loaded host keeps QEMU waiting.
@@ -572,7 +577,7 @@ func TestLiveMeasure(t *testing.T) {
 		}
 		samples := g.record(t, 3*time.Second, 5*time.Millisecond)
 		paced := since(samples, 300*time.Millisecond)
-		lat := dropLatency(samples, 50*time.Millisecond, (1+r)/2)
+		lat := dropLatency(samples, 100*time.Millisecond, (1+r)/2)
 		t.Logf("| deny at %.2f | %.1f | %.3f | %.3f | %v |", r, rate(paced), rate(paced)/allowed, share(paced), lat.Round(time.Millisecond))
 		if err := s.Allow(g.id); err != nil {
 			t.Fatal(err)
