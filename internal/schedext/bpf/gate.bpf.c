@@ -137,9 +137,12 @@ s32 BPF_STRUCT_OPS(gate_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 	bool is_idle = false;
 	s32 cpu;
 
+	/* A paced task always goes through enqueue, and does not claim an
+	 * idle CPU it would not run on now (the timer kicks one when it may). */
+	if (denied_ancestor(p))
+		return prev_cpu;
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	/* A paced task always goes through enqueue. */
-	if (is_idle && !denied_ancestor(p)) {
+	if (is_idle) {
 		struct task_ctx *tctx = task_ctx(p);
 
 		if (tctx)
