@@ -48,5 +48,8 @@
 //
 // It needs Linux with CONFIG_SCHED_CLASS_EXT, kernel BTF, cgroup v2, root,
 // and no other sched_ext scheduler loaded; only amd64 objects are built.
-// Elsewhere Load fails with ErrUnavailable.
+// The program calls the ___v2 kfuncs (scx_bpf_dsq_insert___v2,
+// scx_bpf_dsq_move_to_local___v2) of recent kernels, the VM suite's 7.2
+// among them: cilium/ebpf v0.22 cannot resolve the plain names on a kernel
+// that has both (see bpf/scx.h). Elsewhere Load fails with ErrUnavailable.
 package schedext

@@ -18,8 +18,8 @@ type Options struct {
 	// SharedSlice is the slice of every other task (20 ms).
 	SharedSlice time.Duration
 	// MaxWait bounds how far ahead a paced task is queued to run (1 s),
-	// and so how long it waits, whatever its rate. At most 10 s, the
-	// watchdog's timeout.
+	// and so how long it waits, whatever its rate. At most half the
+	// watchdog's timeout (5 s).
 	MaxWait time.Duration
 	// KickPeriod is how often idle CPUs are woken for paced tasks that
 	// became eligible (2 ms).
