@@ -65,6 +65,7 @@ Policies:`+policyHelp())
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	plot := fs.String("plot", "", "write a PNG of memory and concurrency over time")
 	image := fs.String("image", "", imageHelp)
+	actuator := fs.String("actuator", "auto", actuatorHelp)
 	perAgent := fs.Bool("per-agent", false, "also print, per policy with residency, each agent's floor, teardowns and page-outs")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -91,7 +92,7 @@ Policies:`+policyHelp())
 	c, err := app.Replay(ctx, app.ReplayConfig{
 		Workflows: wfs, Policies: pols.items, Params: params, Budget: int64(budget),
 		Backend: *backend, Domain: *domain, StateDir: *stateDir, TimeScale: *scale,
-		Retries: r, ActionTimeout: timeout.config(), EventLog: *events, Progress: env.stderr, Log: env.log,
+		Retries: r, ActionTimeout: timeout.config(), EventLog: *events, Actuator: *actuator, Progress: env.stderr, Log: env.log,
 	})
 	if c != nil {
 		if werr := writeComparison(env, c, *asJSON, *plot); werr != nil && err == nil {

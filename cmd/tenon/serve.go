@@ -17,6 +17,9 @@ func init() {
 
 const defaultSocket = "/run/tenon/tenon.sock"
 
+const actuatorHelp = "how the gate holds back a denied sandbox: " + app.ActuatorNames +
+	"; schedext paces it in a sched_ext scheduler (kernel with sched_ext, cgroup v2, root), freezer freezes it, auto is schedext where it loads, else freezer"
+
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "serve", "",
 		"Run the tenon daemon: agents, actions, files, status, events and metrics over HTTP/JSON.",
@@ -51,6 +54,7 @@ at start too.`)
 	fs.Var(&daemonMemory, "daemon-memory", "soft memory limit of the daemon itself (GOMEMLIMIT wins); a quarter of it bounds large request bodies in flight")
 	queueTimeout := fs.Duration("queue-timeout", api.DefaultQueueTimeout, "how long an action waits for its agent's slot and its admission before a 503")
 	slotIdle := fs.Duration("slot-idle", api.DefaultSlotIdle, "an agent idle this long gives its admission slot to one that waits")
+	actuator := fs.String("actuator", "auto", actuatorHelp)
 	model := fs.String("model", "", "trained predictor file (tenon predict train); default: learn online from class priors")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -58,6 +62,6 @@ at start too.`)
 	return app.Serve(ctx, app.ServeConfig{
 		Socket: *socket, Listen: *listen, Token: *token, StateDir: *stateDir, Budget: int64(budget),
 		Domain: *domain, Policy: *pol, Model: *model, Backend: *backend, Upstream: *upstream, UpstreamKey: *upstreamKey,
-		Drain: *drain, DiskMax: int64(diskMax), DaemonMemory: int64(daemonMemory), QueueTimeout: *queueTimeout, SlotIdle: *slotIdle, Status: env.stderr, Log: env.log,
+		Drain: *drain, DiskMax: int64(diskMax), DaemonMemory: int64(daemonMemory), QueueTimeout: *queueTimeout, SlotIdle: *slotIdle, Actuator: *actuator, Status: env.stderr, Log: env.log,
 	})
 }

@@ -79,7 +79,9 @@ func PlanBench(cfg BenchConfig) (*BenchPlan, error) {
 			if name == bench.BestStatic {
 				continue
 			}
-			r, err := rc.buildRun(name)
+			// The bench freezes denied sandboxes (no pacing) whatever
+			// the host has, so its results compare across hosts.
+			r, err := rc.buildRun(name, nil)
 			if err != nil {
 				return nil, fmt.Errorf("case %s: %w", c.Name, err)
 			}
@@ -182,7 +184,7 @@ func (p *BenchPlan) replayCase(ctx context.Context, c bench.Case, rep int, label
 		r, ok := p.runs[c.Name][name]
 		if !ok {
 			var err error
-			if r, err = rc.buildRun(name); err != nil {
+			if r, err = rc.buildRun(name, nil); err != nil {
 				return nil, err
 			}
 		}

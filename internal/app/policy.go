@@ -19,9 +19,10 @@ import (
 // adapter, with residency's state under stateDir ("" keeps sandboxes
 // resident). It is the only place in the tree outside tests that
 // constructs a policy: every caller builds each policy once per run and
-// passes it along.
-func buildPolicy(name string, opts policy.Options, stateDir string, log *slog.Logger) (controller.Policy, error) {
-	p, err := buildLive(name, opts, stateDir, false, live.Options{Logger: log})
+// passes it along. pacing is the gate's actuator (openActuator): nil
+// freezes denied sandboxes.
+func buildPolicy(name string, opts policy.Options, stateDir string, pacing *live.Pacing, log *slog.Logger) (controller.Policy, error) {
+	p, err := buildLive(name, opts, stateDir, false, live.Options{Logger: log, Pacing: pacing})
 	if err != nil {
 		return nil, err
 	}

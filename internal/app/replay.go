@@ -17,6 +17,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/imagestore"
+	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/replay"
 	"github.com/tenon-dev/tenon/internal/report"
@@ -41,7 +42,10 @@ type ReplayConfig struct {
 	// replay.DefaultActionTimeout of Workflows at TimeScale, negative none.
 	ActionTimeout time.Duration
 	EventLog      string // JSONL path, "" for none
-	Label         string // progress prefix, e.g. the bench case
+	// Actuator is how the gate holds denied sandboxes back (one of
+	// ActuatorNames; "" is auto), for the whole comparison.
+	Actuator string
+	Label    string // progress prefix, e.g. the bench case
 
 	// Progress receives a progress bar per policy; nil shows none.
 	Progress io.Writer
@@ -59,7 +63,12 @@ func Replay(ctx context.Context, cfg ReplayConfig) (*report.Comparison, error) {
 		return nil, err
 	}
 	cfg.Workflows = wfs
-	runs, err := cfg.buildRuns(cfg.Policies)
+	pacing, closeActuator, err := openActuator(cfg.Actuator, cfg.Policies, discardLog(cfg.Log))
+	if err != nil {
+		return nil, err
+	}
+	defer closeActuator()
+	runs, err := cfg.buildRuns(cfg.Policies, pacing)
 	if err != nil {
 		return nil, err
 	}
@@ -137,13 +146,13 @@ type policyRun struct {
 }
 
 // buildRuns builds each policy once, with the run directory it will use.
-func (cfg ReplayConfig) buildRuns(names []string) ([]policyRun, error) {
+func (cfg ReplayConfig) buildRuns(names []string, pacing *live.Pacing) ([]policyRun, error) {
 	if len(names) == 0 {
 		return nil, errors.New("no policy to replay")
 	}
 	runs := make([]policyRun, 0, len(names))
 	for _, name := range names {
-		r, err := cfg.buildRun(name)
+		r, err := cfg.buildRun(name, pacing)
 		if err != nil {
 			return nil, err
 		}
@@ -152,12 +161,12 @@ func (cfg ReplayConfig) buildRuns(names []string) ([]policyRun, error) {
 	return runs, nil
 }
 
-func (cfg ReplayConfig) buildRun(name string) (policyRun, error) {
+func (cfg ReplayConfig) buildRun(name string, pacing *live.Pacing) (policyRun, error) {
 	// The directory is named now, as the policy keeps its path, and made
 	// only when the replay starts, so that a bad policy leaves nothing behind.
 	dir := filepath.Join(cfg.StateDir, "run-"+strconv.FormatUint(rand.Uint64(), 10))
 	pol, err := buildPolicy(name, policy.Options{Budget: cfg.Budget, Params: cfg.Params,
-		Workflows: cfg.Workflows, TimeScale: cfg.TimeScale}, dir, discardLog(cfg.Log))
+		Workflows: cfg.Workflows, TimeScale: cfg.TimeScale}, dir, pacing, discardLog(cfg.Log))
 	if err != nil {
 		return policyRun{}, err
 	}

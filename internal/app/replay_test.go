@@ -122,7 +122,7 @@ func TestReplayBadInput(t *testing.T) {
 func TestBuildRuns(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	cfg := ReplayConfig{Workflows: testWorkflows(t, 4), Budget: units.GiB, StateDir: state, TimeScale: testScale}
-	runs, err := cfg.buildRuns([]string{"eager", "tenon", "static-3"})
+	runs, err := cfg.buildRuns([]string{"eager", "tenon", "static-3"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,9 @@ type ServeConfig struct {
 	// bounds the large request bodies in flight (api.Config.BodyMemory).
 	// 0 leaves both at their defaults.
 	DaemonMemory int64
+	// Actuator is how the gate holds denied sandboxes back (one of
+	// ActuatorNames; "" is auto).
+	Actuator string
 	// QueueTimeout and SlotIdle are api.Config's (0: their defaults).
 	QueueTimeout, SlotIdle time.Duration
 
@@ -79,7 +82,12 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		return err
 	}
 	defer closeBackend()
-	p, lrn, err := servePolicy(cfg, log)
+	pacing, closeActuator, err := openActuator(cfg.Actuator, []string{cfg.Policy}, log)
+	if err != nil {
+		return err
+	}
+	defer closeActuator()
+	p, lrn, err := servePolicy(cfg, pacing, log)
 	if err != nil {
 		return err
 	}
@@ -140,13 +148,13 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 // state directory and, for a policy with admission, the learner: the
 // predictor starts from --model, the saved model or the class priors and
 // learns from the daemon's measured actions.
-func servePolicy(cfg ServeConfig, log *slog.Logger) (*live.Policy, *learner, error) {
+func servePolicy(cfg ServeConfig, pacing *live.Pacing, log *slog.Logger) (*live.Policy, *learner, error) {
 	sp, err := policy.ParseSpec(cfg.Policy)
 	if err != nil {
 		return nil, nil, err
 	}
 	popts := policy.Options{Budget: cfg.Budget}
-	lo := live.Options{Logger: log}
+	lo := live.Options{Logger: log, Pacing: pacing}
 	var lrn *learner
 	switch {
 	case sp.Admission && sp.Predictor != policy.PredCurrent && cfg.Model == "":

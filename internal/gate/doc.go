@@ -169,11 +169,18 @@
 //
 // # Enforcement
 //
-// The seed enforces decisions with a sched_ext scheduler; tenon does not
-// have one yet. Decisions reach sandboxes through an Actuator: the live
-// adapter (internal/live) pauses and resumes them through the sandbox
-// backend, which freezes the sandbox's cgroup. A frozen sandbox's CPU time
-// stays flat, so its intervals are invalid exactly as under sched_ext.
+// The seed enforces decisions with a sched_ext scheduler. Decisions reach
+// sandboxes through an Actuator, injected by the live adapter
+// (internal/live): the freezer pauses and resumes them through the sandbox
+// backend, which freezes the sandbox's cgroup; where the kernel has
+// sched_ext, the pacing actuator runs a denied sandbox's tasks at a small
+// share of one CPU in tenon's sched_ext scheduler (internal/schedext) and
+// hands a denial longer than a few seconds over to the freezer. A frozen
+// sandbox's CPU time stays flat, so its intervals are invalid; a paced
+// one's creeps, so its intervals stay valid and its estimate follows the
+// paced growth, below what it grows when allowed (fast attack catches up
+// once it is allowed again).
+//
 // Loop calls the actuator only when a sandbox's applied permission differs
 // from the decision (a new sandbox always gets its first decision applied),
 // retries failures next iteration, and allows every sandbox before Run

@@ -7,7 +7,8 @@
 // gate loop every control period, the admission loop every 50 ms or when
 // an action becomes ready or ends), the clock, and the calls to the
 // backend and the domain: sandbox stats and the domain's available memory
-// as observations, pause and resume as the gate's actuator, the domain's
+// as observations, pause and resume as the gate's actuator (or pacing in
+// a sched_ext scheduler, Options.Pacing, injected like residency), the domain's
 // OOM hold, and memory.high limits for AgentCgroup's Low actions (its
 // emulation on cgroup v1). Calls into the machine are serialised by one
 // mutex; agents blocked in AgentReady or ActionReady wait on a channel the

@@ -74,8 +74,12 @@ func (p *Policy) startLoops(env controller.Env) error {
 // hold's decision and pauses or resumes sandboxes as the gate decided.
 func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 	cfg := p.m.Config()
+	act, pacer := p.actuator(env)
 	var underOOM bool // read by the observer, used by step; both run on the gate loop's goroutine
 	observe := func(ctx context.Context) (gate.Observation, error) {
+		if pacer != nil {
+			pacer.handover(ctx)
+		}
 		obs := gate.Observation{Budget: env.Budget, Available: env.Budget}
 		if env.Domain != nil {
 			avail, err := env.Domain.Available()
@@ -117,8 +121,20 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 	}
 	period := cfg.GateConfig.Period
 	loop, err := gate.NewLoop(gate.LoopOptions{Step: step, Period: period, Observer: observe,
-		Actuator: backendActuator{b: env.Backend, staller: p.staller}, Sink: p.gateSink(env), Logger: p.log, Clock: env.Clock})
+		Actuator: act, Sink: p.gateSink(env), Logger: p.log, Clock: env.Clock})
 	return loop, err
+}
+
+// actuator is the gate's actuator: the freezer, or with Options.Pacing the
+// pacing actuator (which hands long denials over to the freezer), returned
+// also as itself for the loop's handover.
+func (p *Policy) actuator(env controller.Env) (gate.Actuator, *pacingActuator) {
+	freezer := backendActuator{b: env.Backend, staller: p.staller}
+	if p.opts.Pacing == nil || env.Backend == nil {
+		return freezer, nil
+	}
+	a := newPacingActuator(*p.opts.Pacing, env.Backend, freezer, env.Clock.Now, p.log)
+	return a, a
 }
 
 // admitLoop runs the machine's Tick every admitPeriod and when poked.

@@ -45,6 +45,9 @@ type Options struct {
 	// learns from. Only policies with admission measure that level. It is
 	// called outside the adapter's lock and must not block.
 	Measured func(predict.ActionRecord)
+	// Pacing, when set, makes the gate pace denied sandboxes in a
+	// scheduler (sched_ext) instead of freezing them; nil: the freezer.
+	Pacing *Pacing
 }
 
 // Policy is a policy.Machine behind the controller.Policy interface.

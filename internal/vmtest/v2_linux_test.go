@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,9 @@ import (
 var vmTests = []struct {
 	name, pkg string
 	mustPass  []string
+	// forward are host environment variables passed on to the binary
+	// when set (opt-in soaks and measurements).
+	forward []string
 	// knownV2 are tests that fail under v2 in the guest, not yet fixed
 	// (issue 24); they are skipped (-test.skip) so the rest runs, and
 	// listed here with what was seen.
@@ -35,6 +39,27 @@ var vmTests = []struct {
 		"TestScopedDropsPageCache": "the scoped exec never returns: cgroup.Drop blocks for minutes in its write to the scope's memory.reclaim",
 		"TestHostileForkBomb":      "pids.events stays \"max 0\": the bomb never hits pids.max 1024 within the action (TCG too slow to fork that fast, or v2 counts the event elsewhere)",
 	}},
+	// The gate's sched_ext scheduler: the guest kernel has
+	// CONFIG_SCHED_CLASS_EXT and BTF, the host's does not.
+	{name: "schedext", pkg: "../schedext", mustPass: []string{
+		"TestLiveLoadUnload", "TestLiveUnloadOnOwnerDeath", "TestLivePace", "TestLiveWatchdogBound", "TestLiveHandoverToFreezer",
+	}, forward: []string{"TENON_SCHEDEXT_SOAK", "TENON_SCHEDEXT_MEASURE"}},
+}
+
+// selectedVMTests are the vmTests named in TENON_VMTEST_ONLY (a comma
+// list, e.g. "schedext", for a quicker boot while working on one), or all.
+func selectedVMTests(t *testing.T) []int {
+	var idx []int
+	only := os.Getenv("TENON_VMTEST_ONLY")
+	for i, vt := range vmTests {
+		if only == "" || slices.Contains(strings.Split(only, ","), vt.name) {
+			idx = append(idx, i)
+		}
+	}
+	if only != "" {
+		t.Logf("TENON_VMTEST_ONLY=%s: running %d of %d test binaries", only, len(idx), len(vmTests))
+	}
+	return idx
 }
 
 // TestLiveCgroupV2 boots Debian's cloud kernel (memory cgroup v1 compiled
@@ -57,7 +82,9 @@ func TestLiveCgroupV2(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	// An opt-in soak (TENON_SCHEDEXT_SOAK, e.g. 10m) runs that much longer.
+	soak, _ := time.ParseDuration(os.Getenv("TENON_SCHEDEXT_SOAK"))
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute+soak)
 	defer cancel()
 	if _, err := exec.LookPath(qemuBinary); err != nil {
 		unavailable(&UnavailableError{What: qemuBinary, Err: err})
@@ -74,13 +101,21 @@ func TestLiveCgroupV2(t *testing.T) {
 	bin := t.TempDir()
 	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	var tests []Test
-	for _, vt := range vmTests {
+	sel := selectedVMTests(t)
+	for _, i := range sel {
+		vt := vmTests[i]
 		out := filepath.Join(bin, vt.name+".test")
 		cmd := exec.CommandContext(ctx, gotool, "test", "-c", "-o", out, vt.pkg)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go test -c %s: %v\n%s", vt.pkg, err, b)
 		}
-		args := []string{"-test.v", "-test.count=1", "-test.timeout=8m"}
+		args := []string{"-test.v", "-test.count=1", "-test.timeout=" + (8*time.Minute + soak).String()}
+		var env []string
+		for _, k := range vt.forward {
+			if v := os.Getenv(k); v != "" {
+				env = append(env, k+"="+v)
+			}
+		}
 		var skip []string
 		for name, why := range vt.knownV2 {
 			t.Logf("%s: skipping %s, known to fail under v2: %s", vt.name, name, why)
@@ -89,7 +124,7 @@ func TestLiveCgroupV2(t *testing.T) {
 		if len(skip) > 0 {
 			args = append(args, "-test.skip="+strings.Join(skip, "|"))
 		}
-		tests = append(tests, Test{Name: vt.name, Binary: out, Args: args})
+		tests = append(tests, Test{Name: vt.name, Binary: out, Args: args, Env: env})
 	}
 
 	// The contract suite runs printenv, which busybox lacks, and the
@@ -133,7 +168,8 @@ func TestLiveCgroupV2(t *testing.T) {
 			t.Logf("kernel console (end):\n%s", tail(res.Console, 8000))
 		}
 	}()
-	for _, vt := range vmTests {
+	for _, i := range sel {
+		vt := vmTests[i]
 		r := res.Test(vt.name)
 		if r == nil {
 			t.Errorf("%s: the guest never ran it", vt.name)
