@@ -1,0 +1,64 @@
+//go:build linux
+
+package replay
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/tenon-dev/tenon/internal/trajectory"
+	"github.com/tenon-dev/tenon/internal/units"
+)
+
+// TestLivePolicies is a small live replay of eager, the gate alone and
+// tenon on one workload (policyWorkload: four agents whose 96 MiB actions
+// do not fit a 256 MiB domain together), without retries: eager is
+// OOM-killed; the gate and tenon finish every workflow without a kill.
+// The gate and tenon run again with the OOM hold off (hold=off), for its
+// effect: those runs keep the replay's invariants and log their kills;
+// what the hold buys is measured, not asserted. It is small enough for
+// internal/vmtest's emulated guest, where it runs on cgroup v2
+// (TestLiveReplayV2); here on the host's cgroup.
+func TestLivePolicies(t *testing.T) {
+	layout := liveLayout(t)
+	const budget = 256 * units.MiB
+	for _, tc := range []struct {
+		name, policy string
+		params       map[string]string
+		wantKills    bool // at least one OOM kill (eager: the case exercises the budget)
+		wantClean    bool // no OOM kill and every workflow done
+	}{
+		{name: "eager", policy: "eager", wantKills: true},
+		{name: "gate", policy: "gate", wantClean: true},
+		{name: "tenon", policy: "tenon", wantClean: true},
+		{name: "gate without the hold", policy: "gate", params: map[string]string{"hold": "off"}},
+		{name: "tenon without the hold", policy: "tenon", params: map[string]string{"hold": "off"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wfs := recorded(policyWorkload())
+			res := liveRunWith(t, layout, budget, tc.policy, tc.params, wfs, -1)
+			if tc.wantKills && res.OOMEvents == 0 {
+				t.Errorf("%s: no OOM kill: the case does not exercise the budget", tc.name)
+			}
+			if tc.wantClean && (res.OOMEvents != 0 || res.Completed != len(wfs)) {
+				t.Errorf("%s: %d OOM kills, %d of %d workflows done; want 0 and all", tc.name, res.OOMEvents, res.Completed, len(wfs))
+			}
+		})
+	}
+}
+
+// policyWorkload is four agents arriving together, each with one 96 MiB
+// action held for 2 s: together they need 384 MiB, one at a time 96.
+func policyWorkload() []trajectory.Workflow {
+	var wfs []trajectory.Workflow
+	for i := range 4 {
+		wfs = append(wfs, trajectory.Workflow{
+			Version: trajectory.Version, ID: fmt.Sprintf("pol-%d", i),
+			Actions: []trajectory.Action{{
+				Wait: 0.2, Class: "test", Command: "pytest -x",
+				Mem: &trajectory.MemProfile{PeakMiB: 96, RampS: 0.5, HoldS: 2},
+			}},
+		})
+	}
+	return wfs
+}
