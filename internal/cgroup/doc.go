@@ -28,11 +28,12 @@
 // is released. On v1 it is memory.oom_control's oom_kill_disable: the task
 // sleeps in the kernel's OOM wait, and under_oom says tasks wait. v2 has
 // no such switch; there the hold is the domain's memory.high at HoldHigh,
-// a sixteenth of the budget below memory.max: an allocator above it is
+// an eighth of the budget below memory.max: an allocator above it is
 // reclaimed from and then throttled, sleeping after each charge for a
 // time that grows with the square of its overage, so it crosses the last
-// sixteenth slowly (seconds at a few hundred MiB, about a minute at
-// 2 GiB) and is not killed meanwhile. UnderOOM on v2 is usage above that
+// eighth slowly (about a minute at 256 MiB, minutes at 2 GiB; several
+// allocators at once sooner) and is not killed meanwhile, though unlike
+// v1's it is not a strict wait. UnderOOM on v2 is usage above that
 // line with the domain's tasks stalled on memory since the last call:
 // memory.pressure's "some" total advanced (PSI), or, where the kernel has
 // no per-group PSI (built without it, booted with psi=0), the

@@ -10,20 +10,23 @@ import (
 )
 
 // HoldHigh is the memory.high of a v2 domain of budget bytes under the OOM
-// hold: the budget less a sixteenth of it.
+// hold: the budget less an eighth of it, the gate's red region.
 //
 // The kernel does not stop an allocator above memory.high: it reclaims
 // from the group, and when that fails it puts the allocator to sleep after
 // each batch it charges, for (overage/high)² × 64 s per 256 KiB charged
 // (none under 10 ms, at most 2 s a time; mm/memcontrol.c,
 // calculate_high_delay). So the gap between memory.high and memory.max
-// must be wide for the throttling to hold: a sixteenth (overage up to
-// 6.7 %) takes one allocator about 64·n·0.067³/3 s to cross, n the budget
-// in 256 KiB pages: some 50 s at 2 GiB, 6 s at 256 MiB, 1.5 s at 64 MiB,
-// during which it uses almost no CPU, so the hold's timeout (internal/
-// policy) sees it waiting. It lies inside the gate's red region (the
-// budget's last eighth), so the gate is already denying growth there.
-func HoldHigh(budget int64) int64 { return budget - budget/16 }
+// must be wide for the throttling to hold: an eighth (overage up to
+// 14 %) takes one allocator about 64·n·0.143³/3 s to cross, n the line in
+// 256 KiB pages: some 7 minutes at 2 GiB, 55 s at 256 MiB, 14 s at
+// 64 MiB (k allocators at once about k times sooner), during which it uses
+// almost no CPU, so the hold's timeout (internal/policy) sees it waiting.
+// A sixteenth was too narrow: in the VM suite four sandboxes of a 256 MiB
+// domain crossed it to memory.max within 4.6 s of waiting, and one was
+// killed under the hold. The line is the top of the gate's red region,
+// where the gate already lets one grower at most.
+func HoldHigh(budget int64) int64 { return budget - budget/8 }
 
 // setHighHold sets the domain's memory.high to HoldHigh of its budget (on)
 // or to max (off). The file is opened O_NONBLOCK (honoured by kernels

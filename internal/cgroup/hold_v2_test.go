@@ -19,9 +19,9 @@ func TestHoldHigh(t *testing.T) {
 		name          string
 		budget, wantH int64
 	}{
-		{name: "2 GiB", budget: 2 << 30, wantH: 2<<30 - 128<<20},
-		{name: "256 MiB", budget: 256 << 20, wantH: 240 << 20},
-		{name: "not a multiple of 16", budget: 100, wantH: 94},
+		{name: "2 GiB", budget: 2 << 30, wantH: 2<<30 - 256<<20},
+		{name: "256 MiB", budget: 256 << 20, wantH: 224 << 20},
+		{name: "not a multiple of 8", budget: 100, wantH: 88},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := HoldHigh(tc.budget); got != tc.wantH {
@@ -50,7 +50,7 @@ func TestDomainOOMHoldV2(t *testing.T) {
 	}
 	want := fmt.Sprint(HoldHigh(1 << 30))
 	if got := readFile(t, filepath.Join(dir, "memory.high")); got != want {
-		t.Errorf("memory.high armed = %s, want %s (1 GiB less 1/16)", got, want)
+		t.Errorf("memory.high armed = %s, want %s (1 GiB less 1/8)", got, want)
 	}
 	if err := d.SetOOMHold(false); err != nil {
 		t.Fatalf("SetOOMHold(false): %v", err)

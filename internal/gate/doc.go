@@ -177,8 +177,8 @@
 // the kernel's OOM killer acts only after DMax (at least two seconds)
 // with no sandbox using CPU. On cgroup v1 the hold is memory.oom_control's
 // oom_kill_disable: the allocating task sleeps in the kernel's OOM wait.
-// On v2 it is the domain's memory.high a sixteenth below its memory.max,
-// inside the red region: the allocator is reclaimed from and then
+// On v2 it is the domain's memory.high an eighth below its memory.max,
+// the top of the red region: the allocator is reclaimed from and then
 // throttled, sleeping longer the further it gets (cgroup.HoldHigh), and
 // "waiting" is read from the domain's memory PSI (memory.pressure). A
 // sandbox the gate denies while it sleeps in v1's OOM wait stays FREEZING
