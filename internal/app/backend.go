@@ -71,10 +71,8 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 	// since the domain's own 0 would forbid those page-outs.
 	//
 	// On v2 an OOM kill also takes the whole sandbox (memory.oom.group):
-	// the OOM hold there is memory.high (cgroup.Domain.SetOOMHold), and
-	// the kill it finally lets through should free a sandbox, not leave
-	// one half-killed; the replay and the daemon replace a sandbox after
-	// an OOM kill anyway.
+	// it should free a sandbox, not leave one half-killed; the replay and
+	// the daemon replace a sandbox after an OOM kill anyway.
 	perSandbox := false
 	if m, ok := layout.Controller(cgroup.Memory); ok && m.Version == cgroup.V2 && name == "process" {
 		perSandbox = true

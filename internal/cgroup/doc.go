@@ -40,7 +40,9 @@
 // memory.events high or max count did. Releasing the hold sets memory.high
 // to max, so the waiter's next allocations reach memory.max and the OOM
 // killer. Group.SetOOMGroup (v2's memory.oom.group) makes that kill take
-// a whole sandbox. The hold's policy (when to release it) is
+// a whole sandbox. The v2 hold leaks where v1's does not (several
+// throttled allocators reach memory.max within seconds), and tenon's
+// hosts arm it only when asked (replay.CgroupDomain.HoldV2). The hold's policy (when to release it) is
 // internal/policy's.
 //
 // Why raw control files rather than containerd/cgroups v3 (already a

@@ -82,3 +82,8 @@ func disarmOOMHold(g *group) (bool, error) {
 	}
 	return true, nil
 }
+
+// MemoryVersion is the cgroup version of the domain's memory controller.
+func (d *Domain) MemoryVersion() Version {
+	return d.layout.Controllers[Memory].Version
+}

@@ -183,7 +183,11 @@
 // "waiting" is read from the domain's memory PSI (memory.pressure). A
 // sandbox the gate denies while it sleeps in v1's OOM wait stays FREEZING
 // (cgroup.Group.Freeze accepts it); on v2 it freezes once its throttling
-// sleep ends, at most 2 s later.
+// sleep ends, at most 2 s later. The v2 hold is armed only on request
+// (replay.CgroupDomain.HoldV2): a throttled grower uses almost no CPU, so
+// its intervals are invalid and its growth estimate stays low, and the
+// gate let more growers in; in the VM suite the gate alone lost
+// workflows to kills with it and none without.
 //
 // # Enforcement
 //

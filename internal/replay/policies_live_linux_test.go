@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -14,9 +15,11 @@ import (
 // tenon on one workload (policyWorkload: four agents whose 96 MiB actions
 // do not fit a 256 MiB domain together), without retries: eager is
 // OOM-killed; the gate and tenon finish every workflow without a kill.
-// The gate and tenon run again with the OOM hold off (hold=off), for its
-// effect: those runs keep the replay's invariants and log their kills;
-// what the hold buys is measured, not asserted. It is small enough for
+// The gate and tenon run again with the OOM hold off (hold=off) and, on
+// cgroup v2, with the v2 hold armed (off there by default,
+// CgroupDomain.HoldV2), for its effect: those runs keep the replay's
+// invariants and log their kills; what the hold buys is measured, not
+// asserted. It is small enough for
 // internal/vmtest's emulated guest, where it runs on cgroup v2
 // (TestLiveReplayV2); here on the host's cgroup.
 func TestLivePolicies(t *testing.T) {
@@ -25,6 +28,7 @@ func TestLivePolicies(t *testing.T) {
 	for _, tc := range []struct {
 		name, policy string
 		params       map[string]string
+		holdV2       bool // arm the OOM hold on cgroup v2 too (off by default there)
 		wantKills    bool // at least one OOM kill (eager: the case exercises the budget)
 		wantClean    bool // no OOM kill and every workflow done
 	}{
@@ -33,10 +37,15 @@ func TestLivePolicies(t *testing.T) {
 		{name: "tenon", policy: "tenon", wantClean: true},
 		{name: "gate without the hold", policy: "gate", params: map[string]string{"hold": "off"}},
 		{name: "tenon without the hold", policy: "tenon", params: map[string]string{"hold": "off"}},
+		{name: "gate with the v2 hold", policy: "gate", holdV2: true},
+		{name: "tenon with the v2 hold", policy: "tenon", holdV2: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if m, _ := layout.Controller(cgroup.Memory); tc.holdV2 && m.Version != cgroup.V2 {
+				t.Skip("the v2 OOM hold (memory.high) needs the cgroup v2 memory controller")
+			}
 			wfs := recorded(policyWorkload())
-			res := liveRunWith(t, layout, budget, tc.policy, tc.params, wfs, -1)
+			res := liveRunWith(t, layout, budget, tc.policy, tc.params, tc.holdV2, wfs, -1)
 			if tc.wantKills && res.OOMEvents == 0 {
 				t.Errorf("%s: no OOM kill: the case does not exercise the budget", tc.name)
 			}

@@ -54,9 +54,8 @@ type Config struct {
 	// included, so its Exec returns the OOM-killed result and later calls
 	// sandbox.ErrSandboxDead. The caller replaces the sandbox, as the
 	// replay driver (a new attempt) and the daemon (after an OOM kill)
-	// already do. tenon sets it with v2's OOM hold (cgroup.Domain.SetOOMHold),
-	// whose release should free a whole sandbox's memory, not leave it
-	// half-killed.
+	// already do. tenon sets it on v2 (internal/app), where an OOM kill
+	// should free a whole sandbox's memory, not leave it half-killed.
 	OOMGroup bool
 	// DiskMax caps, in bytes, what each sandbox writes to its writable
 	// layer and to the workspace the backend makes for it (together): both
