@@ -185,9 +185,9 @@
 // (cgroup.Group.Freeze accepts it); on v2 it freezes once its throttling
 // sleep ends, at most 2 s later. The v2 hold is armed only on request
 // (replay.CgroupDomain.HoldV2): a throttled grower uses almost no CPU, so
-// its intervals are invalid and its growth estimate stays low, and the
-// gate let more growers in; in the VM suite the gate alone lost
-// workflows to kills with it and none without.
+// its intervals are invalid and its growth estimate stays low, and
+// several throttled growers cross to memory.max together; in the VM suite
+// the gate alone lost workflows to kills with it as without it.
 //
 // # Enforcement
 //

@@ -38,11 +38,12 @@ import (
 // the waiter's next allocations reach memory.max and the OOM killer. With
 // memory.oom.group on every sandbox (the process backend's OOMGroup) that
 // kill takes the whole sandbox, which the replay and the daemon replace.
-// Measured in the VM suite (bench/results/v2-hold.md), v2's hold made the
-// gate alone worse (2 kills of 4 workflows with it, none without): a
-// throttled grower uses almost no CPU, looks idle to the gate, and more
-// growers are let in, which together throttle across to memory.max. So the
-// hosts arm it on v2 only when asked (replay.CgroupDomain.HoldV2).
+// Measured in the VM suite (bench/results/v2-hold.md), v2's hold did not
+// bring the gate alone to zero kills (3 kills in 2 runs with it, each
+// waiting 30-33 s under it; 2 in 3 runs without): several throttled growers cross to
+// memory.max together, and a throttled grower uses almost no CPU, so the
+// gate's estimate of its growth stays low. The hosts arm it on v2 only
+// when asked (replay.CgroupDomain.HoldV2).
 
 // HoldTimeout is how long tasks may wait under the hold with nothing
 // progressing before it is released (HoldMaxWait bounds the whole wait), for the hold= parameter (hold) and the gate configuration gc (already on

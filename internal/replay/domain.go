@@ -21,16 +21,15 @@ type CgroupDomain struct {
 	// HoldV2 arms the OOM hold on cgroup v2 too (memory.high an eighth
 	// below memory.max, cgroup.Domain.SetOOMHold). Off by default: in the
 	// VM suite (bench/results/v2-hold.md) the gate alone lost workflows
-	// to OOM kills with it and none without, since throttled growers use
-	// almost no CPU and look idle to the gate, which lets more of them
-	// grow, and throttling only slows them to memory.max. v1's hold is a
-	// strict wait and stays on.
+	// to OOM kills with it as without it (throttling only slows growers
+	// to memory.max, and throttled growers look idle to the gate), and it
+	// kept one run waiting 30 s. v1's hold is a strict wait and stays on.
 	HoldV2 bool
 }
 
 // errV2HoldOff is SetOOMHold's answer on cgroup v2 without HoldV2; the
 // live policy logs it and runs without the hold.
-var errV2HoldOff = errors.New("the cgroup v2 OOM hold (memory.high) is off unless asked for (CgroupDomain.HoldV2): measured, it made the gate alone worse")
+var errV2HoldOff = errors.New("the cgroup v2 OOM hold (memory.high) is off unless asked for (CgroupDomain.HoldV2): measured, it throttles but does not hold")
 
 var (
 	_ controller.Domain    = CgroupDomain{}
