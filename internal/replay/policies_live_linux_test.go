@@ -14,8 +14,8 @@ import (
 // TestLivePolicies is a small live replay of eager, the gate alone and
 // tenon on one workload (policyWorkload: four agents whose 96 MiB actions
 // do not fit a 256 MiB domain together), without retries: eager is
-// OOM-killed; tenon finishes every workflow without a kill, and so does
-// the gate alone under v1's OOM hold (on v2 its kills are logged).
+// OOM-killed; tenon finishes every workflow without a kill; the gate
+// alone's kills are logged.
 // The gate and tenon run again with the OOM hold off (hold=off) and, on
 // cgroup v2, with the v2 hold armed (off there by default,
 // CgroupDomain.HoldV2), for its effect: those runs keep the replay's
@@ -32,15 +32,14 @@ func TestLivePolicies(t *testing.T) {
 		holdV2       bool // arm the OOM hold on cgroup v2 too (off by default there)
 		wantKills    bool // at least one OOM kill (eager: the case exercises the budget)
 		wantClean    bool // no OOM kill and every workflow done
-		// v1Clean: wantClean where the domain has v1's strict OOM hold
-		// only. The gate alone relies on the hold for its last kills (it
-		// sees growth a period late); v2 has no strict hold, and in the VM
-		// suite the gate alone lost a workflow in some runs with or
-		// without memory.high.
-		v1Clean bool
 	}{
 		{name: "eager", policy: "eager", wantKills: true},
-		{name: "gate", policy: "gate", v1Clean: true},
+		// The gate alone is measured, not asserted: it sees growth a
+		// period late, and here four growers start at once in a budget no
+		// larger than its safety margin; it lost a workflow in some runs on
+		// v1 (its hold released after DMax with nothing progressing) and on
+		// v2 (with or without memory.high). TestLiveGateRamp asserts it.
+		{name: "gate", policy: "gate"},
 		{name: "tenon", policy: "tenon", wantClean: true},
 		{name: "gate without the hold", policy: "gate", params: map[string]string{"hold": "off"}},
 		{name: "tenon without the hold", policy: "tenon", params: map[string]string{"hold": "off"}},
@@ -56,8 +55,7 @@ func TestLivePolicies(t *testing.T) {
 			if tc.wantKills && res.OOMEvents == 0 {
 				t.Errorf("%s: no OOM kill: the case does not exercise the budget", tc.name)
 			}
-			m, _ := layout.Controller(cgroup.Memory)
-			if (tc.wantClean || tc.v1Clean && m.Version == cgroup.V1) && (res.OOMEvents != 0 || res.Completed != len(wfs)) {
+			if tc.wantClean && (res.OOMEvents != 0 || res.Completed != len(wfs)) {
 				t.Errorf("%s: %d OOM kills, %d of %d workflows done; want 0 and all", tc.name, res.OOMEvents, res.Completed, len(wfs))
 			}
 		})
