@@ -69,6 +69,10 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 	// not page out. On cgroup v2 the process backend does it per sandbox
 	// instead (memory.swap.max 0, lifted during residency's page-outs),
 	// since the domain's own 0 would forbid those page-outs.
+	//
+	// On v2 an OOM kill also takes the whole sandbox (memory.oom.group):
+	// it should free a sandbox, not leave one half-killed; the replay and
+	// the daemon replace a sandbox after an OOM kill anyway.
 	perSandbox := false
 	if m, ok := layout.Controller(cgroup.Memory); ok && m.Version == cgroup.V2 && name == "process" {
 		perSandbox = true
@@ -100,7 +104,7 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 			}
 		}
 		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout,
-			Logger: log, NoSwap: perSandbox, DiskMax: diskMax, Images: images})
+			Logger: log, NoSwap: perSandbox, OOMGroup: perSandbox, DiskMax: diskMax, Images: images})
 	case "docker":
 		self, _ := os.Executable()
 		var d *docker.Backend

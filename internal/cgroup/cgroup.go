@@ -36,7 +36,12 @@ type MemoryStats struct {
 // Pressure is PSI for memory: the group's own on v2, the host's otherwise.
 type Pressure struct {
 	Some10, Some60, Full10, Full60 float64 // percentages
-	Host                           bool    // true when the value is host-wide
+	// SomeTotal and FullTotal are the accumulated stall times ("total=",
+	// microseconds in the file): the kernel brings them up to date on
+	// every read, so two readings give the stall time in between, where
+	// the averages are refreshed only every 2 s.
+	SomeTotal, FullTotal time.Duration
+	Host                 bool // true when the value is host-wide
 }
 
 // Group is one cgroup, on whichever hierarchies hold the controllers tenon uses.
@@ -81,4 +86,10 @@ type Group interface {
 	KillAll(ctx context.Context) error
 
 	MemoryPressure() (Pressure, error)
+
+	// SetOOMGroup makes an OOM kill of any task in the group kill every
+	// task of the group (v2's memory.oom.group), so a kill takes a whole
+	// sandbox rather than its largest process. v1 has no group kill and
+	// SetOOMGroup does nothing there.
+	SetOOMGroup(on bool) error
 }

@@ -24,6 +24,7 @@ type Domain struct {
 	budget int64
 	log    *slog.Logger
 	lock   *OwnerLock
+	stall  stallProbe // v2 OOM hold's stall signal (hold_v2.go)
 }
 
 // OpenDomain creates the domain group name (DefaultDomain when "") with a

@@ -204,41 +204,30 @@ func TestDomainDisableSwap(t *testing.T) {
 }
 
 func TestDomainOOMHold(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		layout  func(*testing.T) *Layout
-		wantErr error
-	}{
-		{name: "v1 oom_control", layout: fakeV1},
-		{name: "v2 has none", layout: fakeV2, wantErr: ErrNoOOMHold},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			d := fakeDomain(t, tc.layout(t))
-			if err := d.SetOOMHold(true); !errors.Is(err, tc.wantErr) {
-				t.Fatalf("SetOOMHold(true) = %v, want %v", err, tc.wantErr)
-			}
-			if tc.wantErr != nil {
-				if _, err := d.UnderOOM(); !errors.Is(err, tc.wantErr) {
-					t.Errorf("UnderOOM = %v, want %v", err, tc.wantErr)
-				}
-				return
-			}
-			p := filepath.Join(d.group.dirs[Memory], "memory.oom_control")
-			if got := readFile(t, p); got != "1" {
-				t.Errorf("oom_control after SetOOMHold(true) = %q, want 1", got)
-			}
-			for _, under := range []bool{false, true} {
-				v := "0"
-				if under {
-					v = "1"
-				}
-				writeFiles(t, filepath.Dir(p), map[string]string{"memory.oom_control": "oom_kill_disable 1\nunder_oom " + v + "\noom_kill 0\n"})
-				got, err := d.UnderOOM()
-				if err != nil || got != under {
-					t.Errorf("UnderOOM with under_oom %s = %v, %v", v, got, err)
-				}
-			}
-		})
+	d := fakeDomain(t, fakeV1(t))
+	if err := d.SetOOMHold(true); err != nil {
+		t.Fatalf("SetOOMHold(true) = %v", err)
+	}
+	p := filepath.Join(d.group.dirs[Memory], "memory.oom_control")
+	if got := readFile(t, p); got != "1" {
+		t.Errorf("oom_control after SetOOMHold(true) = %q, want 1", got)
+	}
+	for _, under := range []bool{false, true} {
+		v := "0"
+		if under {
+			v = "1"
+		}
+		writeFiles(t, filepath.Dir(p), map[string]string{"memory.oom_control": "oom_kill_disable 1\nunder_oom " + v + "\noom_kill 0\n"})
+		got, err := d.UnderOOM()
+		if err != nil || got != under {
+			t.Errorf("UnderOOM with under_oom %s = %v, %v", v, got, err)
+		}
+	}
+	if err := d.SetOOMHold(false); err != nil {
+		t.Fatalf("SetOOMHold(false) = %v", err)
+	}
+	if got := readFile(t, p); got != "0" {
+		t.Errorf("oom_control after SetOOMHold(false) = %q, want 0", got)
 	}
 }
 

@@ -32,9 +32,9 @@ var (
 	ErrNoHierarchy = errors.New("cgroup: controller not mounted")
 
 	// ErrNoOOMHold means the kernel cannot hold allocations at a group's
-	// limit instead of OOM-killing: that needs cgroup v1's memory.oom_control
-	// (oom_kill_disable), which cgroup v2 does not have.
-	ErrNoOOMHold = errors.New("cgroup: no OOM hold: memory.oom_control (oom_kill_disable) needs the cgroup v1 memory controller")
+	// limit instead of OOM-killing: that needs cgroup v1's
+	// memory.oom_control (oom_kill_disable) or v2's memory.high.
+	ErrNoOOMHold = errors.New("cgroup: no OOM hold: it needs cgroup v1's memory.oom_control or v2's memory.high")
 
 	// ErrInUse means a workload domain or a state directory is owned by
 	// another live process (InUseError names it).

@@ -25,7 +25,7 @@ type fakeKernel struct {
 func newFakeKernel(t *testing.T) *fakeKernel {
 	t.Helper()
 	k := &fakeKernel{}
-	w, r, kl := sysWrite, sysRmdir, sysKill
+	w, wn, r, kl := sysWrite, sysWriteNoReclaim, sysRmdir, sysKill
 	sysWrite = func(p, v string) error {
 		k.mu.Lock()
 		k.writes = append(k.writes, p+"="+v)
@@ -40,6 +40,7 @@ func newFakeKernel(t *testing.T) *fakeKernel {
 		}
 		return writeFile(p, v)
 	}
+	sysWriteNoReclaim = sysWrite
 	sysRmdir = func(p string) error {
 		k.mu.Lock()
 		k.rmdirs = append(k.rmdirs, p)
@@ -65,7 +66,7 @@ func newFakeKernel(t *testing.T) *fakeKernel {
 		}
 		return nil
 	}
-	t.Cleanup(func() { sysWrite, sysRmdir, sysKill = w, r, kl })
+	t.Cleanup(func() { sysWrite, sysWriteNoReclaim, sysRmdir, sysKill = w, wn, r, kl })
 	return k
 }
 

@@ -42,8 +42,11 @@ func parseInt(s string) (int64, error) {
 }
 
 // writeFile writes a control file. The kernel accepts one value per write.
-func writeFile(path, value string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o644)
+func writeFile(path, value string) error { return writeFileFlags(path, value, 0) }
+
+// writeFileFlags is writeFile opening the file with flag added.
+func writeFileFlags(path, value string, flag int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|os.O_CREATE|flag, 0o644)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,9 @@ type group struct {
 	write func(path, value string) error
 	rmdir func(path string) error
 	kill  func(pid int) error
+	// writeNoReclaim writes with O_NONBLOCK: memory.high and memory.max
+	// then skip the reclaim a lower limit otherwise runs in the writer.
+	writeNoReclaim func(path, value string) error
 
 	mu   sync.Mutex
 	peak *os.File // v2 memory.peak kept open after ResetPeak (the reset is per fd)
@@ -58,7 +61,7 @@ func newGroup(layout *Layout, p string) (*group, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &group{layout: layout, path: c, dirs: dirs, write: sysWrite, rmdir: sysRmdir, kill: sysKill}, nil
+	return &group{layout: layout, path: c, dirs: dirs, write: sysWrite, rmdir: sysRmdir, kill: sysKill, writeNoReclaim: sysWriteNoReclaim}, nil
 }
 
 // Open returns an existing group. The group must exist in the memory
@@ -301,7 +304,8 @@ func (g *group) rmdirRetry(d string) error {
 // (never in parallel) so that fake trees see simulated kernel behaviour and
 // fake pids are never signalled.
 var (
-	sysWrite = writeFile
+	sysWrite          = writeFile
+	sysWriteNoReclaim = func(p, v string) error { return writeFileFlags(p, v, syscall.O_NONBLOCK) }
 	// sysRmdir is rmdir(2): cgroupfs removes a group's directory with its
 	// control files in one call.
 	sysRmdir = func(p string) error { return syscall.Rmdir(p) }

@@ -7,10 +7,14 @@ import (
 	"time"
 )
 
-// TestLiveOOMHold: under a hold a task allocating past the domain's limit
-// waits instead of being killed; releasing the hold lets the OOM killer act.
+// TestLiveOOMHold: under v1's hold (oom_kill_disable) a task allocating
+// past the domain's limit waits instead of being killed; releasing the
+// hold lets the OOM killer act. TestLiveOOMHoldV2 is v2's.
 func TestLiveOOMHold(t *testing.T) {
 	l := liveLayout(t)
+	if m, _ := l.Controller(Memory); m.Version != V1 {
+		t.Skip("v1's OOM hold needs the cgroup v1 memory controller's memory.oom_control (TestLiveOOMHoldV2 covers v2)")
+	}
 	d := liveDomain(t, l, "-hold", 64<<20)
 	if err := d.SetOOMHold(true); errors.Is(err, ErrNoOOMHold) {
 		t.Skip("OOM hold needs the cgroup v1 memory controller's memory.oom_control")

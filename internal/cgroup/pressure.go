@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ParsePressure parses a PSI file ("some avg10=.. avg60=.. avg300=.. total=..",
-// then the same for "full"). A missing "full" line leaves Full* at 0.
+// then the same for "full"; total in microseconds). A missing "full" line
+// leaves Full* at 0.
 func ParsePressure(r io.Reader) (Pressure, error) {
 	var p Pressure
 	seen := false
@@ -23,11 +25,12 @@ func ParsePressure(r io.Reader) (Pressure, error) {
 			continue
 		}
 		var a10, a60 *float64
+		var total *time.Duration
 		switch f[0] {
 		case "some":
-			a10, a60 = &p.Some10, &p.Some60
+			a10, a60, total = &p.Some10, &p.Some60, &p.SomeTotal
 		case "full":
-			a10, a60 = &p.Full10, &p.Full60
+			a10, a60, total = &p.Full10, &p.Full60, &p.FullTotal
 		default:
 			return Pressure{}, fmt.Errorf("parsing pressure: unknown line %q", sc.Text())
 		}
@@ -43,6 +46,13 @@ func ParsePressure(r io.Reader) (Pressure, error) {
 				dst = a10
 			case "avg60":
 				dst = a60
+			case "total":
+				us, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || us < 0 {
+					return Pressure{}, fmt.Errorf("parsing pressure: bad total %q", kv)
+				}
+				*total = time.Duration(us) * time.Microsecond
+				continue
 			default:
 				continue
 			}

@@ -20,7 +20,8 @@ type Domain interface {
 // OOMHolder is a Domain that can hold allocations at its limit instead of
 // OOM-killing: a task whose allocation would pass the budget waits in the
 // kernel until memory is freed or the hold is released (cgroup v1
-// memory.oom_control; see cgroup.Domain.SetOOMHold).
+// memory.oom_control; on v2 throttling above memory.high; see
+// cgroup.Domain.SetOOMHold).
 type OOMHolder interface {
 	SetOOMHold(on bool) error
 	// UnderOOM reports whether tasks are waiting for memory under the hold.

@@ -167,6 +167,28 @@
 //     with no predicted positive growth takes no slot; within the band the
 //     growth is noise.
 //
+// # The OOM hold
+//
+// The gate sees growth a period after it happens, so the domain's limit
+// stays the backstop. Where the domain can hold an allocation at its
+// budget instead of OOM-killing it, the decision core runs the OOM hold
+// next to the gate (internal/policy, hold.go): tasks wait at the budget
+// while the gate, red by then, keeps other sandboxes from growing, and
+// the kernel's OOM killer acts only after DMax (at least two seconds)
+// with no sandbox using CPU. On cgroup v1 the hold is memory.oom_control's
+// oom_kill_disable: the allocating task sleeps in the kernel's OOM wait.
+// On v2 it is the domain's memory.high an eighth below its memory.max,
+// the top of the red region: the allocator is reclaimed from and then
+// throttled, sleeping longer the further it gets (cgroup.HoldHigh), and
+// "waiting" is read from the domain's memory PSI (memory.pressure). A
+// sandbox the gate denies while it sleeps in v1's OOM wait stays FREEZING
+// (cgroup.Group.Freeze accepts it); on v2 it freezes once its throttling
+// sleep ends, at most 2 s later. The v2 hold is armed only on request
+// (replay.CgroupDomain.HoldV2): a throttled grower uses almost no CPU, so
+// its intervals are invalid and its growth estimate stays low, and
+// several throttled growers cross to memory.max together; in the VM suite
+// the gate alone lost workflows to kills with it as without it.
+//
 // # Enforcement
 //
 // The seed enforces decisions with a sched_ext scheduler. Decisions reach

@@ -33,7 +33,9 @@
 // one heavy action at its peak otherwise kept every small action waiting
 // for its whole run; light-margin=off is the ablation); the current predictor assumes at least a task's
 // largest same-class peak so far, or its class's p90 for the first
-// (predict.ClassFloor); and where the domain has one (cgroup v1) the gate
+// (predict.ClassFloor); and where the domain has one (cgroup v1's
+// oom_kill_disable; v2's memory.high below memory.max, with the domain's
+// PSI as the stall signal, only when the host asks for it) the gate
 // runs the OOM hold, so an allocation at the budget waits for memory
 // instead of being killed and the OOM killer acts only after DMax with no
 // sandbox making progress (at least MinHold), or after ten times that

@@ -6,8 +6,10 @@ import (
 	"github.com/tenon-dev/tenon/internal/gate"
 )
 
-// The OOM hold is an extension of seed 000 beyond Algorithm 1, for kernels
-// with cgroup v1's memory.oom_control (controller.OOMHolder). The gate sees
+// The OOM hold is an extension of seed 000 beyond Algorithm 1, for domains
+// that can hold an allocation at the budget (controller.OOMHolder): cgroup
+// v1's memory.oom_control (oom_kill_disable), or on v2 the domain's
+// memory.high just below its memory.max (cgroup.Domain.SetOOMHold). The gate sees
 // growth one control period after it happens; a tool ramping at 1 GiB/s
 // passes the last 100 MiB of a budget before the gate can deny it, and the
 // kernel then kills it. Under the hold the kernel instead makes the
@@ -24,6 +26,24 @@ import (
 // victim exactly as it would have without the hold, and the hold is re-armed
 // once the domain is out of OOM. A kill is delayed, never avoided by
 // relabelling: every kill still counts as an OOM event.
+//
+// The two kernels hold differently, and the machine steps both alike. On
+// v1 the allocating task sleeps in the kernel's OOM wait and under_oom
+// says so. On v2 the task is reclaimed from and then throttled above
+// memory.high, ever more slowly the further it gets, so it may still
+// creep to memory.max during a long wait and be killed there; "under" is
+// the domain's usage above the memory.high line with its memory PSI
+// (memory.pressure's some total) advancing since the previous period, a
+// task stalled on memory; and a release sets memory.high back to max, so
+// the waiter's next allocations reach memory.max and the OOM killer. With
+// memory.oom.group on every sandbox (the process backend's OOMGroup) that
+// kill takes the whole sandbox, which the replay and the daemon replace.
+// Measured in the VM suite (bench/results/v2-hold.md), v2's hold did not
+// bring the gate alone to zero kills (3 kills in 2 runs with it, each
+// waiting 30-33 s under it; 2 in 3 runs without): several throttled growers cross to
+// memory.max together, and a throttled grower uses almost no CPU, so the
+// gate's estimate of its growth stays low. The hosts arm it on v2 only
+// when asked (replay.CgroupDomain.HoldV2).
 
 // HoldTimeout is how long tasks may wait under the hold with nothing
 // progressing before it is released (HoldMaxWait bounds the whole wait), for the hold= parameter (hold) and the gate configuration gc (already on
@@ -61,8 +81,8 @@ const (
 	HoldNone     HoldAction = iota
 	HoldBegan               // tasks started waiting (log it)
 	HoldResolved            // the wait ended without a kill (log it)
-	HoldRelease             // write oom_kill_disable=0: the OOM killer acts
-	HoldRearm               // write oom_kill_disable=1 again
+	HoldRelease             // release the hold (v1 oom_kill_disable=0, v2 memory.high=max): the OOM killer acts
+	HoldRearm               // arm the hold again
 )
 
 // HoldStats counts what the OOM hold did.
@@ -88,9 +108,11 @@ type OOMHold struct {
 func (h *OOMHold) Stats() HoldStats { return h.stats }
 
 // Step advances the state machine: once per control period, with the time,
-// the domain's under_oom flag and whether any sandbox made progress (used
-// CPU) since the previous step. The caller acts on the result (a
-// HoldRelease writes oom_kill_disable=0, a HoldRearm 1).
+// whether tasks wait under the hold (v1 under_oom; on v2 usage above the
+// memory.high line and a memory stall since the last period) and whether
+// any sandbox made progress (used CPU) since the previous step. The caller
+// acts on the result (SetOOMHold(false) on a HoldRelease, true on a
+// HoldRearm).
 func (h *OOMHold) Step(now time.Time, under, progress bool) HoldAction {
 	switch h.state {
 	case holdArmed:

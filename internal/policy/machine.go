@@ -251,8 +251,9 @@ func (m *Machine) SetModel(p predict.Predictor) error {
 // disabled it).
 func (m *Machine) HoldArmed() bool { return m.hold != nil }
 
-// DisableHold turns the OOM hold off: the host has none (cgroup v2, the
-// fake backend) or could not arm it.
+// DisableHold turns the OOM hold off: the host has none (the fake
+// backend, a domain without memory.oom_control or memory.high) or could
+// not arm it.
 func (m *Machine) DisableHold() { m.hold = nil }
 
 // HoldStats returns what the OOM hold did so far.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/disk"
 	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/memtool"
 	"github.com/tenon-dev/tenon/internal/policy"
@@ -28,7 +29,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// liveLayout skips unless the test runs as root with cgroup v1 memory.
+// liveLayout skips unless the test runs as root with a cgroup memory
+// controller (v1, or v2 as in internal/vmtest's guest).
 func liveLayout(t *testing.T) *cgroup.Layout {
 	t.Helper()
 	if testing.Short() {
@@ -40,9 +42,6 @@ func liveLayout(t *testing.T) *cgroup.Layout {
 	l, err := cgroup.Detect("/proc")
 	if err != nil {
 		t.Skipf("live replay test needs the cgroup memory controller: %v", err)
-	}
-	if m, _ := l.Controller(cgroup.Memory); m.Version != cgroup.V1 {
-		t.Skip("live replay test needs the cgroup v1 memory controller")
 	}
 	return l
 }
@@ -99,6 +98,14 @@ func TestLiveEagerVersusStatic(t *testing.T) {
 // peak within the budget, events written) and returns the result.
 func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, wfs []trajectory.Workflow, maxRetries int) *Result {
 	t.Helper()
+	return liveRunWith(t, layout, budget, policyName, nil, false, wfs, maxRetries)
+}
+
+// liveRunWith is liveRun with policy parameters (policy.Options.Params,
+// e.g. hold=off) and, with holdV2, the OOM hold armed on cgroup v2 too
+// (CgroupDomain.HoldV2).
+func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, params map[string]string, holdV2 bool, wfs []trajectory.Workflow, maxRetries int) *Result {
+	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 	name := fmt.Sprintf("tenon-test-replay-%d", os.Getpid())
@@ -113,8 +120,20 @@ func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName strin
 			t.Errorf("closing domain: %v", err)
 		}
 	})
-	noSwap(t, dom)
-	be, err := process.New(process.Config{StateDir: t.TempDir(), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log})
+	// As internal/app does: on v2 each sandbox is kept out of swap and an
+	// OOM kill takes the whole sandbox (memory.oom.group).
+	v2 := false
+	if m, _ := layout.Controller(cgroup.Memory); m.Version == cgroup.V2 {
+		v2 = true
+	} else {
+		noSwap(t, dom)
+	}
+	pcfg := process.Config{StateDir: t.TempDir(), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log, NoSwap: v2, OOMGroup: v2}
+	if err := disk.Check(); err != nil { // as internal/app: run without
+		t.Logf("per-sandbox disk limits off: %v", err)
+		pcfg.DiskMax = -1
+	}
+	be, err := process.New(pcfg)
 	if err != nil {
 		t.Skipf("process backend not available: %v", err)
 	}
@@ -123,22 +142,23 @@ func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName strin
 			t.Errorf("closing backend: %v", err)
 		}
 	})
-	p, err := live.Build(policyName, policy.Options{Budget: budget}, live.Options{})
+	p, err := live.Build(policyName, policy.Options{Budget: budget, Params: params, Workflows: wfs}, live.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var events countingWriter
 	res, err := Run(ctx, Config{
-		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{Domain: dom},
-		MaxRetries: maxRetries, ActionTimeout: 20 * time.Second, SandboxPrefix: name, WorkspaceRoot: t.TempDir(),
+		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{Domain: dom, HoldV2: holdV2},
+		MaxRetries: maxRetries, ActionTimeout: liveActionTimeout, SandboxPrefix: name, WorkspaceRoot: t.TempDir(),
 		EventLog: &events, Logger: log,
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	t.Logf("%s: makespan %.1fs attempts %d failed %d oom %d timeouts %d lost %d completed %d/%d peak %s",
-		res.Policy, res.Makespan.Seconds(), res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost,
-		res.Completed, len(wfs), units.FormatSize(res.PeakBytes))
+	hs := p.Machine().HoldStats()
+	t.Logf("%s %v: makespan %.1fs attempts %d failed %d oom %d timeouts %d lost %d completed %d/%d peak %s; OOM hold armed %v: %d waits, %d resolved, %d released, %.1fs held",
+		res.Policy, params, res.Makespan.Seconds(), res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost,
+		res.Completed, len(wfs), units.FormatSize(res.PeakBytes), p.Machine().HoldArmed(), hs.Holds, hs.Resolved, hs.Released, hs.Held.Seconds())
 	if res.Completed+res.Failed != len(wfs) || len(res.Workflows) != len(wfs) {
 		t.Errorf("completed %d + failed %d != %d workflows", res.Completed, res.Failed, len(wfs))
 	}
@@ -153,6 +173,11 @@ func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName strin
 	}
 	return res
 }
+
+// liveActionTimeout bounds each action of a live replay: far above what
+// the tests' actions take on a host, since in internal/vmtest's emulated
+// guest on a busy machine a 400 MiB ramp has taken over 20 s.
+const liveActionTimeout = 2 * time.Minute
 
 // noSwap keeps the domain out of swap (Domain.DisableSwap), as seed 000
 // §5.1 runs the workload domain without swap: with a swap device active

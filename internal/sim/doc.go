@@ -26,9 +26,11 @@
 //
 // # OOM hold
 //
-// Policies with the gate arm the domain's OOM hold, as the live gate does on
-// cgroup v1 (memory.oom_control, oom_kill_disable=1; Config.Hold, the hold=
-// parameter; hold.go). While it is armed, usage stops at the budget instead
+// Policies with the gate arm the domain's OOM hold, as the live gate does
+// (Config.Hold, the hold= parameter; hold.go). The simulator models v1's
+// hold (memory.oom_control, oom_kill_disable=1), an exact wait at the
+// budget; v2's (memory.high just below memory.max) throttles instead and
+// is measured live only (internal/vmtest). While it is armed, usage stops at the budget instead
 // of the kill: every growing action waits there (its curve does not
 // advance, it uses no CPU), a sandbox being created waits until its base
 // memory fits, and an action whose exit would leave more files than it held

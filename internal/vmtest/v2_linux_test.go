@@ -30,11 +30,13 @@ var vmTests = []struct {
 }{
 	{name: "cgroup", pkg: "../cgroup", mustPass: []string{
 		"TestLiveDomainLifecycle", "TestLiveOOMKill", "TestLiveAdoptStaleDomain",
+		"TestLiveOOMHoldV2",
 	}},
 	{name: "process", pkg: "../sandbox/process", mustPass: []string{
 		"TestContract", "TestDestroyRemovesEverything", "TestCloseDestroysAllAndParents",
 		"TestOOMUnderDomainBudget", "TestHostileDeadlineFromOutside",
 		"TestHostileHostSecrets", "TestHostileSeccomp", "TestNewReapsStale",
+		"TestOOMGroupTakesSandbox",
 	}, knownV2: map[string]string{
 		"TestScopedDropsPageCache": "the scoped exec never returns: cgroup.Drop blocks for minutes in its write to the scope's memory.reclaim",
 		"TestHostileForkBomb":      "pids.events stays \"max 0\": the bomb never hits pids.max 1024 within the action (TCG too slow to fork that fast, or v2 counts the event elsewhere)",

@@ -51,6 +51,7 @@ type box struct {
 	proc      *libcontainer.Process
 	initPid   int
 	group     cgroup.Group
+	oomGroup  bool // an OOM kill takes the whole sandbox (Config.OOMGroup)
 
 	conn    *os.File // the host's end of the executor channel
 	enc     *json.Encoder

@@ -49,6 +49,15 @@ type Config struct {
 	// instead of the domain's memory.swap.max 0 (cgroup.Domain.DisableSwap),
 	// which would forbid page-out in every sandbox below.
 	NoSwap bool
+	// OOMGroup makes an OOM kill take the whole sandbox (memory.oom.group 1
+	// on its cgroup, cgroup v2 only; v1's OOM killer takes one process
+	// whatever this says): every process of the sandbox is killed, init
+	// included, so its Exec returns the OOM-killed result and later calls
+	// sandbox.ErrSandboxDead. The caller replaces the sandbox, as the
+	// replay driver (a new attempt) and the daemon (after an OOM kill)
+	// already do. tenon sets it on v2 (internal/app), where an OOM kill
+	// should free a whole sandbox's memory, not leave it half-killed.
+	OOMGroup bool
 	// DiskMax caps, in bytes, what each sandbox writes to its writable
 	// layer and to the workspace the backend makes for it (together): both
 	// live on a sparse ext4 image of this size, loop-mounted on

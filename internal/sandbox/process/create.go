@@ -256,6 +256,12 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.I
 	if err := bx.group.SetPidsLimit(b.cfg.PidsMax); err != nil {
 		return nil, fmt.Errorf("capping processes: %w", err)
 	}
+	if b.cfg.OOMGroup {
+		if err := bx.group.SetOOMGroup(true); err != nil {
+			return nil, fmt.Errorf("making an OOM kill take the whole sandbox: %w", err)
+		}
+		bx.oomGroup = true
+	}
 	if b.cfg.NoSwap {
 		if err := bx.group.SetSwap(false); err != nil {
 			return nil, fmt.Errorf("keeping the sandbox out of swap: %w", err)

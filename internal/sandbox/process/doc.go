@@ -152,7 +152,10 @@
 // OOM-kill counter and the freezer go through internal/cgroup. On cgroup v2
 // the first scoped exec (scoped.go) moves the sandbox's own tasks into the
 // leaf <id>/init, since a v2 group with tasks of its own cannot give its
-// children (the per-tool scopes) the memory controller. New (after reaping
+// children (the per-tool scopes) the memory controller. With
+// Config.OOMGroup, each sandbox's cgroup has memory.oom.group 1 on v2, so
+// an OOM kill takes the whole sandbox, init included: that Exec returns
+// the OOM-killed result, later ones ErrSandboxDead. New (after reaping
 // a crashed backend's sandboxes) and Close remove the parent directories
 // libcontainer creates in hierarchies the workload domain does not manage
 // (blkio, cpuset, devices, the named systemd and the cgroup2 hierarchy on a

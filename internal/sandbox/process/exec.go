@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -131,6 +132,12 @@ func (bx *box) exec(ctx context.Context, req request, sc *toolScope, background 
 		if kerr != nil && waitErr == nil {
 			waitErr = kerr
 		}
+	}
+	if waitErr != nil && res.OOMKilled && bx.oomGroup && errors.Is(waitErr, sandbox.ErrSandboxDead) {
+		// The OOM kill took the whole sandbox, init included
+		// (memory.oom.group): the result says so, and the next Exec
+		// returns ErrSandboxDead.
+		waitErr = nil
 	}
 	if waitErr != nil {
 		return res, fmt.Errorf("exec in sandbox %s: %w", bx.id, waitErr)

@@ -4,12 +4,14 @@ package process
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/memtool"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/trajectory"
@@ -81,6 +83,58 @@ func TestOOMUnderDomainBudget(t *testing.T) {
 		}
 		if !tt.wantOOM && oom != 0 {
 			t.Errorf("%s: %d actions OOM-killed, want none", tt.name, oom)
+		}
+	}
+}
+
+// TestOOMGroupTakesSandbox: with Config.OOMGroup on cgroup v2, the OOM
+// kill of an action takes its whole sandbox: Exec returns the OOM-killed
+// result without an error, the next Exec in that sandbox fails with
+// ErrSandboxDead, and the other sandbox goes on.
+func TestOOMGroupTakesSandbox(t *testing.T) {
+	if m, _ := liveLayout(t).Controller(cgroup.Memory); m.Version != cgroup.V2 {
+		t.Skip("memory.oom.group needs the cgroup v2 memory controller (v1's OOM killer takes one process)")
+	}
+	b, _ := liveBackend(t, 256<<20, func(c *Config) { c.OOMGroup = true })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ids := []string{"grp-a", "grp-b"}
+	for _, id := range ids {
+		if _, err := b.Create(ctx, sandbox.Spec{ID: id, Workspace: filepath.Join(t.TempDir(), id)}); err != nil {
+			t.Fatalf("Create(%s): %v", id, err)
+		}
+	}
+	alloc := sandbox.ExecRequest{
+		Argv:    append([]string{exeMount}, memtool.Args(trajectory.MemProfile{PeakMiB: 180, RampS: 0.2, HoldS: 1})...),
+		Timeout: 30 * time.Second,
+	}
+	results := make([]sandbox.ExecResult, len(ids))
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() { results[i], errs[i] = b.Exec(ctx, id, alloc) })
+	}
+	wg.Wait()
+	killed := -1
+	for i, r := range results {
+		t.Logf("%s: exit %d oom %v err %v", ids[i], r.ExitCode, r.OOMKilled, errs[i])
+		if errs[i] != nil {
+			t.Errorf("Exec(%s) = %v; an OOM kill of the whole sandbox is a result, not an error", ids[i], errs[i])
+		}
+		if r.OOMKilled {
+			killed = i
+		}
+	}
+	if killed < 0 {
+		t.Fatal("no action was OOM-killed: the case does not exercise the group kill")
+	}
+	echo := sandbox.ExecRequest{Shell: "echo ok", Timeout: 10 * time.Second}
+	if _, err := b.Exec(ctx, ids[killed], echo); !errors.Is(err, sandbox.ErrSandboxDead) {
+		t.Errorf("Exec in the OOM-killed sandbox %s = %v, want ErrSandboxDead (the kill takes init too)", ids[killed], err)
+	}
+	if other := ids[1-killed]; !results[1-killed].OOMKilled {
+		if r, err := b.Exec(ctx, other, echo); err != nil || r.ExitCode != 0 {
+			t.Errorf("Exec in the other sandbox %s = %+v, %v; want it alive", other, r, err)
 		}
 	}
 }

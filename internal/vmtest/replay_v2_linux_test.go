@@ -1,0 +1,122 @@
+package vmtest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// replayV2Tests are internal/replay's live tests run in the guest by
+// TestLiveReplayV2, each of which must pass there (not skip), and
+// replayV2Run selects them and their subtests: TestLivePolicies' eager,
+// gate and tenon runs (its runs without the OOM hold are left out: on a
+// loaded host each run in the emulated guest took 2-3 minutes).
+// TENON_VMTEST_REPLAY_RUN replaces replayV2Run, e.g. with
+// "^TestLivePolicies$" to measure the runs without the hold too.
+// TestLiveGateRamp is left out too: its four 410 MiB ramps did not finish
+// within two minutes there (1.6 GiB of pages to touch under TCG), so eager
+// timed out instead of meeting the budget.
+var (
+	replayV2Tests = []string{"TestLivePolicies"}
+	replayV2Run   = "^TestLivePolicies$/^(eager|gate|tenon)$"
+)
+
+// TestLiveReplayV2 boots the pure cgroup v2 guest (as TestLiveCgroupV2
+// does, in a boot of its own) and runs internal/replay's live policy test
+// in it: a small replay of eager, the gate alone and tenon (eager is
+// OOM-killed; the gate and tenon: no OOM kill, every workflow done). On
+// v2 the hold is the domain's memory.high (cgroup.Domain.SetOOMHold) and
+// each sandbox's memory.oom.group is set. TENON_VMTEST as for
+// TestLiveCgroupV2.
+func TestLiveReplayV2(t *testing.T) {
+	mode := os.Getenv("TENON_VMTEST")
+	if mode == "" {
+		t.Skip("the cgroup v2 VM suite boots only with TENON_VMTEST=1 (QEMU, a kernel download, a few minutes)")
+	}
+	unavailable := func(err error) {
+		t.Helper()
+		var ue *UnavailableError
+		if errors.As(err, &ue) && mode != "require" {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
+	defer cancel()
+	if _, err := exec.LookPath(qemuBinary); err != nil {
+		unavailable(&UnavailableError{What: qemuBinary, Err: err})
+	}
+	cache, err := DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernel, err := DebianCloud.Image(ctx, cache)
+	if err != nil {
+		unavailable(err)
+	}
+	bin := filepath.Join(t.TempDir(), "replay.test")
+	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "test", "-c", "-o", bin, "../replay")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c ../replay: %v\n%s", err, b)
+	}
+	run := replayV2Run
+	if r := os.Getenv("TENON_VMTEST_REPLAY_RUN"); r != "" {
+		run = r
+	}
+	cfg := Config{Kernel: kernel, Tests: []Test{{Name: "replay", Binary: bin, Args: []string{"-test.v", "-test.count=1", "-test.timeout=12m", "-test.run=" + run}}},
+		MemoryMiB: 4096, CPUs: 2, ScratchMiB: 2048}
+	if testing.Verbose() {
+		cfg.Stream = os.Stderr
+	}
+	var res *Result
+	for boot := 1; ; boot++ {
+		if res, err = Run(ctx, cfg); err != nil {
+			if res != nil {
+				t.Logf("kernel console:\n%s", res.Console)
+			}
+			unavailable(err)
+		}
+		if !guestCrashed(res.Console) { // as in TestLiveCgroupV2
+			break
+		}
+		t.Logf("boot %d: the guest kernel crashed; console (end):\n%s", boot, tail(res.Console, 4000))
+		if boot == 2 {
+			t.Skip("the guest kernel crashed twice under QEMU (emulator or kernel fault, not a test failure); see the console above")
+		}
+	}
+	t.Logf("%s boot: test runner after %s, all done after %s", res.Accel, res.Ready.Round(time.Millisecond), res.Elapsed.Round(time.Millisecond))
+	defer func() {
+		if t.Failed() {
+			t.Logf("kernel console (end):\n%s", tail(res.Console, 8000))
+		}
+	}()
+	r := res.Test("replay")
+	if r == nil {
+		t.Fatal("replay: the guest never ran it")
+	}
+	for _, l := range strings.Split(r.Output, "\n") {
+		if strings.Contains(l, ": makespan ") { // one line per replay: kills, done, the hold
+			t.Log(strings.TrimSpace(l))
+		}
+	}
+	for _, l := range skipsAndFailures(r.Output) {
+		t.Logf("replay: %s", l)
+	}
+	if r.Exit != 0 && cfg.Stream == nil {
+		t.Errorf("replay: exit %d under cgroup v2; its output:\n%s", r.Exit, r.Output)
+	} else if r.Exit != 0 {
+		t.Errorf("replay: exit %d under cgroup v2 (output above)", r.Exit)
+	}
+	for _, name := range replayV2Tests {
+		if !regexp.MustCompile(`(?m)^--- PASS: ` + name + ` `).MatchString(r.Output) {
+			t.Errorf("replay: %s did not pass under cgroup v2 (skipped or absent)", name)
+		}
+	}
+}
