@@ -196,9 +196,10 @@ func TestLearnedWaitsSurviveRestart(t *testing.T) {
 		s.addAgent(rec, false)
 	}
 	wait("ag-00000000000a", 4*time.Second)
-	// the periodic save stores it without a shutdown
-	clk.Advance(waitSaveEvery)
+	// the periodic save stores it without a shutdown; the clock is advanced
+	// on every poll, since the saver's ticker may not exist yet at the first
 	waitUntil(t, func() bool {
+		clk.Advance(waitSaveEvery)
 		got, err := s.reg.waits()
 		return err == nil && got["ag-00000000000a"] == 4*time.Second && got[allWaitsKey] == 4*time.Second
 	})
