@@ -2,7 +2,6 @@ package vmtest
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,31 +35,10 @@ var (
 // each sandbox's memory.oom.group is set. TENON_VMTEST as for
 // TestLiveCgroupV2.
 func TestLiveReplayV2(t *testing.T) {
-	mode := os.Getenv("TENON_VMTEST")
-	if mode == "" {
-		t.Skip("the cgroup v2 VM suite boots only with TENON_VMTEST=1 (QEMU, a kernel download, a few minutes)")
-	}
-	unavailable := func(err error) {
-		t.Helper()
-		var ue *UnavailableError
-		if errors.As(err, &ue) && mode != "require" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
+	unavailable := vmSuite(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
 	defer cancel()
-	if _, err := exec.LookPath(qemuBinary); err != nil {
-		unavailable(&UnavailableError{What: qemuBinary, Err: err})
-	}
-	cache, err := DefaultCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kernel, err := DebianCloud.Image(ctx, cache)
-	if err != nil {
-		unavailable(err)
-	}
+	kernel := guestKernel(ctx, t, unavailable)
 	bin := filepath.Join(t.TempDir(), "replay.test")
 	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "test", "-c", "-o", bin, "../replay")
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -75,28 +53,7 @@ func TestLiveReplayV2(t *testing.T) {
 	if testing.Verbose() {
 		cfg.Stream = os.Stderr
 	}
-	var res *Result
-	for boot := 1; ; boot++ {
-		if res, err = Run(ctx, cfg); err != nil {
-			if res != nil {
-				t.Logf("kernel console:\n%s", res.Console)
-			}
-			unavailable(err)
-		}
-		if !guestCrashed(res.Console) { // as in TestLiveCgroupV2
-			break
-		}
-		t.Logf("boot %d: the guest kernel crashed; console (end):\n%s", boot, tail(res.Console, 4000))
-		if boot == 2 {
-			t.Skip("the guest kernel crashed twice under QEMU (emulator or kernel fault, not a test failure); see the console above")
-		}
-	}
-	t.Logf("%s boot: test runner after %s, all done after %s", res.Accel, res.Ready.Round(time.Millisecond), res.Elapsed.Round(time.Millisecond))
-	defer func() {
-		if t.Failed() {
-			t.Logf("kernel console (end):\n%s", tail(res.Console, 8000))
-		}
-	}()
+	res := bootGuest(ctx, t, cfg, unavailable)
 	r := res.Test("replay")
 	if r == nil {
 		t.Fatal("replay: the guest never ran it")

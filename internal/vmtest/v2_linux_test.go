@@ -2,7 +2,6 @@ package vmtest
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,33 +71,12 @@ func selectedVMTests(t *testing.T) []int {
 // is unavailable; "require": fail then, as CI does), since the VM takes a
 // few minutes under software emulation and loads both cores.
 func TestLiveCgroupV2(t *testing.T) {
-	mode := os.Getenv("TENON_VMTEST")
-	if mode == "" {
-		t.Skip("the cgroup v2 VM suite boots only with TENON_VMTEST=1 (QEMU, a kernel download, a few minutes)")
-	}
-	unavailable := func(err error) {
-		t.Helper()
-		var ue *UnavailableError
-		if errors.As(err, &ue) && mode != "require" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
+	unavailable := vmSuite(t)
 	// An opt-in soak (TENON_SCHEDEXT_SOAK, e.g. 10m) runs that much longer.
 	soak, _ := time.ParseDuration(os.Getenv("TENON_SCHEDEXT_SOAK"))
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute+soak)
 	defer cancel()
-	if _, err := exec.LookPath(qemuBinary); err != nil {
-		unavailable(&UnavailableError{What: qemuBinary, Err: err})
-	}
-	cache, err := DefaultCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kernel, err := DebianCloud.Image(ctx, cache)
-	if err != nil {
-		unavailable(err)
-	}
+	kernel := guestKernel(ctx, t, unavailable)
 
 	bin := t.TempDir()
 	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
@@ -137,39 +115,13 @@ func TestLiveCgroupV2(t *testing.T) {
 	if testing.Verbose() {
 		cfg.Stream = os.Stderr
 	}
-	var res *Result
-	for boot := 1; ; boot++ {
-		res, err = Run(ctx, cfg)
-		if err != nil {
-			if res != nil {
-				t.Logf("kernel console:\n%s", res.Console)
-			}
-			unavailable(err)
-		}
-		// The emulated guest kernel itself may crash (an "Oops: int3" in
-		// the scheduler under TCG was seen): that is the emulator's
-		// failure, not tenon's. Boot once more; twice is a skip that says
-		// so, with the console.
-		if !guestCrashed(res.Console) {
-			break
-		}
-		t.Logf("boot %d: the guest kernel crashed; console (end):\n%s", boot, tail(res.Console, 4000))
-		if boot == 2 {
-			t.Skip("the guest kernel crashed twice under QEMU (emulator or kernel fault, not a test failure); see the console above")
-		}
-	}
-	t.Logf("%s boot: test runner after %s, all done after %s", res.Accel, res.Ready.Round(time.Millisecond), res.Elapsed.Round(time.Millisecond))
+	res := bootGuest(ctx, t, cfg, unavailable)
 	for _, l := range res.Preface {
 		t.Log(l)
 	}
 	if !slicesContainsLine(res.Preface, "cgroup.subtree_control: cpu io memory pids") {
 		t.Errorf("the guest's root does not delegate cpu, io, memory and pids: %q", res.Preface)
 	}
-	defer func() {
-		if t.Failed() { // the guest kernel's own account (OOM kills, crashes)
-			t.Logf("kernel console (end):\n%s", tail(res.Console, 8000))
-		}
-	}()
 	for _, i := range sel {
 		vt := vmTests[i]
 		r := res.Test(vt.name)
