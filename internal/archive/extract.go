@@ -63,40 +63,53 @@ func extract(ctx context.Context, blobPath, digest, dstDir string) (int, error) 
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return 0, fmt.Errorf("rewinding blob: %w", err)
 	}
-	if err := prepareDst(dstDir); err != nil {
-		return 0, err
-	}
 	zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
 	if err != nil {
 		return 0, fmt.Errorf("reading blob %s: %w", digest, err)
 	}
+	files := 0
+	err = extractEntries(ctx, tar.NewReader(zr), dstDir, "blob "+digest, func(x *extractor, hdr *tar.Header, tr *tar.Reader) error {
+		if err := x.entry(hdr, tr); err != nil {
+			return err
+		}
+		files++
+		return nil
+	})
+	return files, err
+}
+
+// extractEntries creates dstDir, reads tr to its end-of-archive marker and
+// hands each entry (pax global headers aside) to fn with the extractor,
+// then finishes the extraction; what names the stream in read errors. A
+// cancelled ctx stops it between entries.
+func extractEntries(ctx context.Context, tr *tar.Reader, dstDir, what string, fn func(x *extractor, hdr *tar.Header, tr *tar.Reader) error) error {
+	if err := prepareDst(dstDir); err != nil {
+		return err
+	}
 	x, err := newExtractor(dstDir)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer x.close()
-	tr := tar.NewReader(zr)
-	files := 0
 	for {
 		if err := ctx.Err(); err != nil {
-			return files, err
+			return err
 		}
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return files, fmt.Errorf("reading blob %s: %w", digest, err)
+			return fmt.Errorf("reading %s: %w", what, err)
 		}
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
 			continue
 		}
-		if err := x.entry(hdr, tr); err != nil {
-			return files, err
+		if err := fn(x, hdr, tr); err != nil {
+			return err
 		}
-		files++
 	}
-	return files, x.finish()
+	return x.finish()
 }
 
 func prepareDst(dstDir string) error {

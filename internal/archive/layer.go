@@ -3,7 +3,6 @@ package archive
 import (
 	"archive/tar"
 	"context"
-	"fmt"
 	"io"
 	"path"
 	"strings"
@@ -59,30 +58,8 @@ type LayerStats struct {
 // into place on success.
 func ExtractLayer(ctx context.Context, r io.Reader, dstDir string, opts LayerOptions) (LayerStats, error) {
 	var st LayerStats
-	if err := prepareDst(dstDir); err != nil {
-		return st, err
-	}
-	x, err := newExtractor(dstDir)
-	if err != nil {
-		return st, err
-	}
-	defer x.close()
-	tr := tar.NewReader(r)
-	for {
-		if err := ctx.Err(); err != nil {
-			return st, err
-		}
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return st, fmt.Errorf("reading layer: %w", err)
-		}
+	err := extractEntries(ctx, tar.NewReader(r), dstDir, "layer", func(x *extractor, hdr *tar.Header, tr *tar.Reader) error {
 		st.Entries++
-		if hdr.Typeflag == tar.TypeXGlobalHeader {
-			continue
-		}
 		// The layer's own xattrs and PAX records never reach the disk: a
 		// layer could otherwise plant overlay redirects or whiteouts of
 		// tenon's capture format.
@@ -90,9 +67,9 @@ func ExtractLayer(ctx context.Context, r io.Reader, dstDir string, opts LayerOpt
 		if hdr.Typeflag == tar.TypeChar || hdr.Typeflag == tar.TypeBlock {
 			if opts.SkipDevices {
 				st.DevicesSkipped++
-				continue
+				return nil
 			}
-			return st, unsafeEntry(hdr.Name, "device node (import with device nodes skipped to leave them out)")
+			return unsafeEntry(hdr.Name, "device node (import with device nodes skipped to leave them out)")
 		}
 		if !opts.KeepSetuid && hdr.Typeflag != tar.TypeDir && hdr.Mode&0o6000 != 0 {
 			hdr.Mode &^= 0o6000
@@ -100,21 +77,19 @@ func ExtractLayer(ctx context.Context, r io.Reader, dstDir string, opts LayerOpt
 		}
 		if !opts.Plain {
 			handled, err := x.whiteout(hdr, &st)
-			if err != nil {
-				return st, err
-			}
-			if handled {
-				continue
+			if err != nil || handled {
+				return err
 			}
 		}
 		if err := x.entry(hdr, tr); err != nil {
-			return st, err
+			return err
 		}
 		if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA {
 			st.Bytes += hdr.Size
 		}
-	}
-	return st, x.finish()
+		return nil
+	})
+	return st, err
 }
 
 // whiteout makes an OCI whiteout entry into its overlay marker and reports

@@ -26,46 +26,25 @@ func ExtractTar(ctx context.Context, r io.Reader, dstDir string, strip int) (int
 		}
 		in = zr
 	}
-	if err := prepareDst(dstDir); err != nil {
-		return 0, err
-	}
-	x, err := newExtractor(dstDir)
-	if err != nil {
-		return 0, err
-	}
-	defer x.close()
-	tr := tar.NewReader(in)
 	files := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return files, err
-		}
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return files, fmt.Errorf("reading archive: %w", err)
-		}
-		if hdr.Typeflag == tar.TypeXGlobalHeader {
-			continue
-		}
+	err := extractEntries(ctx, tar.NewReader(in), dstDir, "archive", func(x *extractor, hdr *tar.Header, tr *tar.Reader) error {
 		name, ok := stripComponents(hdr.Name, strip)
 		if !ok {
-			continue
+			return nil
 		}
 		hdr.Name = name
 		if hdr.Typeflag == tar.TypeLink {
 			if hdr.Linkname, ok = stripComponents(hdr.Linkname, strip); !ok {
-				return files, unsafeEntry(hdr.Name, "hard link target stripped away")
+				return unsafeEntry(hdr.Name, "hard link target stripped away")
 			}
 		}
 		if err := x.entry(hdr, tr); err != nil {
-			return files, err
+			return err
 		}
 		files++
-	}
-	return files, x.finish()
+		return nil
+	})
+	return files, err
 }
 
 // stripComponents drops n leading components of a tar name; ok is false
