@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -65,14 +66,7 @@ annotations) unless --name names the (single) image.`)
 	state := storeFlags(fs)
 	nameFlag := fs.String("name", "", "name of the imported image")
 	layer := layerFlags(fs)
-	if err := parseFlagsArgs(env, fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(env.stderr, "tenon image import: want one FILE or DIR")
-		return errUsage
-	}
-	s, err := app.OpenImageStore(*state)
+	s, err := oneArgStore(env, fs, args, "image import", "FILE or DIR", state)
 	if err != nil {
 		return err
 	}
@@ -82,7 +76,7 @@ annotations) unless --name names the (single) image.`)
 		return err
 	}
 	for _, im := range ims {
-		fmt.Fprintf(env.stdout, "%s\t%s\t%d layers\t%s\n", displayName(im), im.ShortID(), len(im.Layers), units.FormatSize(im.Size()))
+		printImage(env.stdout, im)
 	}
 	return nil
 }
@@ -98,14 +92,7 @@ plain HTTP; --insecure allows it for any.`)
 	state := storeFlags(fs)
 	insecure := fs.Bool("insecure", false, "allow plain HTTP to the registry")
 	layer := layerFlags(fs)
-	if err := parseFlagsArgs(env, fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(env.stderr, "tenon image pull: want one REF")
-		return errUsage
-	}
-	s, err := app.OpenImageStore(*state)
+	s, err := oneArgStore(env, fs, args, "image pull", "REF", state)
 	if err != nil {
 		return err
 	}
@@ -115,8 +102,26 @@ plain HTTP; --insecure allows it for any.`)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "%s\t%s\t%d layers\t%s\n", displayName(im), im.ShortID(), len(im.Layers), units.FormatSize(im.Size()))
+	printImage(env.stdout, im)
 	return nil
+}
+
+// oneArgStore parses a store command's flags and its one positional
+// argument (what names it in the usage error) and opens the image store.
+func oneArgStore(env *cliEnv, fs *flag.FlagSet, args []string, cmd, what string, state *string) (*imagestore.Store, error) {
+	if err := parseFlagsArgs(env, fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(env.stderr, "tenon %s: want one %s\n", cmd, what)
+		return nil, errUsage
+	}
+	return app.OpenImageStore(*state)
+}
+
+// printImage is import's and pull's line for an image added to the store.
+func printImage(w io.Writer, im imagestore.Image) {
+	fmt.Fprintf(w, "%s\t%s\t%d layers\t%s\n", displayName(im), im.ShortID(), len(im.Layers), units.FormatSize(im.Size()))
 }
 
 func displayName(im imagestore.Image) string {
