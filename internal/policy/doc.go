@@ -38,8 +38,8 @@
 // PSI as the stall signal, only when the host asks for it) the gate
 // runs the OOM hold, so an allocation at the budget waits for memory
 // instead of being killed and the OOM killer acts only after DMax with no
-// sandbox making progress (at least MinHold), or after ten times that
-// (hold.go). Residency's rules (which idle sandboxes to reclaim and how,
+// sandbox making progress (at least MinHold), or after a hundred times
+// that however busy the others are (hold.go, HoldMaxWait). Residency's rules (which idle sandboxes to reclaim and how,
 // whether a rematerialization or page-in may start; residency.go) take the
 // machine's pressure.
 //

@@ -38,9 +38,12 @@ func TestOOMHoldSteps(t *testing.T) {
 		{name: "others progressing until the wait resolves", steps: []step{
 			{0, true, true, HoldBegan}, {5000, true, true, HoldNone}, {9000, true, true, HoldNone}, {9100, false, true, HoldResolved},
 		}, stats: HoldStats{Holds: 1, Resolved: 1, Held: 9100 * time.Millisecond}},
+		{name: "a long run at its peak keeps the hold for minutes", steps: []step{
+			{0, true, true, HoldBegan}, {30000, true, true, HoldNone}, {120000, true, true, HoldNone}, {150000, false, true, HoldResolved},
+		}, stats: HoldStats{Holds: 1, Resolved: 1, Held: 150 * time.Second}},
 		{name: "progress does not hold it past the longest wait", steps: []step{
-			{0, true, true, HoldBegan}, {10000, true, true, HoldNone}, {29999, true, true, HoldNone}, {30000, true, true, HoldRelease},
-		}, stats: HoldStats{Holds: 1, Released: 1, Held: 30 * time.Second}},
+			{0, true, true, HoldBegan}, {100000, true, true, HoldNone}, {299999, true, true, HoldNone}, {300000, true, true, HoldRelease},
+		}, stats: HoldStats{Holds: 1, Released: 1, Held: 300 * time.Second}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &OOMHold{Timeout: 3 * time.Second, MaxWait: HoldMaxWait(3 * time.Second)}
@@ -51,6 +54,38 @@ func TestOOMHoldSteps(t *testing.T) {
 			}
 			if h.Stats() != tc.stats {
 				t.Errorf("stats = %+v, want %+v", h.stats, tc.stats)
+			}
+		})
+	}
+}
+
+func TestHoldMaxParam(t *testing.T) {
+	for _, tc := range []struct {
+		val     string
+		want    time.Duration
+		wantErr bool
+	}{
+		{val: "90s", want: 90 * time.Second},
+		{val: "0s", wantErr: true},
+		{val: "off", wantErr: true},
+	} {
+		t.Run(tc.val, func(t *testing.T) {
+			var c Config
+			var hold time.Duration
+			err := ApplyTenonParams(&c, &hold, map[string]string{"hold-max": tc.val})
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("hold-max=%s: err = %v, want error %v", tc.val, err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			c.Name, c.Hold = "gate", 3*time.Second
+			m, err := NewMachine(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.hold.MaxWait != tc.want {
+				t.Errorf("hold-max=%s: the machine's hold waits at most %v, want %v", tc.val, m.hold.MaxWait, tc.want)
 			}
 		})
 	}
