@@ -59,58 +59,43 @@ func TestOOMHoldSteps(t *testing.T) {
 	}
 }
 
-func TestHoldMaxParam(t *testing.T) {
+// TestHoldParams: hold= sets the hold's timeout (off disarms it) and
+// hold-max= the machine's longest wait; bad values are errors.
+func TestHoldParams(t *testing.T) {
 	for _, tc := range []struct {
-		val     string
-		want    time.Duration
-		wantErr bool
+		key, val string
+		want     time.Duration // hold= : the timeout; hold-max=: the machine's MaxWait
+		wantErr  bool
 	}{
-		{val: "90s", want: 90 * time.Second},
-		{val: "0s", wantErr: true},
-		{val: "off", wantErr: true},
+		{key: "hold", val: "off", want: -1},
+		{key: "hold", val: "2s", want: 2 * time.Second},
+		{key: "hold", val: "0s", wantErr: true},
+		{key: "hold", val: "soon", wantErr: true},
+		{key: "hold-max", val: "90s", want: 90 * time.Second},
+		{key: "hold-max", val: "0s", wantErr: true},
+		{key: "hold-max", val: "off", wantErr: true},
 	} {
-		t.Run(tc.val, func(t *testing.T) {
+		t.Run(tc.key+"="+tc.val, func(t *testing.T) {
 			var c Config
 			var hold time.Duration
-			err := ApplyTenonParams(&c, &hold, map[string]string{"hold-max": tc.val})
+			err := ApplyTenonParams(&c, &hold, map[string]string{tc.key: tc.val})
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("hold-max=%s: err = %v, want error %v", tc.val, err, tc.wantErr)
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
 			}
 			if err != nil {
 				return
 			}
-			c.Name, c.Hold = "gate", 3*time.Second
-			m, err := NewMachine(c)
-			if err != nil {
-				t.Fatal(err)
+			got := hold
+			if tc.key == "hold-max" {
+				c.Name, c.Hold = "gate", 3*time.Second
+				m, err := NewMachine(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = m.hold.MaxWait
 			}
-			if m.hold.MaxWait != tc.want {
-				t.Errorf("hold-max=%s: the machine's hold waits at most %v, want %v", tc.val, m.hold.MaxWait, tc.want)
-			}
-		})
-	}
-}
-
-func TestHoldParam(t *testing.T) {
-	for _, tc := range []struct {
-		val     string
-		want    time.Duration
-		wantErr bool
-	}{
-		{val: "off", want: -1},
-		{val: "2s", want: 2 * time.Second},
-		{val: "0s", wantErr: true},
-		{val: "soon", wantErr: true},
-	} {
-		t.Run(tc.val, func(t *testing.T) {
-			var c Config
-			var hold time.Duration
-			err := ApplyTenonParams(&c, &hold, map[string]string{"hold": tc.val})
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("hold=%s: err = %v, want error %v", tc.val, err, tc.wantErr)
-			}
-			if err == nil && hold != tc.want {
-				t.Errorf("hold=%s: hold = %v, want %v", tc.val, hold, tc.want)
+			if got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
 	}
