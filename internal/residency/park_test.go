@@ -79,3 +79,33 @@ func countFiles(t *testing.T, dir string) int {
 	})
 	return n
 }
+
+// TestParkedCopiesStandInForCorruptBlobs checks that a parked file, which
+// is re-hashed against the manifest's digest before it is adopted, is used
+// instead of its content blob: with every content blob corrupt and every
+// file parked, the rematerialization reads no blob and restores the trees
+// exactly. (TestRematerializationNeverUsesCorruptState corrupts the parked
+// copies too.)
+func TestParkedCopiesStandInForCorruptBlobs(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	wantU, wantW := tearDownPopulated(t, e, true)
+	data := filepath.Join(e.dir, "state/blobs/data")
+	blobs, err := os.ReadDir(data)
+	if err != nil || len(blobs) != 3 {
+		t.Fatalf("%d content blobs, want 3 (two packs and data/blob.bin's): %v", len(blobs), err)
+	}
+	for _, b := range blobs {
+		flip(t, filepath.Join(data, b.Name()))
+	}
+	id, err := e.m.Ensure(ctx, info("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper, ws, _ := e.host.Paths(ctx, id)
+	sameTree(t, "writable layer", wantU, tree(t, upper))
+	sameTree(t, "workspace", wantW, tree(t, ws))
+	if n := countFiles(t, e.m.parkRoot()); n != 0 {
+		t.Errorf("%d parked files left after rematerialization", n)
+	}
+}
