@@ -461,14 +461,8 @@ func TestRematerializationRetries(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.fault(e.host)
-			id2, err := e.m.Ensure(ctx, info("a"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			// The action would run here: it must see the fully restored state.
-			upper2, ws2, _ := e.host.Paths(ctx, id2)
-			sameTree(t, "writable layer", wantU, tree(t, upper2))
-			sameTree(t, "workspace", wantW, tree(t, ws2))
+			ensureRestored(t, e, wantU, wantW)
 			if e.host.live() != 1 {
 				t.Errorf("%d live sandboxes, want 1", e.host.live())
 			}
@@ -590,4 +584,19 @@ func tearDownPopulated(t *testing.T, e *env, parked bool) (upper, ws map[string]
 		t.Fatalf("%d files parked, want %d", n, want)
 	}
 	return upper, ws
+}
+
+// ensureRestored rematerializes agent a and checks that its sandbox has
+// the trees upper and ws (as tree reads them); it returns the sandbox.
+func ensureRestored(t *testing.T, e *env, upper, ws map[string]string) string {
+	t.Helper()
+	ctx := context.Background()
+	id, err := e.m.Ensure(ctx, info("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, w, _ := e.host.Paths(ctx, id)
+	sameTree(t, "writable layer", upper, tree(t, u))
+	sameTree(t, "workspace", ws, tree(t, w))
+	return id
 }
