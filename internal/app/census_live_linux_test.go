@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -11,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenon-dev/tenon/internal/cgroup"
-	"github.com/tenon-dev/tenon/internal/imagestore/imagetest"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -22,21 +19,11 @@ import (
 // read-only layer (the image's lower directories, found from the
 // sandboxes' overlays), not once per sandbox as file_same duplicates.
 func TestCensusImageSandboxesLive(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("a census of live sandboxes needs root (cgroups, namespaces, mounts, pagemap)")
-	}
-	if b, err := os.ReadFile("/proc/filesystems"); err != nil || !bytes.Contains(b, []byte("\toverlay\n")) {
-		t.Skip("image sandboxes need overlayfs: not in /proc/filesystems (modprobe overlay)")
-	}
-	if _, err := cgroup.Detect("/proc"); err != nil {
-		t.Skipf("no usable cgroup hierarchy: %v", err)
-	}
-	state := t.TempDir()
+	state, im := liveImageState(t)
 	store, err := OpenImageStore(state)
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := imagetest.Import(t, store, "example.test/busybox:1", imagetest.Busybox(t))
 	lowers := store.LowerDirs(im)
 	store.Close()
 	var busybox int64

@@ -25,22 +25,7 @@ import (
 // (the replay's backend opens the store of --state-dir, not of its run
 // directory inside it).
 func TestReplayStoreImageLive(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("a live replay needs root (cgroups, namespaces, mounts)")
-	}
-	if b, err := os.ReadFile("/proc/filesystems"); err != nil || !bytes.Contains(b, []byte("\toverlay\n")) {
-		t.Skip("image sandboxes need overlayfs: not in /proc/filesystems (modprobe overlay)")
-	}
-	if _, err := cgroup.Detect("/proc"); err != nil {
-		t.Skipf("no usable cgroup hierarchy: %v", err)
-	}
-	state := t.TempDir()
-	store, err := OpenImageStore(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	imagetest.Import(t, store, "example.test/busybox:1", imagetest.Busybox(t))
-	store.Close()
+	state, _ := liveImageState(t)
 	wf := trajectory.Workflow{Version: trajectory.Version, ID: "in-image", Image: "example.test/busybox:1",
 		Actions: []trajectory.Action{{Class: "test", Command: "image check", Run: "cat /etc/issue && test ! -e /usr/bin/python3"}}}
 	events := filepath.Join(t.TempDir(), "events.jsonl")
@@ -82,6 +67,30 @@ func TestReplayStoreImageLive(t *testing.T) {
 	if ims, err := imagestore.Find(imageStoreDir(state), "example.test/busybox:1"); err != nil {
 		t.Errorf("the image after the replay: %+v, %v", ims, err)
 	}
+}
+
+// liveImageState skips unless sandboxes of imported images can run here
+// (root, overlayfs, cgroups) and returns a state directory whose image
+// store holds the busybox image example.test/busybox:1 (imagetest), and
+// that image.
+func liveImageState(t *testing.T) (string, imagestore.Image) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("live sandboxes need root (cgroups, namespaces, mounts)")
+	}
+	if b, err := os.ReadFile("/proc/filesystems"); err != nil || !bytes.Contains(b, []byte("\toverlay\n")) {
+		t.Skip("image sandboxes need overlayfs: not in /proc/filesystems (modprobe overlay)")
+	}
+	if _, err := cgroup.Detect("/proc"); err != nil {
+		t.Skipf("no usable cgroup hierarchy: %v", err)
+	}
+	state := t.TempDir()
+	store, err := OpenImageStore(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	return state, imagetest.Import(t, store, "example.test/busybox:1", imagetest.Busybox(t))
 }
 
 // TestMain lets the test binary be the process backend's sandbox init, as
