@@ -78,16 +78,7 @@ built from the same packages and files (label `+image.LabelFingerprint+`);
 	}
 	defer s.Close()
 	start := time.Now()
-	plan, err := image.MakePlan(cfg)
-	if err != nil {
-		return fmt.Errorf("building image %s: %w", *name, err)
-	}
-	img, err := plan.Image()
-	if err != nil {
-		return fmt.Errorf("building image %s: %w", *name, err)
-	}
-	source := fmt.Sprintf("tenon image build: %d host packages (%s)", len(plan.Packages), strings.Join(cfg.Packages, ","))
-	im, err := s.Add(ctx, img, source, imagestore.ImportOptions{Name: *name, Layer: layer(), Progress: progressOf(env)})
+	im, plan, err := image.BuildInto(ctx, s, cfg, imagestore.ImportOptions{Name: *name, Layer: layer(), Progress: progressOf(env)})
 	if err != nil {
 		return fmt.Errorf("building image %s: %w", *name, err)
 	}

@@ -14,6 +14,7 @@
 // that path as the mount point (its /usr is mounted read-only in sandboxes).
 //
 // The package owns the image and nothing else: it reads the host's dpkg
-// database and files (every root injectable through Config) and talks to
-// the engine through the small Client interface.
+// database and files (every root injectable through Config), talks to the
+// engine through the small Client interface and adds to an image store
+// only through imagestore.Store.Add (BuildInto).
 package image

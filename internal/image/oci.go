@@ -1,17 +1,39 @@
 package image
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/tenon-dev/tenon/internal/imagestore"
 )
+
+// BuildInto makes cfg's plan and adds it to the image store s as one
+// layer (Plan.Image), named opts.Name: what tenon image build does. It
+// returns the image and the plan (what went in).
+func BuildInto(ctx context.Context, s *imagestore.Store, cfg Config, opts imagestore.ImportOptions) (imagestore.Image, *Plan, error) {
+	plan, err := MakePlan(cfg)
+	if err != nil {
+		return imagestore.Image{}, nil, err
+	}
+	img, err := plan.Image()
+	if err != nil {
+		return imagestore.Image{}, plan, err
+	}
+	source := fmt.Sprintf("tenon image build: %d host packages (closure of %s)", len(plan.Packages),
+		strings.Join(cfg.withDefaults().Packages, ","))
+	im, err := s.Add(ctx, img, source, opts)
+	return im, plan, err
+}
 
 // Image is the plan as a one-layer image for the process backend's image
 // store (imagestore.Store.Add): its layer is WriteTar's stream, its config

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tenon-dev/tenon/internal/imagestore"
@@ -64,23 +65,18 @@ func TestPlanImageIntoStore(t *testing.T) {
 		t.Skip("unpacking a layer into the image store sets owners: needs root")
 	}
 	root := fakeHost(t)
-	plan, err := MakePlan(Config{HostRoot: root, Packages: []string{"dash", "mawk"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := plan.Image()
-	if err != nil {
-		t.Fatal(err)
-	}
 	s, err := imagestore.Open(filepath.Join(t.TempDir(), "images"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ctx := context.Background()
-	im, err := s.Add(ctx, img, "host packages dash, mawk", imagestore.ImportOptions{Name: "example.test/built:1"})
+	im, plan, err := BuildInto(ctx, s, Config{HostRoot: root, Packages: []string{"dash", "mawk"}}, imagestore.ImportOptions{Name: "example.test/built:1"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(plan.Packages, []string{"dash", "libc6", "mawk"}) || !strings.Contains(im.Source, "closure of dash,mawk") {
+		t.Errorf("packages %v, source %q", plan.Packages, im.Source)
 	}
 	if got, err := s.Get("example.test/built:1"); err != nil || got.ID != im.ID || got.Config.WorkingDir != sandboxWorkspace {
 		t.Fatalf("Get = %+v, %v; want image %s working in %s", got, err, im.ID, sandboxWorkspace)

@@ -180,24 +180,16 @@ func TestImageResidencyRoundTrip(t *testing.T) {
 func TestBuiltImageSandbox(t *testing.T) {
 	liveLayout(t)
 	needOverlay(t)
-	cfg := image.Config{Packages: []string{"dash", "time"}, Extra: image.StoreExtra, Bytecode: true}
-	plan, err := image.MakePlan(cfg)
-	if errors.Is(err, image.ErrNoPackage) || errors.Is(err, os.ErrNotExist) {
-		t.Skipf("building an image from host packages needs dpkg's database and the packages installed: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := plan.Image()
-	if err != nil {
-		t.Fatal(err)
-	}
 	store, err := imagestore.Open(filepath.Join(t.TempDir(), "images"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	im, err := store.Add(liveCtx(t), img, "host packages dash, time", imagestore.ImportOptions{Name: "example.test/built:1"})
+	cfg := image.Config{Packages: []string{"dash", "time"}, Extra: image.StoreExtra, Bytecode: true}
+	im, _, err := image.BuildInto(liveCtx(t), store, cfg, imagestore.ImportOptions{Name: "example.test/built:1"})
+	if errors.Is(err, image.ErrNoPackage) || errors.Is(err, os.ErrNotExist) {
+		t.Skipf("building an image from host packages needs dpkg's database and the packages installed: %v", err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
