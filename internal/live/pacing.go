@@ -63,12 +63,24 @@ type pacingActuator struct {
 	mu     sync.Mutex
 	paced  map[string]*pacedBox
 	warned bool // the pacer was found gone (logged once)
+	stats  PacingStats
 }
 
 type pacedBox struct {
-	path   string // the cgroup in the pacer; "": frozen from the start
-	since  time.Time
-	frozen bool
+	path    string    // the cgroup in the pacer; "": frozen from the start
+	since   time.Time // denied (paced, or frozen from the start)
+	frozen  bool
+	frozeAt time.Time // handed over to the freezer (frozen)
+}
+
+// PacingStats counts what the pacing actuator did, denials ended by an
+// allow (the time of one still denied is not in it yet).
+type PacingStats struct {
+	Denials    int           // denials, paced or frozen
+	HandedOver int           // paced denials handed over to the freezer
+	FrozenOnly int           // denials frozen from the start (the pacer gone or unable)
+	Paced      time.Duration // time sandboxes spent paced
+	Frozen     time.Duration // time they spent frozen
 }
 
 func newPacingActuator(p Pacing, b sandbox.Backend, freezer backendActuator, now func() time.Time, log *slog.Logger) *pacingActuator {
@@ -104,6 +116,7 @@ func (a *pacingActuator) Deny(ctx context.Context, id string) error {
 		return a.freezeLocked(ctx, id, &pacedBox{since: a.now()})
 	}
 	a.paced[id] = &pacedBox{path: info.CgroupPath, since: a.now()}
+	a.stats.Denials++
 	return nil
 }
 
@@ -116,19 +129,35 @@ func (a *pacingActuator) Allow(ctx context.Context, id string) error {
 		// Allow does, so a sandbox left paused by anyone runs.
 		return a.freezer.Allow(ctx, id)
 	}
+	now := a.now()
 	if e.frozen {
 		if err := a.freezer.Allow(ctx, id); err != nil {
 			return err
 		}
 		e.frozen = false
+		a.stats.Frozen += now.Sub(e.frozeAt)
 	}
 	if e.path != "" && a.p.Pacer.Enabled() {
 		if err := a.p.Pacer.Allow(e.path); err != nil {
 			return fmt.Errorf("releasing sandbox %s: %w", id, err)
 		}
 	}
+	if e.path != "" { // paced from since until the handover or now
+		end := now
+		if !e.frozeAt.IsZero() {
+			end = e.frozeAt
+		}
+		a.stats.Paced += end.Sub(e.since)
+	}
 	delete(a.paced, id)
 	return nil
+}
+
+// Stats returns the counts so far.
+func (a *pacingActuator) Stats() PacingStats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats
 }
 
 // handover freezes the paced sandboxes denied for Handover or longer, and
@@ -150,7 +179,8 @@ func (a *pacingActuator) handover(ctx context.Context) {
 			a.log.Warn("gate: handing a paced sandbox over to the freezer failed", "sandbox", id, "err", err)
 			continue
 		}
-		e.frozen = true
+		e.frozen, e.frozeAt = true, now
+		a.stats.HandedOver++
 		a.log.Debug("gate: paced sandbox handed over to the freezer", "sandbox", id, "denied_for", now.Sub(e.since), "pacer_gone", lost)
 	}
 }
@@ -159,8 +189,10 @@ func (a *pacingActuator) freezeLocked(ctx context.Context, id string, e *pacedBo
 	if err := a.freezer.Deny(ctx, id); err != nil {
 		return err
 	}
-	e.frozen = true
+	e.frozen, e.frozeAt = true, e.since
 	a.paced[id] = e
+	a.stats.Denials++
+	a.stats.FrozenOnly++
 	return nil
 }
 

@@ -210,3 +210,31 @@ func TestPacingFallsBackToFreezer(t *testing.T) {
 		}
 	})
 }
+
+// TestPacingStats: the actuator counts denials, handovers and denials
+// frozen from the start, and splits the denied time into paced and frozen.
+func TestPacingStats(t *testing.T) {
+	ctx := context.Background()
+	r := newPacingRig(t, 3*time.Second)
+	for _, id := range []string{"sb-1", "bad-1"} { // paced; frozen from the start
+		if err := r.a.Deny(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.now = r.now.Add(4 * time.Second)
+	r.a.handover(ctx) // sb-1 frozen after 4 s paced
+	r.now = r.now.Add(time.Second)
+	for _, id := range []string{"sb-1", "bad-1"} {
+		if err := r.a.Allow(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.a.Deny(ctx, "sb-2"); err != nil { // still denied: not counted in the times yet
+		t.Fatal(err)
+	}
+	r.now = r.now.Add(time.Hour)
+	want := PacingStats{Denials: 3, HandedOver: 1, FrozenOnly: 1, Paced: 4 * time.Second, Frozen: 6 * time.Second}
+	if got := r.a.Stats(); got != want {
+		t.Errorf("stats %+v, want %+v", got, want)
+	}
+}
