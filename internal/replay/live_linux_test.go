@@ -5,6 +5,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"testing"
@@ -106,6 +107,23 @@ func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName strin
 // (CgroupDomain.HoldV2).
 func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, params map[string]string, holdV2 bool, wfs []trajectory.Workflow, maxRetries int) *Result {
 	t.Helper()
+	res, _ := liveRunOpts(t, layout, budget, policyName, wfs, maxRetries, liveOpts{params: params, holdV2: holdV2})
+	return res
+}
+
+// liveOpts are liveRunOpts's options beyond the workload and budget.
+type liveOpts struct {
+	params map[string]string // policy.Options.Params
+	holdV2 bool              // CgroupDomain.HoldV2
+	pacing *live.Pacing      // the gate's pacing actuator; nil: the freezer
+	events io.Writer         // receives the event log too
+}
+
+// liveRunOpts is liveRun with options; it returns the policy too, for its
+// counters.
+func liveRunOpts(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, wfs []trajectory.Workflow, maxRetries int, o liveOpts) (*Result, *live.Policy) {
+	t.Helper()
+	params, holdV2 := o.params, o.holdV2
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 	name := fmt.Sprintf("tenon-test-replay-%d", os.Getpid())
@@ -142,15 +160,19 @@ func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName s
 			t.Errorf("closing backend: %v", err)
 		}
 	})
-	p, err := live.Build(policyName, policy.Options{Budget: budget, Params: params, Workflows: wfs}, live.Options{})
+	p, err := live.Build(policyName, policy.Options{Budget: budget, Params: params, Workflows: wfs}, live.Options{Pacing: o.pacing})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var events countingWriter
+	var eventLog io.Writer = &events
+	if o.events != nil {
+		eventLog = io.MultiWriter(&events, o.events)
+	}
 	res, err := Run(ctx, Config{
 		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{Domain: dom, HoldV2: holdV2},
 		MaxRetries: maxRetries, ActionTimeout: liveActionTimeout, SandboxPrefix: name, WorkspaceRoot: t.TempDir(),
-		EventLog: &events, Logger: log,
+		EventLog: eventLog, Logger: log,
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -171,7 +193,7 @@ func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName s
 	if events.n == 0 {
 		t.Error("empty event log")
 	}
-	return res
+	return res, p
 }
 
 // liveActionTimeout bounds each action of a live replay: far above what
