@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,8 @@ import (
 // "^TestLivePolicies$" to measure the runs without the hold too, or
 // "^TestLiveActuators$" for the gate under the freezer, sched_ext and
 // cpu.max (bench/results/schedext.md); every test it selects must then
-// pass, none skip.
+// pass, none skip. TENON_VMTEST_REPLAY_COUNT (a number) runs the selected
+// tests that many times (-test.count), for repeated measurements.
 // TestLiveGateRamp is left out too: its four 410 MiB ramps did not finish
 // within two minutes there (1.6 GiB of pages to touch under TCG), so eager
 // timed out instead of meeting the budget.
@@ -51,7 +53,15 @@ func TestLiveReplayV2(t *testing.T) {
 	if r := os.Getenv("TENON_VMTEST_REPLAY_RUN"); r != "" {
 		run, mustPass = r, nil
 	}
-	cfg := Config{Kernel: kernel, Tests: []Test{{Name: "replay", Binary: bin, Args: []string{"-test.v", "-test.count=1", "-test.timeout=12m", "-test.run=" + run}}},
+	count := 1
+	if c := os.Getenv("TENON_VMTEST_REPLAY_COUNT"); c != "" {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 {
+			t.Fatalf("TENON_VMTEST_REPLAY_COUNT=%q: want a number of runs, at least 1", c)
+		}
+		count = n
+	}
+	cfg := Config{Kernel: kernel, Tests: []Test{{Name: "replay", Binary: bin, Args: []string{"-test.v", "-test.count=" + strconv.Itoa(count), "-test.timeout=12m", "-test.run=" + run}}},
 		MemoryMiB: 4096, CPUs: 2, ScratchMiB: 2048}
 	if testing.Verbose() {
 		cfg.Stream = os.Stderr
