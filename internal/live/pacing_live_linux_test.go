@@ -99,6 +99,9 @@ func TestLivePacingActuator(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
+				if !s.Enabled() {
+					t.Errorf("the kernel unloaded the scheduler during the test: %v", s.Exit())
+				}
 				if err := s.Close(); err != nil {
 					t.Errorf("unloading the scheduler: %v", err)
 				}

@@ -28,8 +28,9 @@ import (
 // the time paced and frozen (after the handover): a comparison, measured
 // (bench/results/schedext.md), not asserted, since the gate alone loses a
 // workflow in some runs whatever holds its sandboxes. Asserted: the
-// replay's invariants, and that a pacer paced every denial it was given
-// (none frozen from the start for want of pacing).
+// replay's invariants, that a pacer paced every denial it was given (none
+// frozen from the start for want of pacing), and that the kernel kept the
+// sched_ext scheduler loaded throughout.
 func TestLiveActuators(t *testing.T) {
 	layout := liveLayout(t)
 	const budget = 256 * units.MiB
@@ -50,6 +51,9 @@ func TestLiveActuators(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
+				if !s.Enabled() {
+					t.Errorf("the kernel unloaded the scheduler during the test: %v", s.Exit())
+				}
 				if err := s.Close(); err != nil {
 					t.Errorf("unloading the scheduler: %v", err)
 				}

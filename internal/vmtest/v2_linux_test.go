@@ -46,6 +46,7 @@ var vmTests = []struct {
 	// CONFIG_SCHED_CLASS_EXT and BTF, the host's does not.
 	{name: "schedext", pkg: "../schedext", mustPass: []string{
 		"TestLiveLoadUnload", "TestLiveUnloadOnOwnerDeath", "TestLivePace", "TestLiveWatchdogBound", "TestLiveHandoverToFreezer",
+		"TestLiveLowWeightNotStarved",
 	}, forward: []string{"TENON_SCHEDEXT_SOAK", "TENON_SCHEDEXT_MEASURE"}},
 	// The gate's pacing actuator end to end on the process backend, by
 	// sched_ext and by cpu.max (the live package's other tests are unit
