@@ -13,6 +13,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/api"
 	"github.com/tenon-dev/tenon/internal/api/client"
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/cgroup/cgrouptest"
 	"github.com/tenon-dev/tenon/internal/imagestore"
 	"github.com/tenon-dev/tenon/internal/imagestore/imagetest"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
@@ -23,16 +24,7 @@ import (
 // closed at cleanup.
 func liveBackend(t *testing.T, budget int64, opts ...func(*process.Config)) *process.Backend {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("live api test skipped in -short mode")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("live api test needs root (namespaces, mounts, cgroups)")
-	}
-	layout, err := cgroup.Detect("/proc")
-	if err != nil {
-		t.Skipf("live api test needs the cgroup memory controller: %v", err)
-	}
+	layout := cgrouptest.Live(t, "live api test")
 	log := slog.New(slog.DiscardHandler)
 	name := fmt.Sprintf("tenon-test-api-%d", os.Getpid())
 	dom, err := cgroup.OpenDomain(context.Background(), layout, name, budget, log)

@@ -1,9 +1,9 @@
 package live
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -38,13 +38,15 @@ func fakeCPUTree(t *testing.T, v cgroup.Version, withCPU bool) (*cgroup.Layout, 
 	return l, mount(cgroup.CPU)
 }
 
-func readTrim(t *testing.T, path string) string {
+// checkFiles compares the files of dir with want (name -> content).
+func checkFiles(t *testing.T, when, dir string, want map[string]string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	for f, w := range want {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if got := string(bytes.TrimSpace(b)); err != nil || got != w {
+			t.Errorf("after %s %s = %q (%v), want %q", when, f, got, err, w)
+		}
 	}
-	return strings.TrimSpace(string(b))
 }
 
 // TestCPUPacer: deny writes rate × period as the quota in the version's
@@ -86,19 +88,11 @@ func TestCPUPacer(t *testing.T) {
 			if err := p.Deny("tenon/sb-1", tt.rate); err != nil {
 				t.Fatal(err)
 			}
-			for f, want := range tt.wantDenied {
-				if got := readTrim(t, filepath.Join(dir, f)); got != want {
-					t.Errorf("after deny %s = %q, want %q", f, got, want)
-				}
-			}
+			checkFiles(t, "deny", dir, tt.wantDenied)
 			if err := p.Allow("tenon/sb-1"); err != nil {
 				t.Fatal(err)
 			}
-			for f, want := range tt.wantLifted {
-				if got := readTrim(t, filepath.Join(dir, f)); got != want {
-					t.Errorf("after allow %s = %q, want %q", f, got, want)
-				}
-			}
+			checkFiles(t, "allow", dir, tt.wantLifted)
 		})
 	}
 	t.Run("errors", func(t *testing.T) {

@@ -15,77 +15,53 @@ import (
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/live"
-	"github.com/tenon-dev/tenon/internal/schedext"
+	"github.com/tenon-dev/tenon/internal/schedext/schedexttest"
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
-// TestLiveActuators replays TestLivePolicies' workload (four 96 MiB agents
-// in 256 MiB) under the gate alone once per actuator: the freezer, pacing
-// in the sched_ext scheduler and pacing through the sandbox cgroups' CPU
-// limit (those two skip, naming what is missing, where they cannot run).
-// It logs each run's OOM kills, workflows done, makespan, P50 and the time
-// the gate kept sandboxes denied (from the event log), and for the pacers
-// the time paced and frozen (after the handover): a comparison, measured
-// (bench/results/schedext.md), not asserted, since the gate alone loses a
-// workflow in some runs whatever holds its sandboxes. Asserted: the
-// replay's invariants, that a pacer paced every denial it was given (none
-// frozen from the start for want of pacing), and that the kernel kept the
-// sched_ext scheduler loaded throughout.
+// TestLiveActuators: TestLivePolicies' workload under the gate alone,
+// once per actuator (actuatorPacing), its kills, completions, makespan,
+// P50 and denied, paced and frozen times logged for
+// bench/results/schedext.md. The gate alone loses workflows here in some
+// runs whatever holds its sandboxes, so they are measured, not asserted;
+// asserted are the replay's invariants, that a pacer paced every denial
+// it got (none frozen for want of pacing), and that the kernel kept the
+// sched_ext scheduler loaded.
 func TestLiveActuators(t *testing.T) {
 	layout := liveLayout(t)
-	const budget = 256 * units.MiB
-	for _, tc := range []struct {
-		name  string
-		pacer func(t *testing.T) live.Pacer // nil: the freezer
-	}{
-		{name: "freezer"},
-		{name: "schedext", pacer: func(t *testing.T) live.Pacer {
-			if err := schedext.Supported(); err != nil {
-				t.Skip(err)
-			}
-			if m, _ := layout.Controller(cgroup.Memory); m.Version != cgroup.V2 || layout.Unified == "" {
-				t.Skip("pacing in sched_ext needs the sandboxes on cgroup v2")
-			}
-			s, err := schedext.Load(schedext.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if !s.Enabled() {
-					t.Errorf("the kernel unloaded the scheduler during the test: %v", s.Exit())
-				}
-				if err := s.Close(); err != nil {
-					t.Errorf("unloading the scheduler: %v", err)
-				}
-			})
-			return schedext.NewCgroupPacer(s, layout.Unified)
-		}},
-		{name: "cpu", pacer: func(t *testing.T) live.Pacer {
-			p, err := live.NewCPUPacer(layout)
-			if err != nil {
-				t.Skip(err)
-			}
-			return p
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o := liveOpts{}
-			if tc.pacer != nil {
-				o.pacing = &live.Pacing{Pacer: tc.pacer(t)}
-			}
+	for _, name := range []string{"freezer", "schedext", "cpu"} {
+		t.Run(name, func(t *testing.T) {
+			o := liveOpts{pacing: actuatorPacing(t, layout, name)}
 			denied := &deniedTimer{since: map[string]float64{}}
 			o.events = denied
 			wfs := recorded(policyWorkload())
-			res, p := liveRunOpts(t, layout, budget, "gate", wfs, -1, o)
+			res, p := liveRunOpts(t, layout, 256*units.MiB, "gate", wfs, -1, o)
 			ps := p.Stats().Pacing
 			t.Logf("actuator %s: makespan %.1fs P50 %s, %d OOM kills, %d/%d workflows done; gate denials %d, denied %.1fs; paced %.1fs, frozen after the handover %.1fs (%d handovers)",
-				tc.name, res.Makespan.Seconds(), fmtP50(res), res.OOMEvents, res.Completed, len(wfs),
+				name, res.Makespan.Seconds(), fmtP50(res), res.OOMEvents, res.Completed, len(wfs),
 				denied.n, denied.total(res.Makespan.Seconds()), ps.Paced.Seconds(), ps.Frozen.Seconds(), ps.HandedOver)
 			if ps.FrozenOnly != 0 {
-				t.Errorf("%d of %d denials frozen from the start: the %s pacer could not pace them", ps.FrozenOnly, ps.Denials, tc.name)
+				t.Errorf("%d of %d denials frozen from the start: the %s pacer could not pace them", ps.FrozenOnly, ps.Denials, name)
 			}
 		})
 	}
+}
+
+// actuatorPacing is the gate's pacing for the actuator called name: nil
+// for the freezer; the sched_ext scheduler or the cgroups' CPU limit,
+// skipping t where they cannot run.
+func actuatorPacing(t *testing.T, layout *cgroup.Layout, name string) *live.Pacing {
+	switch name {
+	case "schedext":
+		return &live.Pacing{Pacer: schedexttest.Pacer(t, layout)}
+	case "cpu":
+		p, err := live.NewCPUPacer(layout)
+		if err != nil {
+			t.Skip(err)
+		}
+		return &live.Pacing{Pacer: p}
+	}
+	return nil
 }
 
 // fmtP50 is the median workflow latency, an unfinished workflow counting

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/cgroup/cgrouptest"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/disk"
 	"github.com/tenon-dev/tenon/internal/live"
@@ -34,17 +35,7 @@ func TestMain(m *testing.M) {
 // controller (v1, or v2 as in internal/vmtest's guest).
 func liveLayout(t *testing.T) *cgroup.Layout {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("live replay test skipped in -short mode")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("live replay test needs root (namespaces, mounts, cgroups)")
-	}
-	l, err := cgroup.Detect("/proc")
-	if err != nil {
-		t.Skipf("live replay test needs the cgroup memory controller: %v", err)
-	}
-	return l
+	return cgrouptest.Live(t, "live replay test")
 }
 
 // liveWorkload is four workflows arriving together, each with two mem
