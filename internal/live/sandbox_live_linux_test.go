@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/cgroup/cgrouptest"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
 	"github.com/tenon-dev/tenon/internal/units"
@@ -130,17 +131,7 @@ func liveBackend(t *testing.T, layout *cgroup.Layout, name string) (sandbox.Back
 	log := slog.New(slog.DiscardHandler)
 	domain := "tenon-test-pacing-" + name + "-" + strconv.Itoa(os.Getpid())
 	const budget = 1 * units.GiB
-	dom, err := cgroup.OpenDomain(context.Background(), layout, domain, budget, log)
-	if err != nil {
-		t.Fatalf("OpenDomain: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := dom.Close(ctx); err != nil {
-			t.Errorf("closing domain: %v", err)
-		}
-	})
+	dom := cgrouptest.Domain(t, layout, domain, budget)
 	be, err := process.New(process.Config{StateDir: t.TempDir(), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log, DiskMax: -1})
 	if err != nil {
 		t.Skipf("process backend not available: %v", err)

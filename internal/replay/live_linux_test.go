@@ -118,17 +118,7 @@ func liveRunOpts(t *testing.T, layout *cgroup.Layout, budget int64, policyName s
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 	name := fmt.Sprintf("tenon-test-replay-%d", os.Getpid())
-	dom, err := cgroup.OpenDomain(ctx, layout, name, budget, log)
-	if err != nil {
-		t.Fatalf("OpenDomain: %v", err)
-	}
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := dom.Close(cctx); err != nil {
-			t.Errorf("closing domain: %v", err)
-		}
-	})
+	dom := cgrouptest.Domain(t, layout, name, budget)
 	// As internal/app does: on v2 each sandbox is kept out of swap and an
 	// OOM kill takes the whole sandbox (memory.oom.group).
 	v2 := false
