@@ -117,6 +117,7 @@ next to it, and runs nothing.`)
 	var timeout timeoutFlag
 	fs.Var(&timeout, "action-timeout", actionTimeoutHelp+" (per case)")
 	simulate := fs.Bool("sim", false, "run every case on the simulated host (as tenon sim, at the case's time scale) instead of in sandboxes: seconds, no root; once unless --reps")
+	actuator := fs.String("actuator", "freezer", actuatorHelp+"; the bench freezes unless told, so that its results compare across hosts")
 	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
 	replot := fs.String("replot", "", "redraw the plots of an earlier run from its results JSON (written next to it), run nothing")
 	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
@@ -156,11 +157,12 @@ next to it, and runs nothing.`)
 	}
 	plan, err := app.PlanBench(app.BenchConfig{
 		Cases: cases, Backend: *backend, Domain: *domain, StateDir: *stateDir, OutDir: *outDir, EventsDir: *eventsDir, ActionTimeout: timeout.config(),
-		Meta: meta, Sim: *simulate, Progress: env.stderr, Log: env.log,
+		Meta: meta, Sim: *simulate, Actuator: *actuator, Progress: env.stderr, Log: env.log,
 	})
 	if err != nil {
 		return err
 	}
+	defer plan.Close()
 	if *dryRun {
 		return printBenchPlan(env, cases, *asJSON)
 	}
