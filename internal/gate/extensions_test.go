@@ -272,24 +272,18 @@ func TestHeldBudget(t *testing.T) {
 }
 
 func TestGrowthSlots(t *testing.T) {
-	tests := []struct {
-		name          string
+	// p, b, candidates, held -> K
+	for _, c := range []struct {
 		p             Pressure
 		b, candidates int
 		held          bool
 		want          int
 	}{
-		{name: "red drains with one", p: Red, b: 3, candidates: 5, want: 1},
-		{name: "held red drains with one", p: Red, b: 3, candidates: 5, held: true, want: 1},
-		{name: "yellow has b", p: Yellow, b: 3, candidates: 5, want: 3},
-		{name: "held yellow has every candidate", p: Yellow, b: 3, candidates: 5, held: true, want: 5},
-		{name: "held yellow with no candidate keeps one", p: Yellow, b: 3, held: true, want: 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := growthSlots(tt.p, tt.b, tt.candidates, tt.held); got != tt.want {
-				t.Errorf("growthSlots = %d, want %d", got, tt.want)
-			}
-		})
+		{Red, 3, 5, false, 1}, {Red, 3, 5, true, 1}, // the red drain
+		{Yellow, 3, 5, false, 3}, {Yellow, 3, 5, true, 5}, {Yellow, 3, 0, true, 1},
+	} {
+		if got := growthSlots(c.p, c.b, c.candidates, c.held); got != c.want {
+			t.Errorf("growthSlots(%v, b=%d, %d candidates, held %v) = %d, want %d", c.p, c.b, c.candidates, c.held, got, c.want)
+		}
 	}
 }
