@@ -134,3 +134,31 @@ func TestHoldTimeoutDefault(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldBudgetFollowsHold: the gate runs on a held budget exactly while
+// the machine runs the OOM hold.
+func TestHeldBudgetFollowsHold(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		params  map[string]string
+		disable bool
+		want    bool
+	}{
+		{name: "hold armed", want: true},
+		{name: "hold off by parameter", params: map[string]string{"hold": "off"}},
+		{name: "host without a hold", disable: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Build("gate", Options{Budget: 1 << 30, Params: tc.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.disable {
+				m.DisableHold()
+			}
+			if got := m.gate.Config().HeldBudget; got != tc.want || m.HoldArmed() != tc.want {
+				t.Errorf("held budget %v, hold armed %v, want both %v", got, m.HoldArmed(), tc.want)
+			}
+		})
+	}
+}

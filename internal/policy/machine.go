@@ -213,7 +213,9 @@ func NewMachine(cfg Config) (*Machine, error) {
 		m.adm = admission.New(cfg.AdmissionConfig, func() time.Time { return m.now })
 	}
 	if cfg.Gate {
-		m.gate = gate.New(cfg.GateConfig)
+		gc := cfg.GateConfig
+		gc.HeldBudget = cfg.Hold > 0
+		m.gate = gate.New(gc)
 	}
 	if cfg.Hold > 0 {
 		maxWait := cfg.HoldMaxWait
@@ -254,7 +256,12 @@ func (m *Machine) HoldArmed() bool { return m.hold != nil }
 // DisableHold turns the OOM hold off: the host has none (the fake
 // backend, a domain without memory.oom_control or memory.high) or could
 // not arm it.
-func (m *Machine) DisableHold() { m.hold = nil }
+func (m *Machine) DisableHold() {
+	m.hold = nil
+	if m.gate != nil {
+		m.gate.SetHeldBudget(false)
+	}
+}
 
 // HoldStats returns what the OOM hold did so far.
 func (m *Machine) HoldStats() HoldStats {
