@@ -45,6 +45,11 @@ type Config struct {
 	Hold time.Duration
 	// HoldMaxWait bounds a hold while sandboxes progress (0: HoldMaxWait(Hold)).
 	HoldMaxWait time.Duration
+	// HeldBudget runs the gate on a held budget while the hold is armed
+	// (gate.Config.HeldBudget; the held-budget= parameter). Off by
+	// default: measured in the simulator only, and there it adds OOM
+	// kills on hosts without swap (internal/gate/doc.go, "Held budget").
+	HeldBudget bool
 
 	AdmissionConfig admission.Config // zero fields: defaults scaled to Budget
 	// Model predicts each action's memory for admission (Spec.Predictor names its kind).
@@ -214,7 +219,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	}
 	if cfg.Gate {
 		gc := cfg.GateConfig
-		gc.HeldBudget = cfg.Hold > 0
+		gc.HeldBudget = cfg.HeldBudget && cfg.Hold > 0
 		m.gate = gate.New(gc)
 	}
 	if cfg.Hold > 0 {

@@ -47,6 +47,8 @@ type Config struct {
 	// HoldMaxWait bounds a hold while other sandboxes progress, as the
 	// hold-max= parameter (0: policy.HoldMaxWait of the hold's timeout).
 	HoldMaxWait time.Duration
+	// HeldBudget is policy.Config.HeldBudget (the held-budget= parameter).
+	HeldBudget bool
 	// AgentReserve is the headroom a new agent must leave free beyond its
 	// first action's predicted peak (agent pacing); 0 means the live
 	// policy's: the largest recorded action peak of Workflows, at most
