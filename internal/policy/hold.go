@@ -91,6 +91,7 @@ type HoldStats struct {
 	Resolved uint64        // waits that ended with memory freed, no kill
 	Released uint64        // waits released to the OOM killer (the timeout without progress, or MaxWait)
 	Held     time.Duration // total time tasks waited under the hold
+	Froze    uint64        // sandboxes the freezing hold froze (hold_freeze.go; v2)
 }
 
 // OOMHold is the hold's decision logic, with no I/O: the live gate runner

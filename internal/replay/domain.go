@@ -34,6 +34,7 @@ var errV2HoldOff = errors.New("the cgroup v2 OOM hold (memory.high) is off unles
 var (
 	_ controller.Domain    = CgroupDomain{}
 	_ controller.OOMHolder = CgroupDomain{}
+	_ controller.HoldLine  = CgroupDomain{}
 )
 
 // SetOOMHold holds allocations at the budget instead of OOM-killing (on);
@@ -47,6 +48,14 @@ func (d CgroupDomain) SetOOMHold(on bool) error {
 
 // UnderOOM reports whether tasks wait for memory under the hold.
 func (d CgroupDomain) UnderOOM() (bool, error) { return d.Domain.UnderOOM() }
+
+// HoldFreezes reports whether the hold needs the policy's freezing: on
+// cgroup v2, whose memory.high only throttles allocators.
+func (d CgroupDomain) HoldFreezes() bool { return d.Domain.MemoryVersion() == cgroup.V2 }
+
+// AboveHoldLine reports whether the domain's usage is above the v2 hold's
+// line (cgroup.Domain.AboveHoldLine).
+func (d CgroupDomain) AboveHoldLine() (bool, error) { return d.Domain.AboveHoldLine() }
 
 // Usage is the domain's memory usage in bytes.
 func (d CgroupDomain) Usage() (int64, error) {
