@@ -29,7 +29,7 @@ var vmTests = []struct {
 }{
 	{name: "cgroup", pkg: "../cgroup", mustPass: []string{
 		"TestLiveDomainLifecycle", "TestLiveOOMKill", "TestLiveAdoptStaleDomain",
-		"TestLiveOOMHoldV2",
+		"TestLiveOOMHoldV2", "TestLiveOOMHoldV2Freeze",
 	}},
 	{name: "process", pkg: "../sandbox/process", mustPass: []string{
 		"TestContract", "TestDestroyRemovesEverything", "TestCloseDestroysAllAndParents",
