@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"errors"
-
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
 )
@@ -18,18 +16,7 @@ type CgroupDomain struct {
 	// to no cgroup): Available subtracts it from the domain's headroom, so
 	// a page-out is credited only with what it really frees.
 	Compressed func(swapped int64) int64
-	// HoldV2 arms the OOM hold on cgroup v2 too (memory.high an eighth
-	// below memory.max, cgroup.Domain.SetOOMHold). Off by default: in the
-	// VM suite (bench/results/v2-hold.md) the gate alone lost workflows
-	// to OOM kills with it as without it (throttling only slows growers
-	// to memory.max, and throttled growers look idle to the gate), and it
-	// kept one run waiting 30 s. v1's hold is a strict wait and stays on.
-	HoldV2 bool
 }
-
-// errV2HoldOff is SetOOMHold's answer on cgroup v2 without HoldV2; the
-// live policy logs it and runs without the hold.
-var errV2HoldOff = errors.New("the cgroup v2 OOM hold (memory.high) is off unless asked for (CgroupDomain.HoldV2): measured, it throttles but does not hold")
 
 var (
 	_ controller.Domain    = CgroupDomain{}
@@ -37,14 +24,10 @@ var (
 	_ controller.HoldLine  = CgroupDomain{}
 )
 
-// SetOOMHold holds allocations at the budget instead of OOM-killing (on);
-// on cgroup v2 only with HoldV2.
-func (d CgroupDomain) SetOOMHold(on bool) error {
-	if d.Domain.MemoryVersion() == cgroup.V2 && !d.HoldV2 {
-		return errV2HoldOff
-	}
-	return d.Domain.SetOOMHold(on)
-}
+// SetOOMHold holds allocations at the budget instead of OOM-killing (on):
+// cgroup.Domain.SetOOMHold, on v1 and v2 (where the policy also freezes
+// the allocators, HoldFreezes).
+func (d CgroupDomain) SetOOMHold(on bool) error { return d.Domain.SetOOMHold(on) }
 
 // UnderOOM reports whether tasks wait for memory under the hold.
 func (d CgroupDomain) UnderOOM() (bool, error) { return d.Domain.UnderOOM() }

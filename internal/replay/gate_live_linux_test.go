@@ -14,10 +14,15 @@ import (
 // sandboxes ramp at once to 40% of the budget each (160% together). Without
 // control at least one is OOM-killed; under the gate alone (no admission,
 // no residency) all four finish and none is. No retries, so an OOM kill is
-// a lost workflow.
+// a lost workflow. The gate runs with the OOM hold, as it does by default
+// (on v2 memory.high and the policy's freezing of allocators: in
+// internal/vmtest's guest the gate without it lost a workflow here), and
+// again without it (hold=off), measured, not asserted. The budget is
+// 256 MiB, small enough for the emulated guest (four 410 MiB ramps did not
+// finish there within two minutes).
 func TestLiveGateRamp(t *testing.T) {
 	layout := liveLayout(t)
-	const budget = 1 * units.GiB
+	const budget = 256 * units.MiB
 	peak := 0.4 * float64(budget) / float64(units.MiB)
 	var wfs []trajectory.Workflow
 	for i := range 4 {
@@ -40,5 +45,8 @@ func TestLiveGateRamp(t *testing.T) {
 		if res.OOMEvents != 0 || res.Completed != len(wfs) {
 			t.Errorf("gate: %d OOM kills, %d of %d completed; want 0 and all", res.OOMEvents, res.Completed, len(wfs))
 		}
+	})
+	t.Run("gate without the hold", func(t *testing.T) {
+		liveRunWith(t, layout, budget, "gate", map[string]string{"hold": "off"}, wfs, -1)
 	})
 }
