@@ -186,7 +186,9 @@
 // hold_freeze.go), denying them on top of this package's decision. A
 // sandbox the gate denies while it sleeps in v1's OOM wait stays FREEZING
 // (cgroup.Group.Freeze accepts it); on v2 a throttled sandbox freezes once
-// its throttling sleep ends, at most 2 s later.
+// its throttling sleep ends, at most 2 s later. The v2 hold is armed only
+// on request (replay.CgroupDomain.HoldV2): in the VM suite the gate alone
+// lost workflows with it as without it.
 //
 // # Enforcement
 //

@@ -45,7 +45,10 @@ import (
 // which the replay and the daemon replace. Measured in the VM suite
 // (bench/results/v2-hold.md): throttling alone did not keep the gate from
 // kills (3 kills in 2 runs with it); with the freezing the racing
-// allocators stop below memory.max, and the hosts arm it on v2 as on v1.
+// allocators stop below memory.max, but the gate alone still lost a
+// workflow in 2 of 5 runs (each after the release on the timeout with
+// nothing progressing) against 1 of 3 without the hold, so the hosts arm
+// it on v2 only when asked (replay.CgroupDomain.HoldV2).
 
 // HoldTimeout is how long tasks may wait under the hold with nothing
 // progressing before it is released (HoldMaxWait bounds the whole wait), for the hold= parameter (hold) and the gate configuration gc (already on

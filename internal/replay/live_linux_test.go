@@ -98,12 +98,13 @@ func TestLiveEagerVersusStatic(t *testing.T) {
 // peak within the budget, events written) and returns the result.
 func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, wfs []trajectory.Workflow, maxRetries int) *Result {
 	t.Helper()
-	return liveRunWith(t, layout, budget, policyName, nil, wfs, maxRetries)
+	return liveRunWith(t, layout, budget, policyName, nil, false, wfs, maxRetries)
 }
 
 // liveRunWith is liveRun with policy parameters (policy.Options.Params,
-// e.g. hold=off).
-func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, params map[string]string, wfs []trajectory.Workflow, maxRetries int) *Result {
+// e.g. hold=off) and, with holdV2, the OOM hold armed on cgroup v2 too
+// (CgroupDomain.HoldV2).
+func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, params map[string]string, holdV2 bool, wfs []trajectory.Workflow, maxRetries int) *Result {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
@@ -147,7 +148,7 @@ func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName s
 	}
 	var events countingWriter
 	res, err := Run(ctx, Config{
-		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{Domain: dom},
+		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{Domain: dom, HoldV2: holdV2},
 		MaxRetries: maxRetries, ActionTimeout: liveActionTimeout, SandboxPrefix: name, WorkspaceRoot: t.TempDir(),
 		EventLog: &events, Logger: log,
 	})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -15,8 +16,9 @@ import (
 // do not fit a 256 MiB domain together), without retries: eager is
 // OOM-killed; tenon finishes every workflow without a kill; the gate
 // alone's kills are logged. The gate and tenon run again with the OOM hold
-// off (hold=off), for its effect (on v1 oom_kill_disable, on v2 memory.high
-// and the policy's freezing of allocators): those runs keep the replay's
+// off (hold=off) and, on cgroup v2, with the v2 hold armed (memory.high
+// and the policy's freezing of allocators; off there by default,
+// CgroupDomain.HoldV2), for its effect: those runs keep the replay's
 // invariants and log their kills; what the hold buys is measured, not
 // asserted. It is small enough for internal/vmtest's emulated guest, where
 // it runs on cgroup v2 (TestLiveReplayV2); here on the host's cgroup.
@@ -26,6 +28,7 @@ func TestLivePolicies(t *testing.T) {
 	for _, tc := range []struct {
 		name, policy string
 		params       map[string]string
+		holdV2       bool // arm the OOM hold on cgroup v2 too (off by default there)
 		wantKills    bool // at least one OOM kill (eager: the case exercises the budget)
 		wantClean    bool // no OOM kill and every workflow done
 	}{
@@ -34,16 +37,20 @@ func TestLivePolicies(t *testing.T) {
 		// period late, and here four growers start at once in a budget no
 		// larger than its safety margin; it lost a workflow in some runs on
 		// v1 (its hold released after DMax with nothing progressing) and on
-		// v2 (before the v2 hold froze allocators). TestLiveGateRamp
-		// asserts it.
+		// v2 (with or without the v2 hold). TestLiveGateRamp asserts it.
 		{name: "gate", policy: "gate"},
 		{name: "tenon", policy: "tenon", wantClean: true},
 		{name: "gate without the hold", policy: "gate", params: map[string]string{"hold": "off"}},
 		{name: "tenon without the hold", policy: "tenon", params: map[string]string{"hold": "off"}},
+		{name: "gate with the v2 hold", policy: "gate", holdV2: true},
+		{name: "tenon with the v2 hold", policy: "tenon", holdV2: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if m, _ := layout.Controller(cgroup.Memory); tc.holdV2 && m.Version != cgroup.V2 {
+				t.Skip("the v2 OOM hold (memory.high, cgroup.freeze) needs the cgroup v2 memory controller")
+			}
 			wfs := recorded(policyWorkload())
-			res := liveRunWith(t, layout, budget, tc.policy, tc.params, wfs, -1)
+			res := liveRunWith(t, layout, budget, tc.policy, tc.params, tc.holdV2, wfs, -1)
 			if tc.wantKills && res.OOMEvents == 0 {
 				t.Errorf("%s: no OOM kill: the case does not exercise the budget", tc.name)
 			}

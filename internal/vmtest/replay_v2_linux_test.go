@@ -15,16 +15,14 @@ import (
 // replayV2Tests are internal/replay's live tests run in the guest by
 // TestLiveReplayV2, each of which must pass there (not skip), and
 // replayV2Run selects them and their subtests: TestLivePolicies' eager,
-// gate and tenon runs (its runs without the OOM hold are left out: on a
-// loaded host each run in the emulated guest took 1-4 minutes).
-// TENON_VMTEST_REPLAY_RUN replaces replayV2Run, e.g. with
-// "^(TestLivePolicies|TestLiveGateRamp)$" to measure the runs without the
-// hold and the gate's ramp test too. TestLiveGateRamp (four 102 MiB ramps
-// in 256 MiB) runs in the guest but is left out of the suite CI runs: on a
-// loaded host its eager and gate runs took 4.4 and 3.9 minutes there,
-// beyond the suite's 15-minute budget, and the gate with the OOM hold lost
-// a workflow in one of two runs (its hold released after the timeout
-// with nothing progressing, as v1's does).
+// gate and tenon runs (its runs with the v2 hold and with the hold off
+// are left out: on a loaded host each run in the emulated guest took 1-4
+// minutes). TENON_VMTEST_REPLAY_RUN replaces replayV2Run, e.g. with
+// "^(TestLivePolicies|TestLiveGateRamp)$" to measure those and the gate's
+// ramp test too. TestLiveGateRamp (four 102 MiB ramps in 256 MiB) runs in
+// the guest but is left out of the suite CI runs: on a loaded host its
+// eager and gate runs took 4.4 and 3.9 minutes there, beyond the suite's
+// 15-minute budget.
 var (
 	replayV2Tests = []string{"TestLivePolicies"}
 	replayV2Run   = "^TestLivePolicies$/^(eager|gate|tenon)$"
@@ -33,10 +31,9 @@ var (
 // TestLiveReplayV2 boots the pure cgroup v2 guest (as TestLiveCgroupV2
 // does, in a boot of its own) and runs internal/replay's live policy tests
 // in it: a small replay of eager, the gate alone and tenon (eager is
-// OOM-killed; tenon: no OOM kill, every workflow done). On v2 the
-// OOM hold is the domain's memory.high (cgroup.Domain.SetOOMHold) with the
-// policy freezing the allocators, and each sandbox's memory.oom.group is
-// set. TENON_VMTEST as for
+// OOM-killed; tenon: no OOM kill, every workflow done). On v2 the OOM
+// hold is off unless asked for (replay.CgroupDomain.HoldV2) and each
+// sandbox's memory.oom.group is set. TENON_VMTEST as for
 // TestLiveCgroupV2.
 func TestLiveReplayV2(t *testing.T) {
 	unavailable := vmSuite(t)
