@@ -47,7 +47,7 @@ import (
 // kills (3 kills in 2 runs with it); with the freezing the racing
 // allocators stop below memory.max, but the gate alone still lost a
 // workflow in 2 of 5 runs (each after the release on the timeout with
-// nothing progressing) against 1 of 3 without the hold, so the hosts arm
+// nothing progressing) against 2 of 4 without the hold, so the hosts arm
 // it on v2 only when asked (replay.CgroupDomain.HoldV2).
 
 // HoldTimeout is how long tasks may wait under the hold with nothing

@@ -25,7 +25,7 @@ type CgroupDomain struct {
 	// allocators racing past the line before memory.max, but the gate
 	// alone still lost a workflow in 2 of 5 runs with it (each after its
 	// hold released on the timeout with nothing progressing, as v1's
-	// does), against 1 of 3 without it. v1's hold stays on.
+	// does), against 2 of 4 without it. v1's hold stays on.
 	HoldV2 bool
 }
 
