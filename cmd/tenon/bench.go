@@ -54,7 +54,8 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
   real-tools    not run unless --only names it: the recorded tasks of
                 --real-repos (default ../shared/repos) replayed with their own
                 edits and commands on their repositories (tenon workload real;
-                root, the manifest's Debian packages), replicated to
+                root, the manifest's Debian packages on the host or in
+                --image: tenon image build --manifest), replicated to
                 --real-agents agents (default 32) arriving 5 s apart, under
                 every policy (or --policies), at a budget their profiled peaks
                 oversubscribe 4x; the results list each action's measured peak
@@ -104,7 +105,7 @@ next to it, and runs nothing.`)
 	realRepos := fs.String("real-repos", "../shared/repos", "`directory` of the real-tools repositories (manifest.json, NAME.tar.gz, pylib/)")
 	realTraces := fs.String("real-traces", "", "`directory` of the real-tools tasks' trace runs (default: agentcgroup-haiku in --trace-sets)")
 	realAgents := fs.Int("real-agents", bench.RealToolsAgents, "agents the real-tools tasks are replicated to")
-	image := fs.String("image", "", imageHelp+"; applies to --traces")
+	image := fs.String("image", "", imageHelp+"; applies to --traces and real-tools")
 	scale := fs.Float64("time-scale", def.TimeScale, "multiply arrivals, model waits and tool times of every case (0.25 with --quick)")
 	n := fs.Int("n", def.N, "workflows of the swe workload (others scale from it; 8 with --quick)")
 	seed := fs.Int64("seed", def.Seed, "workload generator seed")
@@ -116,6 +117,7 @@ next to it, and runs nothing.`)
 	var timeout timeoutFlag
 	fs.Var(&timeout, "action-timeout", actionTimeoutHelp+" (per case)")
 	simulate := fs.Bool("sim", false, "run every case on the simulated host (as tenon sim, at the case's time scale) instead of in sandboxes: seconds, no root; once unless --reps")
+	actuator := fs.String("actuator", "freezer", actuatorHelp+"; the bench freezes unless told, so that its results compare across hosts")
 	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
 	replot := fs.String("replot", "", "redraw the plots of an earlier run from its results JSON (written next to it), run nothing")
 	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
@@ -155,11 +157,12 @@ next to it, and runs nothing.`)
 	}
 	plan, err := app.PlanBench(app.BenchConfig{
 		Cases: cases, Backend: *backend, Domain: *domain, StateDir: *stateDir, OutDir: *outDir, EventsDir: *eventsDir, ActionTimeout: timeout.config(),
-		Meta: meta, Sim: *simulate, Progress: env.stderr, Log: env.log,
+		Meta: meta, Sim: *simulate, Actuator: *actuator, Progress: env.stderr, Log: env.log,
 	})
 	if err != nil {
 		return err
 	}
+	defer plan.Close()
 	if *dryRun {
 		return printBenchPlan(env, cases, *asJSON)
 	}
@@ -247,6 +250,9 @@ func loadRealTools(m *bench.Matrix, v benchFlagValues) error {
 	wfs, man, err := realtools.Build(v.realRepos, traces)
 	if err != nil {
 		return fmt.Errorf("--only %s: %w; point --real-repos and --real-traces at the repositories and their traces", bench.GroupRealTools, err)
+	}
+	if v.image != "" {
+		wfs, _ = app.OverrideImage(wfs, v.image) // they name none
 	}
 	m.RealTools, m.RealToolsAgents = wfs, v.realAgents
 	m.RealToolsMiB = map[string]float64{}

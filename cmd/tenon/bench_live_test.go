@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/cgroup/cgrouptest"
 	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -32,16 +33,7 @@ func TestMain(m *testing.M) {
 // files are written, and tenon completes every workflow with no OOM kill
 // (issue 7), where Eager is killed.
 func TestLiveBenchQuick(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live bench test skipped in -short mode")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("live bench test needs root (namespaces, mounts, cgroups)")
-	}
-	layout, err := cgroup.Detect("/proc")
-	if err != nil {
-		t.Skipf("live bench test needs the cgroup memory controller: %v", err)
-	}
+	layout := cgrouptest.Live(t, "live bench test")
 	if m, _ := layout.Controller(cgroup.Memory); m.Version != cgroup.V1 {
 		t.Skip("live bench test needs the cgroup v1 memory controller")
 	}
@@ -65,7 +57,7 @@ func TestLiveBenchQuick(t *testing.T) {
 	defer cancel()
 	out := t.TempDir()
 	env := newTestEnv()
-	err = runBench(ctx, &env.cliEnv, []string{"--quick", "--json", "--name", "quick",
+	err := runBench(ctx, &env.cliEnv, []string{"--quick", "--json", "--name", "quick",
 		"--out-dir", out, "--state-dir", t.TempDir(), "--domain", domain})
 	if err != nil {
 		t.Fatalf("tenon bench --quick: %v\n%s", err, tail(env.errOut.String(), 2000))

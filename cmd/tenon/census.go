@@ -28,7 +28,13 @@ a relative path is tried under the memory hierarchy root), --domain NAME (every
 child cgroup of tenon's workload domain), or bare processes (--pid). Cgroup
 siblings are frozen for each sample through their freezer and always thawed,
 also on error and Ctrl-C. Bare pids are sampled unfrozen: their pages can
-change while they are read, so prefer cgroups for exact numbers. Needs root.`)
+change while they are read, so prefer cgroups for exact numbers. Needs root.
+
+The shared read-only layer is --shared-dir and the lower directories of the
+overlays the siblings see (the layers of the image their sandboxes run, the
+same directories for every sandbox of the image): a file of an overlay is
+counted as the layer file below it, so N sandboxes of one image count its
+pages once, and the shared_layer column is that layer's page cache.`)
 	var pids, shared listFlag
 	fs.Var(&pids, "pid", "a process to census as its own sibling (repeatable, comma lists allowed)")
 	fs.Var(&shared, "shared-dir", "a directory every sibling sees (the shared read-only layer; repeatable)")

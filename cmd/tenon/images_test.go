@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
+	"github.com/tenon-dev/tenon/internal/image"
 	"github.com/tenon-dev/tenon/internal/imagestore"
 )
 
@@ -73,5 +76,57 @@ func TestImageCommands(t *testing.T) {
 	env = newTestEnv()
 	if err := runImageGC(ctx, &env.cliEnv, []string{"--state-dir", state}); err != nil || env.out.String() != "0 layers removed\n" {
 		t.Errorf("gc after rm: %q %v", env.out.String(), err)
+	}
+}
+
+// TestImageBuildCommand: tenon image build from a manifest's packages
+// into a fresh store, and the refusal of packages not installed.
+func TestImageBuildCommand(t *testing.T) {
+	if _, err := os.Stat("/var/lib/dpkg/status"); err != nil {
+		t.Skip("tenon image build reads dpkg's database: not a Debian host")
+	}
+	ctx := context.Background()
+	state := t.TempDir()
+	env := newTestEnv()
+	err := runImageBuild(ctx, &env.cliEnv, []string{"--state-dir", state, "--packages", "time,tenon-no-such-package"})
+	if !errors.Is(err, image.ErrNoPackage) || !strings.Contains(err.Error(), "tenon-no-such-package") {
+		t.Fatalf("building with a package not installed: %v, want ErrNoPackage naming it", err)
+	}
+	manifest := filepath.Join(t.TempDir(), "manifest.json")
+	if err := os.WriteFile(manifest, []byte(`{"debian_packages": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runImageBuild(ctx, &env.cliEnv, []string{"--state-dir", state, "--manifest", manifest}); err == nil {
+		t.Error("a manifest without packages was accepted")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("unpacking the layer sets owners: needs root")
+	}
+	if err := os.WriteFile(manifest, []byte(`{"debian_packages": ["time"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = runImageBuild(ctx, &env.cliEnv, []string{"--state-dir", state, "--manifest", manifest, "--name", "example.test/real:1"})
+	if errors.Is(err, image.ErrNoPackage) {
+		t.Skipf("the host lacks a package of the image: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(env.out.String(), "example.test/real:1\t") || !strings.Contains(env.out.String(), "\t1 layers\t") {
+		t.Errorf("build printed %q", env.out.String())
+	}
+	s, err := imagestore.Open(filepath.Join(state, "images"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	im, err := s.Get("example.test/real:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"usr/bin/time", "usr/bin/python3", "bin"} {
+		if _, err := os.Lstat(filepath.Join(s.LowerDirs(im)[0], p)); err != nil {
+			t.Errorf("the built image lacks /%s: %v", p, err)
+		}
 	}
 }

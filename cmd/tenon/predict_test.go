@@ -371,7 +371,7 @@ func TestImageBuildNamesUnreachableSocket(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "tenon-test-cmd-docker.sock") // nothing listens here
 	t.Setenv("DOCKER_HOST", "unix://"+sock)
 	env := newTestEnv()
-	err := runImageBuild(context.Background(), &env.cliEnv, nil)
+	err := runImageBuild(context.Background(), &env.cliEnv, []string{"--docker", "--state-dir", t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), sock) {
 		t.Fatalf("error %v, want one naming the socket %s", err, sock)
 	}

@@ -18,7 +18,7 @@ func init() {
 const defaultSocket = "/run/tenon/tenon.sock"
 
 const actuatorHelp = "how the gate holds back a denied sandbox: " + app.ActuatorNames +
-	"; schedext paces it in a sched_ext scheduler (kernel with sched_ext, cgroup v2, root), freezer freezes it, auto is schedext where it loads, else freezer"
+	"; schedext paces it in a sched_ext scheduler (kernel with sched_ext, cgroup v2, root), cpu paces it through its cgroup's CPU limit (cpu.max, v1 cpu.cfs_quota_us), freezer freezes it, auto is schedext where it loads, else freezer"
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "serve", "",

@@ -37,7 +37,7 @@ largest sandbox when usage exceeds the budget and the workflow is retried.
 Policies with the gate arm the domain's OOM hold, as live on cgroup v1: an
 allocation past the budget waits, and the gate releases the hold to the OOM
 killer only after hold= (default the gate's DMax) with no action running, or
-after ten times that.
+after hold-max= (default a hundred times hold=) however busy the others are.
 Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	file := fs.String("workload", "", "trajectory file (JSONL); empty generates one with --kind, --n, --seed")
 	kind := fs.String("kind", "swe", "generated workload kind: swe, science or rl; with -real (swe-real) at the traces' memory scale, action counts and waits")
@@ -64,7 +64,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	memScale := fs.Float64("mem-scale", 0, "generated workload: multiply every peak and retained amount (0: 1)")
 	oversub := fs.Float64("oversub", 0, "generated workload: scale memory so the profiled peaks sum to this multiple of the budget (overrides --mem-scale)")
 	params := paramFlag{}
-	fs.Var(params, "param", "policy parameter key=value, repeatable, as tenon replay (yellow=, red=, window=, beta=, margin=, light-margin=, hold=)")
+	fs.Var(params, "param", "policy parameter key=value, repeatable, as tenon replay (yellow=, red=, window=, beta=, margin=, light-margin=, hold=, hold-max=, held-budget=)")
 	jsonOut := fs.Bool("json", false, "print JSON instead of a table")
 	trace := fs.Bool("trace", false, "write a line per simulated lifecycle event and OOM kill (with every sandbox's memory) to stderr")
 	plotOut := fs.String("plot", "", "write a PNG of memory and running actions over time")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tenon-dev/tenon/internal/app"
 	"github.com/tenon-dev/tenon/internal/realtools"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
@@ -24,16 +25,22 @@ skipped); the Bash calls of its run list run for real under bash -c with the
 manifest's substitutions and env and the agent's 120 s limit; every other call
 is skipped and its time added to the next model wait. The file names the
 archives by absolute path: replay it on the machine that holds them, as root,
-on the process or docker backend, with the manifest's Debian packages installed.`)
+on the process or docker backend, with the manifest's Debian packages installed
+(on the host, or in the image --image names: tenon image build --manifest
+DIR/manifest.json builds one).`)
 	repos := fs.String("repos", "../shared/repos", "`directory` of the repositories: manifest.json, NAME.tar.gz, pylib/")
 	traces := fs.String("traces", "../shared/traces/agentcgroup-haiku", "`directory` of the AgentCgroup trace runs (<task>/attempt_1/)")
 	out := fs.String("o", "-", "output trajectory file (JSONL); - for stdout")
+	image := fs.String("image", "", "the workflows' base `image` (default: the backend's, the host's root on the process backend)")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
 	wfs, _, err := realtools.Build(*repos, *traces)
 	if err != nil {
 		return err
+	}
+	if *image != "" {
+		wfs, _ = app.OverrideImage(wfs, *image)
 	}
 	if err := writeOutput(env, *out, func(w io.Writer) error { return trajectory.Write(w, wfs) }); err != nil {
 		return err

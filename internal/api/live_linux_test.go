@@ -8,11 +8,10 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tenon-dev/tenon/internal/api"
 	"github.com/tenon-dev/tenon/internal/api/client"
-	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/cgroup/cgrouptest"
 	"github.com/tenon-dev/tenon/internal/imagestore"
 	"github.com/tenon-dev/tenon/internal/imagestore/imagetest"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
@@ -23,29 +22,10 @@ import (
 // closed at cleanup.
 func liveBackend(t *testing.T, budget int64, opts ...func(*process.Config)) *process.Backend {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("live api test skipped in -short mode")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("live api test needs root (namespaces, mounts, cgroups)")
-	}
-	layout, err := cgroup.Detect("/proc")
-	if err != nil {
-		t.Skipf("live api test needs the cgroup memory controller: %v", err)
-	}
+	layout := cgrouptest.Live(t, "live api test")
 	log := slog.New(slog.DiscardHandler)
 	name := fmt.Sprintf("tenon-test-api-%d", os.Getpid())
-	dom, err := cgroup.OpenDomain(context.Background(), layout, name, budget, log)
-	if err != nil {
-		t.Skipf("live api test needs a workload domain cgroup: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := dom.Close(ctx); err != nil {
-			t.Errorf("closing domain: %v", err)
-		}
-	})
+	dom := cgrouptest.Domain(t, layout, name, budget)
 	cfg := process.Config{StateDir: t.TempDir(), CgroupParent: dom.Group().Path(), Layout: layout, Logger: log}
 	for _, o := range opts {
 		o(&cfg)

@@ -35,8 +35,11 @@ func KnownBackend(name string) bool {
 // budget). The returned close function destroys every sandbox and removes
 // the domain; callers must call it, also on error paths after success.
 // diskMax is the process backend's per-sandbox disk limit
-// (process.Config.DiskMax: 0 its default, < 0 none).
-func openBackend(ctx context.Context, name, stateDir, domain string, budget, diskMax int64, log *slog.Logger) (sandbox.Backend, controller.Domain, func(), error) {
+// (process.Config.DiskMax: 0 its default, < 0 none). The sandboxes live
+// under stateDir, and the images they run come from the image store of
+// storeDir (tenon image import and build fill <storeDir>/images; a
+// replay's run directory, its stateDir, is inside it).
+func openBackend(ctx context.Context, name, stateDir, storeDir, domain string, budget, diskMax int64, log *slog.Logger) (sandbox.Backend, controller.Domain, func(), error) {
 	if budget <= 0 {
 		return nil, nil, nil, fmt.Errorf("--budget must be positive, e.g. --budget 2GiB")
 	}
@@ -83,7 +86,7 @@ func openBackend(ctx context.Context, name, stateDir, domain string, budget, dis
 	// Both backends run the images of the state directory's store: the
 	// process backend mounts their layers, the docker backend loads one
 	// into the engine when it lacks it.
-	images, err := OpenImageStore(stateDir)
+	images, err := OpenImageStore(storeDir)
 	if err != nil {
 		closeDomain()
 		return nil, nil, nil, err

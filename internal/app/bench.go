@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/bench"
+	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/sim"
 )
@@ -43,6 +44,11 @@ type BenchConfig struct {
 	// of replaying it: no sandbox, no root, seconds per case. Backend,
 	// Domain, StateDir and EventsDir are then unused.
 	Sim bool
+	// Actuator is how the gate holds denied sandboxes back in every live
+	// replay (one of ActuatorNames). "" is the freezer, not auto as for
+	// tenon replay: by default the bench's results compare across hosts,
+	// with and without sched_ext. The simulator has only the freezer.
+	Actuator string
 
 	// Progress receives the estimate and a progress bar per replay; nil
 	// shows none.
@@ -55,16 +61,40 @@ type BenchConfig struct {
 type BenchPlan struct {
 	cfg  BenchConfig
 	runs map[string]map[string]policyRun // case name -> policy -> its run
+	// pacing is the gate's actuator (openActuator) for every live
+	// replay, nil for the freezer; closeActuator unloads it (Close).
+	pacing        *live.Pacing
+	closeActuator func()
 }
 
-// PlanBench builds the policies of every case. The static sweep's best
-// (bench.BestStatic) is known only once the sweep ran; it is built when
-// its case starts.
-func PlanBench(cfg BenchConfig) (*BenchPlan, error) {
-	p := &BenchPlan{cfg: cfg, runs: map[string]map[string]policyRun{}}
+// PlanBench builds the policies of every case, and loads the gate's
+// actuator (Actuator) for them: the caller must Close the plan. The static
+// sweep's best (bench.BestStatic) is known only once the sweep ran; it is
+// built when its case starts.
+func PlanBench(cfg BenchConfig) (plan *BenchPlan, err error) {
+	p := &BenchPlan{cfg: cfg, runs: map[string]map[string]policyRun{}, closeActuator: func() {}}
 	if cfg.Sim {
+		if cfg.Actuator != "" && cfg.Actuator != "freezer" {
+			return nil, fmt.Errorf("actuator %q: the simulated host has only the freezer", cfg.Actuator)
+		}
 		return p, checkSimPolicies(cfg.Cases)
 	}
+	kind := cfg.Actuator
+	if kind == "" {
+		kind = "freezer"
+	}
+	var names []string
+	for _, c := range cfg.Cases {
+		names = append(names, c.Policies...)
+	}
+	if p.pacing, p.closeActuator, err = openActuator(kind, names, discardLog(cfg.Log)); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
 	p.cfg.Cases = slices.Clone(cfg.Cases)
 	for i, c := range p.cfg.Cases {
 		wfs, err := checkImages(cfg.Backend, cfg.StateDir, c.Workflows)
@@ -79,9 +109,7 @@ func PlanBench(cfg BenchConfig) (*BenchPlan, error) {
 			if name == bench.BestStatic {
 				continue
 			}
-			// The bench freezes denied sandboxes (no pacing) whatever
-			// the host has, so its results compare across hosts.
-			r, err := rc.buildRun(name, nil)
+			r, err := rc.buildRun(name, p.pacing)
 			if err != nil {
 				return nil, fmt.Errorf("case %s: %w", c.Name, err)
 			}
@@ -89,6 +117,13 @@ func PlanBench(cfg BenchConfig) (*BenchPlan, error) {
 		}
 	}
 	return p, nil
+}
+
+// Close unloads the gate's actuator, if the plan loaded one (the sched_ext
+// scheduler); call it once the plan has run or will not.
+func (p *BenchPlan) Close() {
+	p.closeActuator()
+	p.closeActuator = func() {}
 }
 
 // replayConfig is repetition rep (from 0) of case c; label prefixes its
@@ -184,7 +219,7 @@ func (p *BenchPlan) replayCase(ctx context.Context, c bench.Case, rep int, label
 		r, ok := p.runs[c.Name][name]
 		if !ok {
 			var err error
-			if r, err = rc.buildRun(name, nil); err != nil {
+			if r, err = rc.buildRun(name, p.pacing); err != nil {
 				return nil, err
 			}
 		}

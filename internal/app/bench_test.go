@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tenon-dev/tenon/internal/bench"
+	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
@@ -88,6 +89,51 @@ func TestPlanBenchBadPolicy(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("planning made the out dir (%v)", err)
+	}
+}
+
+// TestPlanBenchActuator: the bench freezes unless told; --actuator loads
+// the pacer for the live cases' gate policies (unloaded by Close, also
+// when planning fails), and the simulated host refuses anything but the
+// freezer.
+func TestPlanBenchActuator(t *testing.T) {
+	wfs := testWorkflows(t, 2)
+	old := loadScheduler
+	defer func() { loadScheduler = old }()
+	loaded, closed := 0, 0
+	loadScheduler = func() (live.Pacer, func() error, error) {
+		loaded++
+		return nopPacer{"schedext"}, func() error { closed++; return nil }, nil
+	}
+	plan := func(actuator string, sim bool, pols ...string) (*BenchPlan, error) {
+		return PlanBench(BenchConfig{Backend: "fake", OutDir: t.TempDir(), StateDir: t.TempDir(), Sim: sim, Actuator: actuator, Cases: []bench.Case{
+			{Name: "main/swe/1GiB", Group: bench.GroupMain, Workflows: wfs, Budget: units.GiB, TimeScale: 1, Policies: pols},
+		}})
+	}
+	p, err := plan("", false, "eager", "tenon")
+	if err != nil || p.pacing != nil || loaded != 0 {
+		t.Fatalf("default: err %v, pacing %v, loaded %d; want the freezer", err, p.pacing, loaded)
+	}
+	p.Close()
+	if p, err = plan("schedext", false, "eager", "tenon"); err != nil || p.pacing == nil || p.pacing.Pacer.Name() != "schedext" {
+		t.Fatalf("schedext: err %v, pacing %v", err, p.pacing)
+	}
+	if r := p.runs["main/swe/1GiB"]["tenon"]; r.pol == nil {
+		t.Error("tenon not built")
+	}
+	p.Close()
+	p.Close()
+	if loaded != 1 || closed != 1 {
+		t.Errorf("loaded %d, closed %d; want once each", loaded, closed)
+	}
+	if _, err := plan("schedext", false, "tenon", "tenon-no-gaet"); err == nil || closed != 2 {
+		t.Errorf("a bad policy: err %v, closed %d; want an error and the scheduler unloaded", err, closed)
+	}
+	if _, err := plan("schedext", true, "tenon"); err == nil {
+		t.Error("the simulated host accepted sched_ext")
+	}
+	if _, err := plan("quota", false, "tenon"); err == nil {
+		t.Error("an unknown actuator was accepted")
 	}
 }
 

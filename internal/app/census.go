@@ -39,6 +39,9 @@ type CensusConfig struct {
 // Census resolves the siblings, samples them cfg.Samples times
 // cfg.Interval apart (freezing the cgroup siblings for each sample and
 // always thawing them) and splits their duplicate memory into classes.
+// The shared read-only layer is cfg.SharedDirs and the lower directories
+// of the siblings' overlays (census.Options.DiscoverShared): the layers
+// of the images their sandboxes run.
 func Census(ctx context.Context, cfg CensusConfig) ([]census.SampleResult, error) {
 	log := discardLog(cfg.Log)
 	progress := cfg.Progress
@@ -56,12 +59,12 @@ func Census(ctx context.Context, cfg CensusConfig) ([]census.SampleResult, error
 	if len(res.Unfrozen) > 0 {
 		fmt.Fprintf(progress, "tenon census: sampling unfrozen: %s\n", strings.Join(res.Unfrozen, ", "))
 	}
-	base := census.Options{Siblings: res.Siblings, Freezers: res.Freezers, SharedDirs: cfg.SharedDirs,
+	base := census.Options{Siblings: res.Siblings, Freezers: res.Freezers, SharedDirs: cfg.SharedDirs, DiscoverShared: true,
 		FreezeTimeout: cfg.FreezeTimeout, Start: time.Now(), Logger: log}
 	snaps, err := swarm.SampleRepeatedly(ctx, base, swarm.SampleOptions{Samples: cfg.Samples, Interval: cfg.Interval,
 		OnSample: func(i int, s *census.Snapshot) {
-			fmt.Fprintf(progress, "sample %d/%d: %d pages, frozen %s, took %s\n", i+1, cfg.Samples,
-				len(s.Pages), s.Freeze.Round(time.Millisecond), s.Duration.Round(time.Millisecond))
+			fmt.Fprintf(progress, "sample %d/%d: %d pages, frozen %s, took %s; shared read-only layer: %d directories\n", i+1, cfg.Samples,
+				len(s.Pages), s.Freeze.Round(time.Millisecond), s.Duration.Round(time.Millisecond), len(s.SharedDirs))
 		}})
 	if err != nil {
 		return nil, err

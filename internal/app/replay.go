@@ -211,7 +211,7 @@ func (cfg ReplayConfig) replayOne(ctx context.Context, r policyRun, events io.Wr
 	}
 	defer os.RemoveAll(r.dir)
 	log := discardLog(cfg.Log)
-	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, r.dir, cfg.Domain, cfg.Budget, 0, log)
+	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, r.dir, cfg.StateDir, cfg.Domain, cfg.Budget, 0, log)
 	if err != nil {
 		return nil, err
 	}

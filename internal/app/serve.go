@@ -77,7 +77,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		return err
 	}
 	defer lock.Release()
-	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, cfg.StateDir, cfg.Domain, cfg.Budget, diskMax(cfg.DiskMax), log)
+	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, cfg.StateDir, cfg.StateDir, cfg.Domain, cfg.Budget, diskMax(cfg.DiskMax), log)
 	if err != nil {
 		return err
 	}

@@ -35,8 +35,12 @@ func (m Matrix) realToolsCase() (Case, error) {
 		return Case{}, fmt.Errorf("real-tools: %w", err)
 	}
 	wfs = wfs[:n]
-	// Replicate drops the image and keeps the rest: the workspace seed,
-	// env and binds every copy needs.
+	// Replicate keeps the workspace seed, env and binds every copy needs,
+	// and drops the image: each copy gets its task's back (the image
+	// holding the manifest's packages, or "" for the host's).
+	for i := range wfs {
+		wfs[i].Image = m.RealTools[i%len(m.RealTools)].Image
+	}
 	pols := AllPolicies
 	if len(m.Policies) > 0 {
 		pols = m.Policies

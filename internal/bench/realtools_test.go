@@ -49,6 +49,17 @@ func TestRealToolsCase(t *testing.T) {
 	if want := int64(334) * units.MiB; c.Budget != want {
 		t.Errorf("budget %s, want %s", units.FormatSize(c.Budget), units.FormatSize(want))
 	}
+	// The copies run in their task's image (tenon bench --image).
+	m.RealTools[0].Image, m.RealTools[1].Image = "real:1", "real:2"
+	cases, err = m.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range cases[0].Workflows {
+		if want := []string{"real:1", "real:2"}[i%2]; w.Image != want {
+			t.Errorf("workflow %d (%s) runs in image %q, want its task's %q", i, w.ID, w.Image, want)
+		}
+	}
 	m.RealToolsAgents = 32
 	cases, err = m.Cases()
 	if err != nil {

@@ -32,6 +32,11 @@ type SampleResult struct {
 	DuplicateBytes int64   `json:"duplicate_bytes"`
 	Classes        Classes `json:"classes"`
 	HeldByAllBytes int64   `json:"held_by_all_bytes"`
+	// SharedLayerBytes is the page cache of the shared read-only layer's
+	// files (FlagShared: the image layers every sandbox of an image
+	// mounts as overlay lower directories), each page once however many
+	// siblings map or read it; part of RealBytes.
+	SharedLayerBytes int64 `json:"shared_layer_bytes"`
 }
 
 // Share is b as a fraction of the real occupancy (0 when nothing is real).
@@ -85,6 +90,7 @@ func Analyze(snaps []*Snapshot, config string) []SampleResult {
 		r.OracleBytes *= ps
 		r.DuplicateBytes *= ps
 		r.HeldByAllBytes *= ps
+		r.SharedLayerBytes = sharedPages(s) * ps
 		r.Classes.FileSameContent *= ps
 		r.Classes.AnonEqualsFile *= ps
 		r.Classes.HeapBirth *= ps
@@ -98,6 +104,17 @@ func Analyze(snaps []*Snapshot, config string) []SampleResult {
 		out = append(out, r)
 	}
 	return out
+}
+
+// sharedPages counts the distinct page-cache pages of the shared layer.
+func sharedPages(s *Snapshot) int64 {
+	seen := make(map[FileKey]bool)
+	for _, p := range s.Pages {
+		if p.Kind == File && p.Flags&FlagShared != 0 {
+			seen[p.File] = true
+		}
+	}
+	return int64(len(seen))
 }
 
 // groupByContent folds the snapshot's pages into distinct physical pages

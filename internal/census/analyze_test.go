@@ -196,3 +196,22 @@ func TestAnalyzeInvariants(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeSharedLayer: the shared layer's pages count once, however
+// many records (siblings mapping them, the layer scan) name them, and
+// unflagged pages not at all.
+func TestAnalyzeSharedLayer(t *testing.T) {
+	shared := func(p Page) Page { p.Flags |= FlagShared; return p }
+	s := snap(3, 0,
+		shared(file(7, 0, 20, 0)), shared(file(7, 0, 20, 1)), shared(file(7, 0, 20, 2)), // one page, three holders
+		shared(file(7, 1, 21)), // read, mapped by none
+		file(8, 0, 22, 0),      // a sibling's own file
+		anon(1, 23, 1))
+	r := Analyze([]*Snapshot{s}, "image")[0]
+	if want := int64(2 * ps); r.SharedLayerBytes != want {
+		t.Errorf("shared layer %d bytes, want %d (two pages)", r.SharedLayerBytes, want)
+	}
+	if want := int64(4 * ps); r.RealBytes != want || r.DuplicateBytes != 0 || r.HeldByAllBytes != ps {
+		t.Errorf("real %d, duplicate %d, held by all %d; want %d, 0, %d", r.RealBytes, r.DuplicateBytes, r.HeldByAllBytes, want, ps)
+	}
+}

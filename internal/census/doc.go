@@ -9,7 +9,10 @@
 // present page's content (xxh3-128) through /proc/PID/mem. Page-cache pages
 // are found with mincore over every file the swarm can see (mapped files and
 // caller-given directories), keyed by (device, inode, offset), and hashed by
-// reading the resident page.
+// reading the resident page. A file mapped through an overlay (a sandbox of
+// an image) is keyed by the layer file below it, whose page cache it is;
+// the lower directories of the siblings' overlays are the shared read-only
+// layer (Options.DiscoverShared), whose pages Analyze reports apart.
 //
 // Analyze turns a series of snapshots into the seed's numbers: real
 // occupancy (file pages by key + distinct anonymous frames), the content

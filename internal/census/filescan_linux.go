@@ -21,6 +21,9 @@ type fileScanner struct {
 	snap     *Snapshot
 	pages    map[fileID][]int // page indices per scanned file
 	index    map[FileKey]int  // page index per file page
+	// markShared flags the pages of every file scanned meanwhile as the
+	// shared read-only layer's (FlagShared).
+	markShared bool
 }
 
 func newFileScanner(snap *Snapshot) *fileScanner {
@@ -53,6 +56,7 @@ func (s *fileScanner) scanFile(f *os.File, holder int32) (fileID, error) {
 	id := fileID{dev: st.Dev, ino: st.Ino}
 	if idx, ok := s.pages[id]; ok {
 		s.addHolder(idx, holder)
+		s.mark(idx)
 		return id, nil
 	}
 	s.pages[id] = nil
@@ -63,7 +67,18 @@ func (s *fileScanner) scanFile(f *os.File, holder int32) (fileID, error) {
 	idx, err := s.residentPages(f, id, st.Size)
 	s.pages[id] = idx
 	s.addHolder(idx, holder)
+	s.mark(idx)
 	return id, err
+}
+
+// mark flags the pages idx as the shared layer's while markShared is set.
+func (s *fileScanner) mark(idx []int) {
+	if !s.markShared {
+		return
+	}
+	for _, i := range idx {
+		s.snap.Pages[i].Flags |= FlagShared
+	}
 }
 
 func (s *fileScanner) addHolder(idx []int, holder int32) {

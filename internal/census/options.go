@@ -41,6 +41,11 @@ type Options struct {
 	// SharedDirs are directories every sibling can see (the shared
 	// read-only layer); their resident pages belong to no sibling.
 	SharedDirs []string
+	// DiscoverShared adds to SharedDirs the lower directories of the
+	// overlays the siblings' processes see (the layers of the image their
+	// sandboxes run, read-only and the same directories for every sandbox
+	// of the image).
+	DiscoverShared bool
 	// Freezers are frozen for the duration of the sample and always thawed.
 	Freezers []Freezer
 	// FreezeTimeout bounds freezing and thawing (default 10 s).

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -70,7 +72,7 @@ func Sample(ctx context.Context, opts Options) (snap *Snapshot, err error) {
 	}
 
 	sc := &sampler{opts: o, snap: cur, zeroPFN: zero, files: newFileScanner(cur),
-		anon: make(map[uint64]int), mapped: make(map[fileID]fileID)}
+		anon: make(map[uint64]int), mapped: make(map[fileID]fileID), overlays: make(map[string][]overlayMount)}
 	if f, ferr := os.Open(o.KPageFlags); ferr == nil {
 		defer f.Close()
 		sc.flags = &flagsReader{r: f}
@@ -93,6 +95,10 @@ type sampler struct {
 	anon    map[uint64]int    // page index per anonymous frame
 	mapped  map[fileID]fileID // maps (dev, inode) → stat identity of the scanned file
 	buf     []byte
+	// overlays are the overlay mounts per mount namespace seen, and cur
+	// those of the process being read.
+	overlays map[string][]overlayMount
+	cur      []overlayMount
 }
 
 func (s *sampler) run(ctx context.Context) error {
@@ -131,12 +137,60 @@ func (s *sampler) run(ctx context.Context) error {
 			}
 		}
 	}
-	for _, d := range s.opts.SharedDirs {
+	s.snap.SharedDirs = s.sharedDirs()
+	s.files.markShared = true
+	defer func() { s.files.markShared = false }()
+	for _, d := range s.snap.SharedDirs {
 		if err := s.files.scanDir(d, -1); err != nil {
 			return fmt.Errorf("shared layer: %w", err)
 		}
 	}
 	return nil
+}
+
+// sharedDirs are Options.SharedDirs and, with Options.DiscoverShared, the
+// lower directories of every overlay a sibling's process sees, each once.
+func (s *sampler) sharedDirs() []string {
+	out := slices.Clone(s.opts.SharedDirs)
+	if s.opts.DiscoverShared {
+		for _, ns := range slices.Sorted(maps.Keys(s.overlays)) {
+			for _, o := range s.overlays[ns] {
+				out = append(out, o.lowers...)
+			}
+		}
+	}
+	seen := make(map[string]bool)
+	return slices.DeleteFunc(out, func(d string) bool {
+		dup := seen[filepath.Clean(d)]
+		seen[filepath.Clean(d)] = true
+		return dup
+	})
+}
+
+// overlaysOf reads the overlay mounts of the process at dir (/proc/PID),
+// once per mount namespace; none when its mount table is unreadable.
+func (s *sampler) overlaysOf(dir string) []overlayMount {
+	key, err := os.Readlink(filepath.Join(dir, "ns", "mnt"))
+	if err != nil {
+		key = dir
+	}
+	if ovs, ok := s.overlays[key]; ok {
+		return ovs
+	}
+	f, err := os.Open(filepath.Join(dir, "mountinfo"))
+	if err != nil {
+		s.opts.Logger.Debug("census: mount table unreadable", "proc", dir, "err", err)
+		return nil
+	}
+	defer f.Close()
+	ms, err := procfs.ParseMountinfo(f)
+	if err != nil {
+		s.opts.Logger.Debug("census: mount table unreadable", "proc", dir, "err", err)
+		return nil
+	}
+	ovs := overlayMounts(ms)
+	s.overlays[key] = ovs
+	return ovs
 }
 
 func isGone(err error) bool {
@@ -164,6 +218,7 @@ func (s *sampler) process(pid int, holder int32) error {
 		return fmt.Errorf("opening mem: %w", err)
 	}
 	defer mem.Close()
+	s.cur = s.overlaysOf(dir)
 	ranges, filtered := s.opts.Ranges[pid]
 	for _, m := range maps {
 		if m.Special() || !m.Readable() {
@@ -372,15 +427,23 @@ func (s *sampler) filePage(dir string, mem io.ReaderAt, m procfs.Mapping, va, pf
 	return nil
 }
 
-// openMapped scans the file behind a mapping, opened through
-// /proc/PID/map_files (which works across mount namespaces and for deleted
-// files), falling back to /proc/PID/root/<path>. A file that cannot be
-// opened keeps the maps identity; its pages are then hashed one by one.
+// openMapped scans the file behind a mapping: the layer file below when
+// the mapping is of a file of an overlay (overlayMount.realPath), else the
+// file opened through /proc/PID/map_files (which works across mount
+// namespaces and for deleted files), falling back to /proc/PID/root/<path>.
+// A file that cannot be opened keeps the maps identity; its pages are then
+// hashed one by one.
 func (s *sampler) openMapped(dir string, m procfs.Mapping) (fileID, error) {
-	paths := []string{
+	var paths []string
+	if o, ok := overlayOf(s.cur, m.Dev()); ok {
+		if p := o.realPath(m.Path); p != "" {
+			paths = append(paths, p)
+		}
+	}
+	paths = append(paths,
 		filepath.Join(dir, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End)),
 		filepath.Join(dir, "root", m.Path),
-	}
+	)
 	var last error
 	for _, p := range paths {
 		id, err := s.files.scanPath(p, -1)

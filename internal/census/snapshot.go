@@ -21,13 +21,18 @@ type FileKey struct {
 	Off      int64 // byte offset, a multiple of the page size
 }
 
-// PageFlag notes page properties that the census reports but does not act on.
+// PageFlag notes page properties: THP and KSM are reported, not acted on;
+// FlagShared makes a page count in SampleResult.SharedLayerBytes.
 type PageFlag uint8
 
 // Page flags.
 const (
 	FlagTHP PageFlag = 1 << iota // part of a transparent huge page
 	FlagKSM                      // merged by KSM
+	// FlagShared: a page-cache page of a file of the shared read-only
+	// layer (Options.SharedDirs, or the siblings' overlay lower
+	// directories with Options.DiscoverShared).
+	FlagShared
 )
 
 // Page is one physical page of the swarm.
@@ -60,9 +65,12 @@ type Snapshot struct {
 	Taken    time.Time     // when the sample began
 	Elapsed  time.Duration // Taken − Options.Start (the swarm's age)
 	Siblings []string      // sibling names, indexed by Page.Holders
-	PageSize int
-	Pages    []Page
-	Freeze   time.Duration // how long the siblings were frozen
-	Duration time.Duration // how long the sample took
-	Stats    Stats
+	// SharedDirs are the directories scanned as the shared read-only
+	// layer (Options.SharedDirs and those DiscoverShared found).
+	SharedDirs []string
+	PageSize   int
+	Pages      []Page
+	Freeze     time.Duration // how long the siblings were frozen
+	Duration   time.Duration // how long the sample took
+	Stats      Stats
 }

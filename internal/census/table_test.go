@@ -11,7 +11,7 @@ func sampleResults() []SampleResult {
 	return []SampleResult{
 		{TimeS: 15, N: 4, Config: "host", RealBytes: 100 << 20, OracleBytes: 90 << 20, DuplicateBytes: 10 << 20,
 			Classes:        Classes{FileSameContent: 1 << 20, AnonEqualsFile: 1 << 20, HeapBirth: 6 << 20, HeapLater: 2 << 20},
-			HeldByAllBytes: 3 << 20},
+			HeldByAllBytes: 3 << 20, SharedLayerBytes: 40 << 20},
 		{TimeS: 600, N: 8, Config: "copied", RealBytes: 2 << 30, OracleBytes: 1 << 30, DuplicateBytes: 1 << 30,
 			Classes: Classes{FileSameContent: 1 << 30}},
 	}
@@ -30,7 +30,7 @@ func TestWriteJSONFieldNames(t *testing.T) {
 	if len(s) != 2 {
 		t.Fatalf("samples = %d, want 2", len(s))
 	}
-	want := []string{"t_s", "n", "config", "real_bytes", "oracle_bytes", "duplicate_bytes", "classes", "held_by_all_bytes"}
+	want := []string{"t_s", "n", "config", "real_bytes", "oracle_bytes", "duplicate_bytes", "classes", "held_by_all_bytes", "shared_layer_bytes"}
 	if len(s[0]) != len(want) {
 		t.Errorf("keys = %v, want exactly %v", s[0], want)
 	}
@@ -60,7 +60,7 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"heap_birth", "100.0 MiB", "10.0 MiB (10.0%)", "6.0 MiB (6.0%)", "1.00 GiB (50.0%)", "copied"} {
+	for _, want := range []string{"heap_birth", "100.0 MiB", "10.0 MiB (10.0%)", "6.0 MiB (6.0%)", "1.00 GiB (50.0%)", "copied", "shared_layer", "40.0 MiB (40.0%)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

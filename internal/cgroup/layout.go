@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -70,42 +69,16 @@ type MountInfo struct {
 
 // ParseMountinfo returns the cgroup and cgroup2 mounts of a mountinfo file.
 func ParseMountinfo(r io.Reader) ([]MountInfo, error) {
-	var out []MountInfo
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if strings.TrimSpace(text) == "" {
-			continue
-		}
-		pre, post, ok := strings.Cut(text, " - ")
-		if !ok {
-			return nil, fmt.Errorf("mountinfo line %d: no separator", line)
-		}
-		pf := strings.Fields(pre)
-		sf := strings.Fields(post)
-		if len(pf) < 5 || len(sf) < 1 {
-			return nil, fmt.Errorf("mountinfo line %d: too few fields", line)
-		}
-		fstype := sf[0]
-		if fstype != "cgroup" && fstype != "cgroup2" {
-			continue
-		}
-		var opts []string
-		if len(sf) >= 3 {
-			opts = strings.Split(sf[2], ",")
-		}
-		out = append(out, MountInfo{
-			Root:       procfs.Unescape(pf[3]),
-			MountPoint: procfs.Unescape(pf[4]),
-			FSType:     fstype,
-			Options:    opts,
-		})
+	mounts, err := procfs.ParseMountinfo(r)
+	if err != nil {
+		return nil, err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading mountinfo: %w", err)
+	var out []MountInfo
+	for _, m := range mounts {
+		if m.FSType != "cgroup" && m.FSType != "cgroup2" {
+			continue
+		}
+		out = append(out, MountInfo{Root: m.Root, MountPoint: m.MountPoint, FSType: m.FSType, Options: m.Options})
 	}
 	return out, nil
 }

@@ -28,6 +28,11 @@ type Config struct {
 	// with it set the gate follows Algorithm 1 to the letter, which can hold
 	// every sandbox denied forever when their memory keeps H at zero.
 	NoLivenessEscape bool
+	// HeldBudget says the domain holds an allocation at its budget instead
+	// of OOM-killing it (the OOM hold, which the gate's owner runs next to
+	// it): yellow then permits as many growers as fit the headroom H, not
+	// b (see "Held budget" in doc.go). Red keeps its single grower.
+	HeldBudget bool
 	// NoGreenCheck turns off the green check (see Step): with it set,
 	// pressure is classified from the previously permitted set's demand
 	// alone, as in Algorithm 1, and a gate that has just denied every

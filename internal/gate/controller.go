@@ -59,6 +59,10 @@ func New(cfg Config) *Controller {
 // Config returns the effective configuration.
 func (c *Controller) Config() Config { return c.cfg }
 
+// SetHeldBudget sets Config.HeldBudget: its owner arms or disarms the
+// domain's OOM hold.
+func (c *Controller) SetHeldBudget(held bool) { c.cfg.HeldBudget = held }
+
 // B returns the current yellow concurrency budget.
 func (c *Controller) B() int { return c.budget.b }
 

@@ -167,6 +167,29 @@
 //     with no predicted positive growth takes no slot; within the band the
 //     growth is noise.
 //
+// # Held budget
+//
+// Yellow's b growers (AIMD, b <= BMax = 4) anticipate red: without a
+// backstop, several growers crossing the budget together are OOM-killed.
+// Where the domain holds an allocation at its budget instead (the OOM
+// hold below; Config.HeldBudget, which the decision core sets, when asked,
+// exactly while it runs the hold), an overshoot costs a wait at the budget, and
+// the count limit costs more than it saves: on the imported real agent
+// traces dozens of small actions run at once, each new one projecting the
+// bootstrap demand, and in yellow all but b were frozen mid-action (44 of
+// 50 at one point with 1.6 GiB of 4 GiB free), holding their memory while
+// they waited. On a held budget yellow's K is the number of candidates:
+// every grower that fits the headroom H is permitted, in the usual order,
+// so the aggregate demand still stays within H; red keeps its one grower.
+// In the simulator over both real trace sets, six budgets and six arrival
+// orders: OOM kills 1 -> 0, summed makespan -5 %, summed P50 -9 %; but
+// P50 +12 % at batch18 x2 2 GiB, and without swap (no page-out tier) 44
+// -> 48 kills over the same 72 runs, and it has not been measured live:
+// the tenon policies run it only when asked (held-budget=on). Letting
+// yellow permit every sandbox, H ignored, gained more P50 (-11 %) but one
+// huge action and a small one then met at the budget and the hold had to
+// release one to the OOM killer.
+//
 // # The OOM hold
 //
 // The gate sees growth a period after it happens, so the domain's limit

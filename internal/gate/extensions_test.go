@@ -237,3 +237,53 @@ func TestSeniorStaysProbeWhenStalled(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldBudget: on a held budget yellow permits every grower that fits
+// the headroom H, not b of them; red still permits one.
+func TestHeldBudget(t *testing.T) {
+	tests := []struct {
+		name         string
+		held         bool
+		avail        int64
+		wantPressure Pressure
+		wantAllowed  int
+	}{
+		{name: "yellow permits b growers", avail: 1500 * MiB, wantPressure: Yellow, wantAllowed: 1},
+		{name: "held yellow permits every grower that fits H", held: true, avail: 1500 * MiB, wantPressure: Yellow, wantAllowed: 3},
+		{name: "held red still drains with one grower", held: true, avail: 1000 * MiB, wantPressure: Red, wantAllowed: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, table5(Config{HeldBudget: tt.held}))
+			for _, id := range []string{"x", "y", "z"} {
+				h.add(id, 200*MiB) // demand 200 MiB each over T
+			}
+			h.warm(3)
+			h.avail = tt.avail // R_prev 600 MiB: 1500 MiB projects 900 (yellow), 1000 projects 400 (red)
+			d := h.step(tick)
+			if d.Pressure != tt.wantPressure || d.B != 1 {
+				t.Fatalf("setup: %v b=%d, want %v b=1", d.Pressure, d.B, tt.wantPressure)
+			}
+			if len(d.Permitted) != tt.wantAllowed {
+				t.Errorf("permitted %v, want %d", d.Permitted, tt.wantAllowed)
+			}
+		})
+	}
+}
+
+func TestGrowthSlots(t *testing.T) {
+	// p, b, candidates, held -> K
+	for _, c := range []struct {
+		p             Pressure
+		b, candidates int
+		held          bool
+		want          int
+	}{
+		{Red, 3, 5, false, 1}, {Red, 3, 5, true, 1}, // the red drain
+		{Yellow, 3, 5, false, 3}, {Yellow, 3, 5, true, 5}, {Yellow, 3, 0, true, 1},
+	} {
+		if got := growthSlots(c.p, c.b, c.candidates, c.held); got != c.want {
+			t.Errorf("growthSlots(%v, b=%d, %d candidates, held %v) = %d, want %d", c.p, c.b, c.candidates, c.held, got, c.want)
+		}
+	}
+}

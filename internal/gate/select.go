@@ -39,10 +39,7 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 	}
 	slices.SortFunc(c.cand, candidateOrder)
 
-	k := 1 // red-drain: at most one positive-demand sandbox
-	if p == Yellow {
-		k = b
-	}
+	k := growthSlots(p, b, len(c.cand), c.cfg.HeldBudget)
 	var r int64
 	n := 0
 	blocked := false // a senior grower did not fit: no junior grows past it
@@ -171,4 +168,18 @@ func candidateOrder(a, b *entry) int {
 		return x
 	}
 	return cmp.Compare(a.id, b.id)
+}
+
+// growthSlots is K, the most positive-demand sandboxes one selection
+// permits: 1 in red (the red drain), b in yellow, and in yellow on a held
+// budget (Config.HeldBudget) every candidate, so only the headroom H bounds
+// yellow's growth.
+func growthSlots(p Pressure, b, candidates int, held bool) int {
+	switch {
+	case p != Yellow:
+		return 1
+	case held:
+		return max(candidates, 1)
+	}
+	return b
 }

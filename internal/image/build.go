@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/image"
@@ -24,11 +25,18 @@ type Client interface {
 	ImageRemove(ctx context.Context, imageID string, options image.RemoveOptions) ([]image.DeleteResponse, error)
 }
 
-// changes are the Dockerfile instructions applied at import.
+// pathEnv and idleCmd are the image's PATH and command (a container that
+// idles until tenon execs actions in it).
+const pathEnv = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+var idleCmd = []string{"sleep", "infinity"}
+
+// changes are the Dockerfile instructions applied at import (Plan.Image's
+// config says the same).
 var changes = []string{
-	"ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"ENV " + pathEnv,
 	"WORKDIR " + sandboxWorkspace,
-	`CMD ["sleep", "infinity"]`,
+	`CMD ["` + strings.Join(idleCmd, `", "`) + `"]`,
 	"LABEL tenon.image=1",
 }
 

@@ -131,7 +131,7 @@ func TestBuildIdempotent(t *testing.T) {
 
 func TestNotFoundError(t *testing.T) {
 	var err error = &NotFoundError{Name: DefaultName}
-	if want := "image tenon-base:latest not found: run 'tenon image build'"; err.Error() != want || !errors.Is(err, ErrNotFound) {
+	if want := "image tenon-base:latest not found: run 'tenon image build --docker'"; err.Error() != want || !errors.Is(err, ErrNotFound) {
 		t.Fatalf("NotFoundError = %q (is ErrNotFound: %v), want %q wrapping ErrNotFound", err, errors.Is(err, ErrNotFound), want)
 	}
 }

@@ -95,8 +95,8 @@ func parseRelations(s string) [][]string {
 // Closure returns the sorted names of roots and every package they depend
 // on, transitively. An alternative is satisfied by the first installed
 // package named or providing it; a dependency nothing installed satisfies is
-// skipped (it is optional on this host), but a missing root is an error
-// wrapping ErrNoPackage.
+// skipped (it is optional on this host), but missing roots are an error
+// wrapping ErrNoPackage that names all of them.
 func Closure(pkgs map[string]*Package, roots []string) ([]string, error) {
 	providers := map[string][]string{}
 	for _, p := range pkgs {
@@ -117,16 +117,21 @@ func Closure(pkgs map[string]*Package, roots []string) ([]string, error) {
 		return ""
 	}
 	seen := map[string]bool{}
-	var queue []string
+	var queue, missing []string
 	for _, r := range roots {
 		n := resolve(r)
 		if n == "" {
-			return nil, fmt.Errorf("%w: %s (install it with apt-get or leave it out of the image's package list)", ErrNoPackage, r)
+			missing = append(missing, r)
+			continue
 		}
 		if !seen[n] {
 			seen[n] = true
 			queue = append(queue, n)
 		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: %s (install them with apt-get or leave them out of the image's package list)",
+			ErrNoPackage, strings.Join(missing, ", "))
 	}
 	for len(queue) > 0 {
 		p := pkgs[queue[0]]

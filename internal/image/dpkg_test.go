@@ -92,6 +92,7 @@ func TestClosure(t *testing.T) {
 		{"leaf", []string{"libgcc-s1"}, []string{"libgcc-s1"}, nil},
 		{"virtual root", []string{"awk"}, []string{"mawk"}, nil},
 		{"missing root", []string{"app", "nope"}, nil, ErrNoPackage},
+		{"removed root", []string{"removed"}, nil, ErrNoPackage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +101,10 @@ func TestClosure(t *testing.T) {
 				t.Fatalf("Closure(%v) = %v, %v; want %v, %v", tt.roots, got, err, tt.want, tt.err)
 			}
 		})
+	}
+	_, err = Closure(pkgs, []string{"nope", "app", "removed"})
+	if err == nil || !strings.Contains(err.Error(), ": nope, removed (") {
+		t.Errorf("two missing roots: %v, want both named", err)
 	}
 }
 

@@ -16,7 +16,7 @@ var ErrNoPackage = errors.New("image: package not installed on the host")
 type NotFoundError struct{ Name string }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("image %s not found: run 'tenon image build'", e.Name)
+	return fmt.Sprintf("image %s not found: run 'tenon image build --docker'", e.Name)
 }
 
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }

@@ -115,6 +115,12 @@ func MakePlan(cfg Config) (*Plan, error) {
 		}
 	}
 	addAlternatives(cfg, byName, add)
+	if cfg.Bytecode {
+		addBytecode(cfg.HostRoot, byName, add)
+	}
+	if err := addExtra(cfg, excluded, add); err != nil {
+		return nil, err
+	}
 	// Every parent directory of every entry.
 	for name := range byName {
 		for d := path.Dir(name); d != "."; d = path.Dir(d) {
@@ -225,4 +231,72 @@ func alternativeLink(p string) (string, error) {
 		}
 	}
 	return "", errors.New("no link line")
+}
+
+// addBytecode adds the host's compiled bytecode of every Python module in
+// have: __pycache__/<module>.<tag>.pyc next to <module>.py.
+func addBytecode(hostRoot string, have map[string]entry, add func(entry)) {
+	dirs := map[string]bool{}
+	for name, e := range have {
+		if strings.HasSuffix(name, ".py") && e.host != "" && e.link == "" && !e.dir {
+			dirs[path.Dir(name)] = true
+		}
+	}
+	for d := range dirs {
+		cache := path.Join(d, "__pycache__")
+		ents, err := os.ReadDir(filepath.Join(hostRoot, cache))
+		if err != nil {
+			continue
+		}
+		for _, de := range ents {
+			module, _, _ := strings.Cut(de.Name(), ".")
+			if !de.Type().IsRegular() || !strings.HasSuffix(de.Name(), ".pyc") {
+				continue
+			}
+			if _, ok := have[path.Join(d, module+".py")]; !ok {
+				continue
+			}
+			if e, ok := hostEntry(hostRoot, path.Join(cache, de.Name())); ok {
+				add(e)
+			}
+		}
+	}
+}
+
+// addExtra adds cfg.Extra's host paths with everything below them (links
+// not followed), except what excluded leaves out.
+func addExtra(cfg Config, excluded func(string) bool, add func(entry)) error {
+	for _, x := range cfg.Extra {
+		if !path.IsAbs(x) {
+			return fmt.Errorf("image: extra path %q is not absolute", x)
+		}
+		top, err := canonical(cfg.HostRoot, x)
+		if err != nil {
+			continue // missing on this host
+		}
+		err = filepath.WalkDir(filepath.Join(cfg.HostRoot, top), func(p string, de fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // unreadable: left out
+			}
+			rel, err := filepath.Rel(cfg.HostRoot, p)
+			if err != nil {
+				return err
+			}
+			name := filepath.ToSlash(rel)
+			if excluded("/" + name) {
+				if de.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if e, ok := hostEntry(cfg.HostRoot, name); ok {
+				add(e)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("image: adding %s: %w", x, err)
+		}
+	}
+	return nil
 }

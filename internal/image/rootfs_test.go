@@ -168,3 +168,66 @@ func TestWriteTar(t *testing.T) {
 		}
 	}
 }
+
+func TestMakePlanExtraAndBytecode(t *testing.T) {
+	root := fakeHost(t)
+	for p, data := range map[string]string{
+		"usr/lib/python3/mod.py":                           "x = 1",
+		"usr/lib/python3/__pycache__/mod.cpython-313.pyc":  "pyc",
+		"usr/lib/python3/__pycache__/gone.cpython-313.pyc": "orphan",
+		"etc/ld.so.cache":                                  "cache",
+		"etc/ssl/certs/ca.pem":                             "cert",
+		"etc/ssl/private/key.pem":                          "secret",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := filepath.Join(root, "var/lib/dpkg/info/mawk.list")
+	if err := os.WriteFile(list, []byte("/usr/bin/mawk\n/usr/lib/python3/mod.py\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{HostRoot: root, Packages: []string{"mawk"}, Extra: []string{"/etc/ld.so.cache", "/etc/ssl", "/etc/missing"}}
+	plain, err := MakePlan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Bytecode = true
+	plan, err := MakePlan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path        string
+		plain, with bool
+	}{
+		{"usr/lib/python3/mod.py", true, true},
+		{"usr/lib/python3/__pycache__/mod.cpython-313.pyc", false, true},
+		{"usr/lib/python3/__pycache__/gone.cpython-313.pyc", false, false}, // no module in the image
+		{"etc/ld.so.cache", true, true},
+		{"etc/ssl/certs/ca.pem", true, true},
+		{"etc/ssl/private/key.pem", false, false}, // DefaultExclude
+		{"etc/missing", false, false},
+	}
+	for _, tt := range tests {
+		if got := planHas(plain, tt.path); got != tt.plain {
+			t.Errorf("without Bytecode: Has(%s) = %v, want %v", tt.path, got, tt.plain)
+		}
+		if got := planHas(plan, tt.path); got != tt.with {
+			t.Errorf("with Bytecode: Has(%s) = %v, want %v", tt.path, got, tt.with)
+		}
+	}
+	if _, err := MakePlan(Config{HostRoot: root, Packages: []string{"mawk"}, Extra: []string{"etc/ssl"}}); err == nil {
+		t.Error("a relative extra path was accepted")
+	}
+}
+
+func TestStoreConfig(t *testing.T) {
+	c := StoreConfig([]string{"time", "bash"})
+	if !slices.Equal(c.Packages, append(slices.Clone(DefaultPackages), "time")) || !c.Bytecode || len(c.Extra) == 0 {
+		t.Errorf("StoreConfig = %+v, want the default packages, time, the extra paths and bytecode", c)
+	}
+}

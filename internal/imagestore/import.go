@@ -93,6 +93,17 @@ func (s *Store) Import(ctx context.Context, src string, opts ImportOptions) ([]I
 	return out, nil
 }
 
+// Add adds img, an image made in this process (tenon image build: the
+// host's packages as one layer), named opts.Name (unnamed when ""), its
+// layers unpacked as Import's are; source says where it came from.
+func (s *Store) Add(ctx context.Context, img v1.Image, source string, opts ImportOptions) (Image, error) {
+	im, err := s.add(ctx, named{img: img}, source, opts)
+	if err != nil {
+		s.cleanAfter()
+	}
+	return im, err
+}
+
 // sniffTar tells a docker archive (manifest.json) from a tar of an OCI
 // layout (oci-layout and index.json); "docker" wins when both are there,
 // as in the archives of Docker 25 and later.

@@ -75,6 +75,9 @@ func (p *Policy) startLoops(env controller.Env) error {
 func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 	cfg := p.m.Config()
 	act, pacer := p.actuator(env)
+	p.mu.Lock()
+	p.pacer = pacer
+	p.mu.Unlock()
 	var underOOM, above bool // read by the observer, used by step; both run on the gate loop's goroutine
 	observe := func(ctx context.Context) (gate.Observation, error) {
 		if pacer != nil {

@@ -69,6 +69,7 @@ type Policy struct {
 	loopStop context.CancelFunc
 	loopDone chan struct{}
 	gateLoop *gate.Loop
+	pacer    *pacingActuator // the gate's pacing actuator, nil with the freezer
 	kick     chan struct{}
 	res      io.Closer
 }
@@ -78,6 +79,9 @@ type Stats struct {
 	High, Low         int // actions granted per AgentCgroup class
 	Limited           int // Low actions whose sandbox got a limit
 	AdmittedByMachine int // actions admitted by the admission loop (not at once)
+	// Pacing is the gate's pacing actuator's count (Options.Pacing);
+	// zero with the freezer.
+	Pacing PacingStats
 }
 
 var (
@@ -114,7 +118,11 @@ func (p *Policy) Machine() *policy.Machine { return p.m }
 func (p *Policy) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.stats
+	st := p.stats
+	if p.pacer != nil {
+		st.Pacing = p.pacer.Stats()
+	}
+	return st
 }
 
 // Start arms the OOM hold where the domain has one, detects the cgroup

@@ -39,8 +39,12 @@
 // hold_freeze.go; only when the host asks for it) the gate runs the OOM
 // hold, so an allocation at the budget waits for memory
 // instead of being killed and the OOM killer acts only after DMax with no
-// sandbox making progress (at least MinHold), or after ten times that
-// (hold.go). Residency's rules (which idle sandboxes to reclaim and how,
+// sandbox making progress (at least MinHold), or after a hundred times
+// that however busy the others are (hold.go, HoldMaxWait). Asked for
+// (held-budget=on, Config.HeldBudget; off by default), while it runs the
+// hold the gate's yellow permits every grower that fits its headroom, not
+// b of them (gate.Config.HeldBudget, off again with DisableHold).
+// Residency's rules (which idle sandboxes to reclaim and how,
 // whether a rematerialization or page-in may start; residency.go) take the
 // machine's pressure.
 //

@@ -38,9 +38,12 @@ func TestOOMHoldSteps(t *testing.T) {
 		{name: "others progressing until the wait resolves", steps: []step{
 			{0, true, true, HoldBegan}, {5000, true, true, HoldNone}, {9000, true, true, HoldNone}, {9100, false, true, HoldResolved},
 		}, stats: HoldStats{Holds: 1, Resolved: 1, Held: 9100 * time.Millisecond}},
+		{name: "a long run at its peak keeps the hold for minutes", steps: []step{
+			{0, true, true, HoldBegan}, {30000, true, true, HoldNone}, {120000, true, true, HoldNone}, {150000, false, true, HoldResolved},
+		}, stats: HoldStats{Holds: 1, Resolved: 1, Held: 150 * time.Second}},
 		{name: "progress does not hold it past the longest wait", steps: []step{
-			{0, true, true, HoldBegan}, {10000, true, true, HoldNone}, {29999, true, true, HoldNone}, {30000, true, true, HoldRelease},
-		}, stats: HoldStats{Holds: 1, Released: 1, Held: 30 * time.Second}},
+			{0, true, true, HoldBegan}, {100000, true, true, HoldNone}, {299999, true, true, HoldNone}, {300000, true, true, HoldRelease},
+		}, stats: HoldStats{Holds: 1, Released: 1, Held: 300 * time.Second}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &OOMHold{Timeout: 3 * time.Second, MaxWait: HoldMaxWait(3 * time.Second)}
@@ -56,26 +59,43 @@ func TestOOMHoldSteps(t *testing.T) {
 	}
 }
 
-func TestHoldParam(t *testing.T) {
+// TestHoldParams: hold= sets the hold's timeout (off disarms it) and
+// hold-max= the machine's longest wait; bad values are errors.
+func TestHoldParams(t *testing.T) {
 	for _, tc := range []struct {
-		val     string
-		want    time.Duration
-		wantErr bool
+		key, val string
+		want     time.Duration // hold= : the timeout; hold-max=: the machine's MaxWait
+		wantErr  bool
 	}{
-		{val: "off", want: -1},
-		{val: "2s", want: 2 * time.Second},
-		{val: "0s", wantErr: true},
-		{val: "soon", wantErr: true},
+		{key: "hold", val: "off", want: -1},
+		{key: "hold", val: "2s", want: 2 * time.Second},
+		{key: "hold", val: "0s", wantErr: true},
+		{key: "hold", val: "soon", wantErr: true},
+		{key: "hold-max", val: "90s", want: 90 * time.Second},
+		{key: "hold-max", val: "0s", wantErr: true},
+		{key: "hold-max", val: "off", wantErr: true},
 	} {
-		t.Run(tc.val, func(t *testing.T) {
+		t.Run(tc.key+"="+tc.val, func(t *testing.T) {
 			var c Config
 			var hold time.Duration
-			err := ApplyTenonParams(&c, &hold, map[string]string{"hold": tc.val})
+			err := ApplyTenonParams(&c, &hold, map[string]string{tc.key: tc.val})
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("hold=%s: err = %v, want error %v", tc.val, err, tc.wantErr)
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
 			}
-			if err == nil && hold != tc.want {
-				t.Errorf("hold=%s: hold = %v, want %v", tc.val, hold, tc.want)
+			if err != nil {
+				return
+			}
+			got := hold
+			if tc.key == "hold-max" {
+				c.Name, c.Hold = "gate", 3*time.Second
+				m, err := NewMachine(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = m.hold.MaxWait
+			}
+			if got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -110,6 +130,35 @@ func TestHoldTimeoutDefault(t *testing.T) {
 			}
 			if got := m.Config().Hold; got != tc.want || m.HoldArmed() != (tc.want > 0) {
 				t.Errorf("hold = %v (armed %v), want %v", got, m.HoldArmed(), tc.want)
+			}
+		})
+	}
+}
+
+// TestHeldBudgetFollowsHold: the gate runs on a held budget exactly while
+// the machine runs the OOM hold.
+func TestHeldBudgetFollowsHold(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		params  map[string]string
+		disable bool
+		want    bool
+	}{
+		{name: "off by default", want: false},
+		{name: "asked for, hold armed", params: map[string]string{"held-budget": "on"}, want: true},
+		{name: "asked for, hold off by parameter", params: map[string]string{"held-budget": "on", "hold": "off"}},
+		{name: "asked for, host without a hold", params: map[string]string{"held-budget": "on"}, disable: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Build("gate", Options{Budget: 1 << 30, Params: tc.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.disable {
+				m.DisableHold()
+			}
+			if got := m.gate.Config().HeldBudget; got != tc.want {
+				t.Errorf("held budget %v (hold armed %v), want %v", got, m.HoldArmed(), tc.want)
 			}
 		})
 	}

@@ -45,6 +45,11 @@ type Config struct {
 	Hold time.Duration
 	// HoldMaxWait bounds a hold while sandboxes progress (0: HoldMaxWait(Hold)).
 	HoldMaxWait time.Duration
+	// HeldBudget runs the gate on a held budget while the hold is armed
+	// (gate.Config.HeldBudget; the held-budget= parameter). Off by
+	// default: measured in the simulator only, and there it adds OOM
+	// kills on hosts without swap (internal/gate/doc.go, "Held budget").
+	HeldBudget bool
 
 	AdmissionConfig admission.Config // zero fields: defaults scaled to Budget
 	// Model predicts each action's memory for admission (Spec.Predictor names its kind).
@@ -214,7 +219,9 @@ func NewMachine(cfg Config) (*Machine, error) {
 		m.adm = admission.New(cfg.AdmissionConfig, func() time.Time { return m.now })
 	}
 	if cfg.Gate {
-		m.gate = gate.New(cfg.GateConfig)
+		gc := cfg.GateConfig
+		gc.HeldBudget = cfg.HeldBudget && cfg.Hold > 0
+		m.gate = gate.New(gc)
 	}
 	if cfg.Hold > 0 {
 		maxWait := cfg.HoldMaxWait
@@ -255,7 +262,12 @@ func (m *Machine) HoldArmed() bool { return m.hold != nil }
 // DisableHold turns the OOM hold off: the host has none (the fake
 // backend, a domain without memory.oom_control or memory.high) or could
 // not arm it.
-func (m *Machine) DisableHold() { m.hold, m.freeze = nil, nil }
+func (m *Machine) DisableHold() {
+	m.hold, m.freeze = nil, nil
+	if m.gate != nil {
+		m.gate.SetHeldBudget(false)
+	}
+}
 
 // SetHoldFreeze makes the OOM hold a freezing one (hold_freeze.go): the
 // host's hold slows allocators without stopping them (cgroup v2's

@@ -10,7 +10,9 @@ import (
 )
 
 // ApplyTenonParams applies the parameters of the tenon policies: the gate's
-// yellow=, red= and hold= (a duration, or off), and admission's window=
+// yellow=, red=, hold= (a duration, or off) and hold-max= (the longest a
+// hold may last while other sandboxes progress, HoldMaxWait), held-budget=
+// (on: the gate's held budget while the hold runs, Config.HeldBudget), and admission's window=
 // (bytes or a size such as 2GiB), beta= (bytes per second), margin= and
 // light-margin= (a size, or off: light actions keep out of the margin).
 func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) error {
@@ -50,12 +52,27 @@ func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) 
 				return fmt.Errorf("%w: hold=%q: want a positive duration such as 3s, or off", ErrBadOption, v)
 			}
 			*hold = d
+		case "held-budget":
+			switch v {
+			case "on":
+				c.HeldBudget = true
+			case "off":
+				c.HeldBudget = false
+			default:
+				return fmt.Errorf("%w: held-budget=%q: want on or off", ErrBadOption, v)
+			}
+		case "hold-max":
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("%w: hold-max=%q: want a positive duration such as 5m", ErrBadOption, v)
+			}
+			c.HoldMaxWait = d
 		default:
 			gp[k] = v
 		}
 	}
 	if err := gateParams(&c.GateConfig, gp); err != nil {
-		return fmt.Errorf("%w (tenon policies also take hold=, window=, beta=, margin=, light-margin=)", err)
+		return fmt.Errorf("%w (tenon policies also take hold=, hold-max=, held-budget=, window=, beta=, margin=, light-margin=)", err)
 	}
 	return nil
 }

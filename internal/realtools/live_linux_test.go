@@ -20,6 +20,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/archive"
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/cgroup/cgrouptest"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/edittool"
 	"github.com/tenon-dev/tenon/internal/live"
@@ -217,16 +218,7 @@ func actionsDone(t *testing.T, b *bytes.Buffer) []controller.Event {
 // and freezer controllers.
 func liveLayout(t *testing.T) *cgroup.Layout {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("live real-tools test skipped in -short mode")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("live real-tools test needs root (namespaces, mounts, cgroups)")
-	}
-	l, err := cgroup.Detect("/proc")
-	if err != nil {
-		t.Skipf("live real-tools test needs the cgroup memory controller: %v", err)
-	}
+	l := cgrouptest.Live(t, "live real-tools test")
 	if _, ok := l.Controller(cgroup.Freezer); !ok {
 		t.Skip("live real-tools test needs the cgroup freezer controller")
 	}

@@ -5,12 +5,14 @@ package replay
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/cgroup/cgrouptest"
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/disk"
 	"github.com/tenon-dev/tenon/internal/live"
@@ -33,17 +35,7 @@ func TestMain(m *testing.M) {
 // controller (v1, or v2 as in internal/vmtest's guest).
 func liveLayout(t *testing.T) *cgroup.Layout {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("live replay test skipped in -short mode")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("live replay test needs root (namespaces, mounts, cgroups)")
-	}
-	l, err := cgroup.Detect("/proc")
-	if err != nil {
-		t.Skipf("live replay test needs the cgroup memory controller: %v", err)
-	}
-	return l
+	return cgrouptest.Live(t, "live replay test")
 }
 
 // liveWorkload is four workflows arriving together, each with two mem
@@ -106,20 +98,27 @@ func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName strin
 // (CgroupDomain.HoldV2).
 func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, params map[string]string, holdV2 bool, wfs []trajectory.Workflow, maxRetries int) *Result {
 	t.Helper()
+	res, _ := liveRunOpts(t, layout, budget, policyName, wfs, maxRetries, liveOpts{params: params, holdV2: holdV2})
+	return res
+}
+
+// liveOpts are liveRunOpts's options beyond the workload and budget.
+type liveOpts struct {
+	params map[string]string // policy.Options.Params
+	holdV2 bool              // CgroupDomain.HoldV2
+	pacing *live.Pacing      // the gate's pacing actuator; nil: the freezer
+	events io.Writer         // receives the event log too
+}
+
+// liveRunOpts is liveRun with options; it returns the policy too, for its
+// counters.
+func liveRunOpts(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, wfs []trajectory.Workflow, maxRetries int, o liveOpts) (*Result, *live.Policy) {
+	t.Helper()
+	params, holdV2 := o.params, o.holdV2
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 	name := fmt.Sprintf("tenon-test-replay-%d", os.Getpid())
-	dom, err := cgroup.OpenDomain(ctx, layout, name, budget, log)
-	if err != nil {
-		t.Fatalf("OpenDomain: %v", err)
-	}
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := dom.Close(cctx); err != nil {
-			t.Errorf("closing domain: %v", err)
-		}
-	})
+	dom := cgrouptest.Domain(t, layout, name, budget)
 	// As internal/app does: on v2 each sandbox is kept out of swap and an
 	// OOM kill takes the whole sandbox (memory.oom.group).
 	v2 := false
@@ -142,15 +141,19 @@ func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName s
 			t.Errorf("closing backend: %v", err)
 		}
 	})
-	p, err := live.Build(policyName, policy.Options{Budget: budget, Params: params, Workflows: wfs}, live.Options{})
+	p, err := live.Build(policyName, policy.Options{Budget: budget, Params: params, Workflows: wfs}, live.Options{Pacing: o.pacing})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var events countingWriter
+	var eventLog io.Writer = &events
+	if o.events != nil {
+		eventLog = io.MultiWriter(&events, o.events)
+	}
 	res, err := Run(ctx, Config{
 		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{Domain: dom, HoldV2: holdV2},
 		MaxRetries: maxRetries, ActionTimeout: liveActionTimeout, SandboxPrefix: name, WorkspaceRoot: t.TempDir(),
-		EventLog: &events, Logger: log,
+		EventLog: eventLog, Logger: log,
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -171,7 +174,7 @@ func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName s
 	if events.n == 0 {
 		t.Error("empty event log")
 	}
-	return res
+	return res, p
 }
 
 // liveActionTimeout bounds each action of a live replay: far above what

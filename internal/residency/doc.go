@@ -34,9 +34,13 @@
 //     mem_used_total / orig_data_size, else DefaultCompressionRatio): the
 //     copy lives in host memory too. With swap off the tier is skipped
 //     (logged at New) and only restart-safe sandboxes are reclaimed;
-//   - the pressure policy (Decide, MayRematerialize; Table 1), the
-//     lifecycle concurrency limit, the "always resident" ablation, metrics
-//     and events, and crash recovery (Manager.Recover).
+//   - the pressure policy (Decide, MayRematerialize; Table 1: a first
+//     sandbox is created under the same rule as a rematerialization, never
+//     in red), the lifecycle concurrency limit (Config.LifecycleLimit slots,
+//     slots.go: a freed slot goes to a waiting teardown or page-out before
+//     any create, rematerialization or page-in, so reclaim is never queued
+//     behind a burst of agent starts), the "always resident" ablation,
+//     metrics and events, and crash recovery (Manager.Recover).
 //
 // It talks to sandboxes only through the Host interface and to disk only
 // through internal/archive (blobs under Config.StateDir) and internal/store.

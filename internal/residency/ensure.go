@@ -40,7 +40,7 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 			if err := m.waitRematAllowed(ctx, a, false); err != nil {
 				return "", err
 			}
-			if err := m.acquire(ctx); err != nil {
+			if err := m.acquire(ctx, prioRestore); err != nil {
 				return "", err
 			}
 			err := m.pageInLocked(ctx, a, false)
@@ -50,6 +50,12 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 			}
 		}
 	case stateNew:
+		// A new sandbox takes memory as a rematerialization does: in red
+		// it waits, so a burst of agent starts does not add sandboxes to
+		// a domain at its budget.
+		if err := m.waitRematAllowed(ctx, a, false); err != nil {
+			return "", err
+		}
 		if err := m.create(ctx, a); err != nil {
 			return "", err
 		}
@@ -57,7 +63,7 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 		if err := m.waitRematAllowed(ctx, a, false); err != nil {
 			return "", err
 		}
-		if err := m.acquire(ctx); err != nil {
+		if err := m.acquire(ctx, prioRestore); err != nil {
 			return "", err
 		}
 		err := m.rematerialize(ctx, a)
@@ -93,7 +99,7 @@ func (m *Manager) waitRematAllowed(ctx context.Context, a *agent, predictive boo
 
 // create makes the agent's first sandbox (a.mu held).
 func (m *Manager) create(ctx context.Context, a *agent) error {
-	if err := m.acquire(ctx); err != nil {
+	if err := m.acquire(ctx, prioRestore); err != nil {
 		return err
 	}
 	defer m.release()

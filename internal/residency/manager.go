@@ -88,9 +88,9 @@ type Manager struct {
 	// committed; Tick retries destroying them.
 	zombies []string
 
-	lifecycle chan struct{} // semaphore of LifecycleLimit slots
-	gcMu      sync.RWMutex  // readers: capture..commit; writer: blob GC
-	content   contentRefs   // guarded by gcMu
+	lifecycle *slots       // LifecycleLimit slots, reclaims first
+	gcMu      sync.RWMutex // readers: capture..commit; writer: blob GC
+	content   contentRefs  // guarded by gcMu
 	tdCost    *ewma
 	rmCost    *ewma
 	// pager is the host's page-out capability; nil when it has none.
@@ -123,7 +123,7 @@ func New(cfg Config, host Host, st *store.Store, log *slog.Logger) (*Manager, er
 		agents:       map[string]*agent{},
 		bySandboxID:  map[string]string{},
 		stalls:       map[string]time.Time{},
-		lifecycle:    make(chan struct{}, cfg.LifecycleLimit),
+		lifecycle:    newSlots(cfg.LifecycleLimit),
 		tdCost:       newEWMA(cfg.CostAlpha, cfg.TeardownCostPrior),
 		rmCost:       newEWMA(cfg.CostAlpha, cfg.RematCostPrior),
 		pageInPerMiB: newEWMA(cfg.CostAlpha, time.Second/(DefaultPageInRate>>20)),
@@ -181,26 +181,15 @@ func (m *Manager) emit(e Event) {
 	}
 }
 
-func (m *Manager) acquire(ctx context.Context) error {
-	select {
-	case m.lifecycle <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+// acquire takes a lifecycle slot for an operation of priority p (slots).
+func (m *Manager) acquire(ctx context.Context, p slotPriority) error {
+	return m.lifecycle.acquire(ctx, p)
 }
 
-func (m *Manager) release() { <-m.lifecycle }
+func (m *Manager) release() { m.lifecycle.release() }
 
 // tryAcquire takes a lifecycle slot if one is free now.
-func (m *Manager) tryAcquire() bool {
-	select {
-	case m.lifecycle <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
+func (m *Manager) tryAcquire() bool { return m.lifecycle.tryAcquire() }
 
 func (m *Manager) lookup(id string) (*agent, error) {
 	m.mu.Lock()

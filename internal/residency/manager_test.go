@@ -461,14 +461,8 @@ func TestRematerializationRetries(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.fault(e.host)
-			id2, err := e.m.Ensure(ctx, info("a"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			// The action would run here: it must see the fully restored state.
-			upper2, ws2, _ := e.host.Paths(ctx, id2)
-			sameTree(t, "writable layer", wantU, tree(t, upper2))
-			sameTree(t, "workspace", wantW, tree(t, ws2))
+			ensureRestored(t, e, wantU, wantW)
 			if e.host.live() != 1 {
 				t.Errorf("%d live sandboxes, want 1", e.host.live())
 			}
@@ -483,39 +477,51 @@ func TestRematerializationRetries(t *testing.T) {
 	}
 }
 
+// TestRematerializationNeverUsesCorruptState corrupts the committed state
+// after a teardown and checks that no sandbox is made from it. A teardown
+// also parks the sandbox's files, and a rematerialization adopts a parked
+// file instead of reading its content blob when the file hashes to the
+// manifest's digest; so every case fixes whether the files are parked, and
+// where they are, their parked copies are state to corrupt as well.
+// TestParkedCopiesStandInForCorruptBlobs covers intact parked copies.
 func TestRematerializationNeverUsesCorruptState(t *testing.T) {
-	flip := func(p string) {
-		b, _ := os.ReadFile(p)
-		b[len(b)/2] ^= 0xff
-		os.WriteFile(p, b, 0o600)
+	flipAll := func(t *testing.T, dir string) {
+		t.Helper()
+		n := 0
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				n++
+				flip(t, p)
+			}
+			return err
+		})
+		if err != nil || n == 0 {
+			t.Fatalf("no files to corrupt in %s: %v", dir, err)
+		}
 	}
 	tests := []struct {
 		name    string
-		corrupt func(e *env, rec store.Record)
+		parked  bool
+		corrupt func(t *testing.T, e *env, rec store.Record)
 	}{
-		{"manifest", func(e *env, rec store.Record) { flip(blobOf(e, rec, store.ArtifactWorkspace)) }},
-		{"file content", func(e *env, rec store.Record) {
-			ents, _ := os.ReadDir(filepath.Join(e.dir, "state/blobs/data"))
-			if len(ents) == 0 {
-				t.Fatal("no content blobs")
-			}
-			for _, en := range ents {
-				flip(filepath.Join(e.dir, "state/blobs/data", en.Name()))
-			}
+		{"manifest, files parked", true, func(t *testing.T, e *env, rec store.Record) {
+			flip(t, blobOf(e, rec, store.ArtifactWorkspace))
+		}},
+		{"file content, parking off", false, func(t *testing.T, e *env, _ store.Record) {
+			flipAll(t, filepath.Join(e.dir, "state/blobs/data"))
+		}},
+		{"file content and parked copies", true, func(t *testing.T, e *env, _ store.Record) {
+			flipAll(t, filepath.Join(e.dir, "state/blobs/data"))
+			flipAll(t, e.m.parkRoot())
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			e := newEnv(t, func(c *Config) { c.MaxRematAttempts = 3 })
-			id, _ := e.m.Ensure(ctx, info("a"))
-			populate(t, e.host, id)
-			e.m.Boundary(ctx, "a", clean)
-			if err := e.m.Teardown(ctx, "a"); err != nil {
-				t.Fatal(err)
-			}
+			e := newEnv(t, func(c *Config) { c.MaxRematAttempts = 3; c.NoParking = !tc.parked })
+			tearDownPopulated(t, e, tc.parked)
 			rec, _ := e.st.LatestRecord("a")
-			tc.corrupt(e, rec)
+			tc.corrupt(t, e, rec)
 			for range 2 {
 				_, err := e.m.Ensure(ctx, info("a"))
 				if !errors.Is(err, ErrRematFailed) || !errors.Is(err, archive.ErrDigestMismatch) {
@@ -534,4 +540,63 @@ func TestRematerializationNeverUsesCorruptState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// flip inverts the middle byte of the file p in place.
+func flip(t *testing.T, p string) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("corrupting %s: %d bytes, %v", p, len(b), err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tearDownPopulated creates agent a's sandbox, fills it (populate), tears
+// it down and returns the trees it had. With parked, it first lets the
+// files' ctimes fall behind the capture's seal, so that the capture's stat
+// cache vouches for them (archive.StatCache.Seal) and the teardown parks
+// all four files with content; it checks that it did. Without, the
+// manager must have parking off.
+func tearDownPopulated(t *testing.T, e *env, parked bool) (upper, ws map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	id, err := e.m.Ensure(ctx, info("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	populate(t, e.host, id)
+	u, w, _ := e.host.Paths(ctx, id)
+	upper, ws = tree(t, u), tree(t, w)
+	want := 0
+	if parked {
+		time.Sleep(50 * time.Millisecond)
+		want = 4
+	}
+	e.m.Boundary(ctx, "a", clean)
+	if err := e.m.Teardown(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if n := countFiles(t, e.m.parkRoot()); n != want {
+		t.Fatalf("%d files parked, want %d", n, want)
+	}
+	return upper, ws
+}
+
+// ensureRestored rematerializes agent a and checks that its sandbox has
+// the trees upper and ws (as tree reads them); it returns the sandbox.
+func ensureRestored(t *testing.T, e *env, upper, ws map[string]string) string {
+	t.Helper()
+	ctx := context.Background()
+	id, err := e.m.Ensure(ctx, info("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, w, _ := e.host.Paths(ctx, id)
+	sameTree(t, "writable layer", upper, tree(t, u))
+	sameTree(t, "workspace", ws, tree(t, w))
+	return id
 }

@@ -40,13 +40,8 @@ func TestParkingAcrossTeardown(t *testing.T) {
 			if tc.noParking && parked != 0 || !tc.noParking && parked < 3 {
 				t.Errorf("%d files parked", parked)
 			}
-			id, err = e.m.Ensure(ctx, info("a"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			upper, ws, _ = e.host.Paths(ctx, id)
-			sameTree(t, "writable layer", wantU, tree(t, upper))
-			sameTree(t, "workspace", wantW, tree(t, ws))
+			id = ensureRestored(t, e, wantU, wantW)
+			_, ws, _ = e.host.Paths(ctx, id)
 			// A parked file is taken over: the very inode comes back. (Without
 			// parking a new inode may still get a freed number: not checked.)
 			if !tc.noParking && inodeOf(t, filepath.Join(ws, "data/blob.bin")) != ino0 {
@@ -78,4 +73,27 @@ func countFiles(t *testing.T, dir string) int {
 		return nil
 	})
 	return n
+}
+
+// TestParkedCopiesStandInForCorruptBlobs checks that a parked file, which
+// is re-hashed against the manifest's digest before it is adopted, is used
+// instead of its content blob: with every content blob corrupt and every
+// file parked, the rematerialization reads no blob and restores the trees
+// exactly. (TestRematerializationNeverUsesCorruptState corrupts the parked
+// copies too.)
+func TestParkedCopiesStandInForCorruptBlobs(t *testing.T) {
+	e := newEnv(t, nil)
+	wantU, wantW := tearDownPopulated(t, e, true)
+	data := filepath.Join(e.dir, "state/blobs/data")
+	blobs, err := os.ReadDir(data)
+	if err != nil || len(blobs) != 3 {
+		t.Fatalf("%d content blobs, want 3 (two packs and data/blob.bin's): %v", len(blobs), err)
+	}
+	for _, b := range blobs {
+		flip(t, filepath.Join(data, b.Name()))
+	}
+	ensureRestored(t, e, wantU, wantW)
+	if n := countFiles(t, e.m.parkRoot()); n != 0 {
+		t.Errorf("%d parked files left after rematerialization", n)
+	}
 }

@@ -165,6 +165,39 @@ func TestRematDeferredInRed(t *testing.T) {
 	})
 }
 
+// TestCreateDeferredInRed: an agent's first sandbox is not created while
+// the domain is red, and is once it is not.
+func TestCreateDeferredInRed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil)
+		e.press.Store(int32(Red))
+		done := make(chan string, 1)
+		go func() {
+			id, err := e.m.Ensure(t.Context(), info("a"))
+			if err != nil {
+				t.Error(err)
+			}
+			done <- id
+		}()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if len(done) != 0 || e.host.live() != 0 {
+			t.Fatal("a new sandbox was created under red pressure")
+		}
+		e.press.Store(int32(Yellow))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		select {
+		case id := <-done:
+			if id == "" || e.host.live() != 1 {
+				t.Fatalf("sandbox %q, %d live, want one", id, e.host.live())
+			}
+		default:
+			t.Fatal("Ensure still blocked after pressure fell to yellow")
+		}
+	})
+}
+
 func TestPrefetchOnlyInGreen(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, nil)

@@ -73,7 +73,7 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 	go func() {
 		defer m.wg.Done()
 		for _, j := range queue {
-			if err := m.acquire(m.bg); err != nil {
+			if err := m.acquire(m.bg, prioReclaim); err != nil {
 				m.clearPending(j.a)
 				continue
 			}
@@ -146,7 +146,7 @@ func (m *Manager) Prefetch(agentID string) bool {
 		defer m.wg.Done()
 		a.mu.Lock() // same order as Ensure: agent lock, then lifecycle slot
 		defer a.mu.Unlock()
-		if err := m.acquire(m.bg); err != nil {
+		if err := m.acquire(m.bg, prioRestore); err != nil {
 			return
 		}
 		defer m.release()

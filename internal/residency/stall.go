@@ -40,7 +40,7 @@ func (m *Manager) Unstall(ctx context.Context, agentID string) error {
 	if !a.pagedOut || a.state != stateResident {
 		return nil
 	}
-	if err := m.acquire(ctx); err != nil {
+	if err := m.acquire(ctx, prioRestore); err != nil {
 		return err
 	}
 	defer m.release()

@@ -20,7 +20,7 @@ func (m *Manager) Teardown(ctx context.Context, agentID string) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := m.acquire(ctx); err != nil {
+	if err := m.acquire(ctx, prioReclaim); err != nil {
 		return err
 	}
 	defer m.release()

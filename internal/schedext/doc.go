@@ -31,7 +31,12 @@
 // # The watchdog
 //
 // The kernel unloads a scheduler that leaves a runnable task unscheduled
-// for timeout_ms (10 s here; at most 30 s). A paced task is never queued to
+// for timeout_ms (10 s here; at most 30 s). A shared task is queued at most
+// one slice of vtime ahead of the global vtime, so a low-weight task (a
+// nice-19 kernel thread such as khugepaged) waits behind about two slices
+// of each other runnable task, not until they have all caught up with the
+// 100× vtime its weight charged it (which stalled khugepaged for 10 s in
+// the VM suite). A paced task is never queued to
 // run more than MaxWait (1 s by default) ahead, whatever its rate, so no
 // task waits anywhere near the timeout; holding a sandbox longer than a few
 // seconds is the freezer's job (internal/live hands a long denial over to

@@ -39,11 +39,16 @@ type Config struct {
 	LightMargin int64
 	// Hold is how long sandboxes may wait at the budget under the domain's
 	// OOM hold (hold.go) with no action running before the gate releases it
-	// to the OOM killer (at most 10× that in all), as
+	// to the OOM killer (at most HoldMaxWait in all), as
 	// the hold= parameter: 0 means the gate's DMax, < 0 turns the hold
 	// off. Only policies with the gate hold; without it the domain
 	// OOM-kills at once.
 	Hold time.Duration
+	// HoldMaxWait bounds a hold while other sandboxes progress, as the
+	// hold-max= parameter (0: policy.HoldMaxWait of the hold's timeout).
+	HoldMaxWait time.Duration
+	// HeldBudget is policy.Config.HeldBudget (the held-budget= parameter).
+	HeldBudget bool
 	// AgentReserve is the headroom a new agent must leave free beyond its
 	// first action's predicted peak (agent pacing); 0 means the live
 	// policy's: the largest recorded action peak of Workflows, at most

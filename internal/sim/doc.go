@@ -41,7 +41,8 @@
 // frozen. Every gate period the decision core steps the OOM hold
 // (policy.OOMHold) with the simulated clock, the under-OOM flag and the
 // sandboxes' CPU times: when no sandbox made progress for its timeout (the
-// gate's DMax by default), or after ten times the timeout, it is released,
+// gate's DMax by default), or after policy.HoldMaxWait (a hundred times the
+// timeout) however busy the others are, it is released,
 // the OOM killer kills the largest sandbox as above, and it is re-armed at
 // a later period once no one waits. Result counts the holds, those resolved without a kill and
 // those released.

@@ -200,3 +200,39 @@ func TestOOMHoldPolicies(t *testing.T) {
 		})
 	}
 }
+
+func TestThawStartsActionAdmittedWhilePaged(t *testing.T) {
+	// An action admitted while its sandbox is paged out and frozen waits
+	// for the page-in (phPagingIn); a thaw that faults the memory back
+	// starts it, or nothing ever would.
+	s, err := newSim(Config{Workflows: []trajectory.Workflow{wf("a", 0, memAction(0, 10, 1, 1))},
+		Budget: 400 * tMiB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := s.agents[0]
+	sb := &sandbox{id: "s", ag: ag, state: sbLive, activeIdx: -1, allIdx: -1, floor: 30 * tMiB}
+	ag.sb = sb
+	s.h.add(sb)
+	s.h.setMem(sb, sb.floor)
+	s.pageOut(sb)
+	s.freeze(sb)
+	if !sb.paged {
+		t.Fatal("setup: the sandbox is not paged out")
+	}
+	ag.phase = phPagingIn
+	s.pagingIn = append(s.pagingIn, ag)
+	s.thaw(sb)
+	for s.q.len() > 0 {
+		ev := s.q.pop()
+		if ev.kind != evThawed {
+			continue
+		}
+		s.now = ev.t
+		s.handle(ev)
+	}
+	s.retryPagingIn()
+	if ag.phase != phRunning || sb.act == nil || sb.activeIdx < 0 {
+		t.Fatalf("after the thaw: phase %d, action %v, active %v; want its action running", ag.phase, sb.act != nil, sb.activeIdx >= 0)
+	}
+}

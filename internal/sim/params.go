@@ -14,7 +14,8 @@ import (
 // (0, 0.5)), and admission's window= and beta= (sizes; beta per second) and
 // margin= (its physical safety margin) and light-margin= (the light
 // lane's share of it, or off), the OOM hold's hold= (a duration,
-// or off; Config.Hold); and, in the simulator only, the
+// or off; Config.Hold), hold-max= (Config.HoldMaxWait) and held-budget=
+// (Config.HeldBudget); and, in the simulator only, the
 // gate's bmax= (growers permitted in yellow). Errors are ErrBadConfig.
 func (c *Config) ApplyParams(params map[string]string) error {
 	live := maps.Clone(params)
@@ -29,11 +30,11 @@ func (c *Config) ApplyParams(params map[string]string) error {
 		c.Gate.BMax = n
 		delete(live, "bmax")
 	}
-	pc := policy.Config{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin, LightMargin: c.LightMargin}
+	pc := policy.Config{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin, LightMargin: c.LightMargin, HoldMaxWait: c.HoldMaxWait, HeldBudget: c.HeldBudget}
 	hold := c.Hold
 	if err := policy.ApplyTenonParams(&pc, &hold, live); err != nil {
 		return fmt.Errorf("%w: %w (the simulator also takes bmax=)", ErrBadConfig, err)
 	}
-	c.Gate, c.Admission, c.Margin, c.LightMargin, c.Hold = pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, hold
+	c.Gate, c.Admission, c.Margin, c.LightMargin, c.Hold, c.HoldMaxWait, c.HeldBudget = pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, hold, pc.HoldMaxWait, pc.HeldBudget
 	return nil
 }

@@ -25,6 +25,9 @@ func TestApplyParams(t *testing.T) {
 		{"OOM hold timeout", map[string]string{"hold": "3s"}, func(c Config) bool { return c.Hold == 3*time.Second }, false},
 		{"OOM hold off", map[string]string{"hold": "off"}, func(c Config) bool { return c.Hold < 0 }, false},
 		{"bad OOM hold", map[string]string{"hold": "soon"}, nil, true},
+		{"OOM hold bound", map[string]string{"hold-max": "90s"}, func(c Config) bool { return c.HoldMaxWait == 90*time.Second }, false},
+		{"held budget", map[string]string{"held-budget": "on"}, func(c Config) bool { return c.HeldBudget }, false},
+		{"bad held budget", map[string]string{"held-budget": "maybe"}, nil, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

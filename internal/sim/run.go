@@ -142,7 +142,7 @@ func machineConfig(cfg Config) (policy.Config, error) {
 		return policy.Config{}, err
 	}
 	pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, pc.AgentReserve = cfg.Gate, cfg.Admission, cfg.Margin, cfg.LightMargin, cfg.AgentReserve
-	pc.Hold = holdTimeout(cfg)
+	pc.Hold, pc.HoldMaxWait, pc.HeldBudget = holdTimeout(cfg), cfg.HoldMaxWait, cfg.HeldBudget
 	if cfg.Policy.Reservation {
 		pc.ReserveMargin = cfg.SandboxBase
 	}

@@ -76,11 +76,16 @@ func (s *sim) thaw(sb *sandbox) {
 }
 
 // unfreeze restarts the action of a sandbox that is neither frozen nor
-// paged out.
+// paged out. An action admitted while its sandbox was paged out and frozen
+// (phPagingIn) starts now: the thaw faulted its memory back, so
+// retryPagingIn, which waits for a paged sandbox, would never start it.
 func (s *sim) unfreeze(sb *sandbox) {
-	if sb.act != nil && !sb.oomWait { // a waiter stays waiting; resume goes on with it
+	switch {
+	case sb.act != nil && !sb.oomWait: // a waiter stays waiting; resume goes on with it
 		s.h.setActive(sb, s.now, true)
 		s.schedulePhase(sb)
+	case sb.act == nil && sb.ag.sb == sb && sb.ag.phase == phPagingIn:
+		s.start(sb.ag)
 	}
 }
 

@@ -18,7 +18,9 @@ import (
 // skips everything fails here.
 var vmTests = []struct {
 	name, pkg string
-	mustPass  []string
+	run       string // -test.run, "" for every test
+	// mustPass are tests (or subtests, "Test/sub") that must pass.
+	mustPass []string
 	// forward are host environment variables passed on to the binary
 	// when set (opt-in soaks and measurements).
 	forward []string
@@ -37,7 +39,14 @@ var vmTests = []struct {
 	// CONFIG_SCHED_CLASS_EXT and BTF, the host's does not.
 	{name: "schedext", pkg: "../schedext", mustPass: []string{
 		"TestLiveLoadUnload", "TestLiveUnloadOnOwnerDeath", "TestLivePace", "TestLiveWatchdogBound", "TestLiveHandoverToFreezer",
+		"TestLiveLowWeightNotStarved",
 	}, forward: []string{"TENON_SCHEDEXT_SOAK", "TENON_SCHEDEXT_MEASURE"}},
+	// The gate's pacing actuator end to end on the process backend, by
+	// sched_ext and by cpu.max (the live package's other tests are unit
+	// tests the host runs).
+	{name: "live", pkg: "../live", run: "^TestLivePacingActuator$", mustPass: []string{
+		"TestLivePacingActuator/schedext", "TestLivePacingActuator/cpu",
+	}},
 }
 
 // selectedVMTests are the vmTests named in TENON_VMTEST_ONLY (a comma
@@ -83,6 +92,9 @@ func TestLiveCgroupV2(t *testing.T) {
 			t.Fatalf("go test -c %s: %v\n%s", vt.pkg, err, b)
 		}
 		args := []string{"-test.v", "-test.count=1", "-test.timeout=" + (8*time.Minute + soak).String()}
+		if vt.run != "" {
+			args = append(args, "-test.run="+vt.run)
+		}
 		var env []string
 		for _, k := range vt.forward {
 			if v := os.Getenv(k); v != "" {
@@ -123,7 +135,7 @@ func TestLiveCgroupV2(t *testing.T) {
 			t.Errorf("%s: exit %d under cgroup v2; its output:\n%s", vt.name, r.Exit, r.Output)
 		}
 		for _, name := range vt.mustPass {
-			if !regexp.MustCompile(`(?m)^--- PASS: ` + name + ` `).MatchString(r.Output) {
+			if !regexp.MustCompile(`(?m)^\s*--- PASS: ` + regexp.QuoteMeta(name) + ` `).MatchString(r.Output) {
 				t.Errorf("%s: %s did not pass under cgroup v2 (skipped or absent)", vt.name, name)
 			}
 		}

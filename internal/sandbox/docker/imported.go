@@ -12,8 +12,9 @@ import (
 )
 
 // ImageSource holds images the engine may lack: the process backend's
-// image store (*imagestore.Store, filled by `tenon image import` and
-// `tenon image pull`), so that both backends accept the same image names.
+// image store (*imagestore.Store, filled by `tenon image import`, `tenon
+// image pull` and `tenon image build`), so that both backends accept the
+// same image names.
 type ImageSource interface {
 	// WriteDockerArchive writes the image ref names as a `docker save`
 	// archive tagged tag.

@@ -247,8 +247,8 @@ func TestRemoveStale(t *testing.T) {
 func TestMissingImage(t *testing.T) {
 	cli := live(t)
 	_, err := New(ctxT(t), Config{Client: cli, Image: "tenon-test-docker-no-such-image:latest"})
-	if !errors.Is(err, image.ErrNotFound) || !strings.Contains(err.Error(), "tenon image build") {
-		t.Fatalf("New with a missing image: %v, want ErrNotFound naming 'tenon image build'", err)
+	if !errors.Is(err, image.ErrNotFound) || !strings.Contains(err.Error(), "tenon image build --docker") {
+		t.Fatalf("New with a missing image: %v, want ErrNotFound naming 'tenon image build --docker'", err)
 	}
 }
 

@@ -24,8 +24,8 @@
 //
 // # Imported images
 //
-// With Config.Images (internal/imagestore, filled by `tenon image import`
-// and `tenon image pull`), Spec.Image may name an image of the store (a
+// With Config.Images (internal/imagestore, filled by `tenon image import`,
+// `tenon image pull` and `tenon image build`), Spec.Image may name an image of the store (a
 // name, an id, or a name pinned to an id, "name@sha256:..."). The sandbox's
 // root is then an overlay mounted by the backend in the host's mount
 // namespace on <sandbox dir>[/fs]/merged: the image's layer directories

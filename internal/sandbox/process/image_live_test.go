@@ -5,6 +5,7 @@ package process
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/archive"
+	"github.com/tenon-dev/tenon/internal/image"
 	"github.com/tenon-dev/tenon/internal/imagestore"
 	"github.com/tenon-dev/tenon/internal/imagestore/imagetest"
 	"github.com/tenon-dev/tenon/internal/procfs"
@@ -169,5 +171,42 @@ func TestImageResidencyRoundTrip(t *testing.T) {
 	}
 	if _, err := os.Lstat(restored); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("RootfsFrom %s not consumed: %v", restored, err)
+	}
+}
+
+// TestBuiltImageSandbox builds an image from two of the host's installed
+// Debian packages (dash and time, as tenon image build does) into a fresh
+// store and runs the package's binary in a sandbox of it.
+func TestBuiltImageSandbox(t *testing.T) {
+	liveLayout(t)
+	needOverlay(t)
+	store, err := imagestore.Open(filepath.Join(t.TempDir(), "images"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	cfg := image.Config{Packages: []string{"dash", "time"}, Extra: image.StoreExtra, Bytecode: true}
+	im, _, err := image.BuildInto(liveCtx(t), store, cfg, imagestore.ImportOptions{Name: "example.test/built:1"})
+	if errors.Is(err, image.ErrNoPackage) || errors.Is(err, os.ErrNotExist) {
+		t.Skipf("building an image from host packages needs dpkg's database and the packages installed: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := liveBackend(t, 1<<30, func(c *Config) { c.Images = store })
+	ctx := liveCtx(t)
+	if _, err := b.Create(ctx, sandbox.Spec{ID: "built", Image: "example.test/built:1"}); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Destroy(context.Background(), "built") })
+	r, err := b.Exec(ctx, "built", sandbox.ExecRequest{Shell: `/usr/bin/time -f "took %e s" sh -c 'echo ran in $(pwd)'; test ! -e /usr/bin/python3 || echo host-python`, Timeout: 20 * time.Second})
+	if err != nil || r.ExitCode != 0 {
+		t.Fatalf("/usr/bin/time in a sandbox of %s: %+v %v", im.ShortID(), r, err)
+	}
+	if got := string(r.Stdout); got != "ran in /workspace\n" {
+		t.Errorf("stdout %q, want the command's output from the image's working directory and no host python3", got)
+	}
+	if !strings.HasPrefix(string(r.Stderr), "took ") {
+		t.Errorf("stderr %q, want /usr/bin/time's report", r.Stderr)
 	}
 }

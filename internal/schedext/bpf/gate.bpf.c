@@ -9,7 +9,8 @@
  * its cgroup may next run (vclock), and each run of it charges its cgroup
  * used / rate of wall time, so the cgroup's tasks get at most rate_ppm
  * millionths of one CPU. Every other task runs under a simple global
- * weighted vtime scheduler (SHARED_DSQ).
+ * weighted vtime scheduler (SHARED_DSQ), whose lag is bounded both ways
+ * by one slice (gate_enqueue), so that no task waits long there either.
  *
  * The watchdog: no paced task is queued with an eligibility time more than
  * max_wait_ns ahead, so no runnable task waits much longer than that
@@ -182,10 +183,19 @@ void BPF_STRUCT_OPS(gate_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_dsq_insert___v2(p, SCX_DSQ_LOCAL, shared_slice_ns, enq_flags);
 		return;
 	}
-	/* An idle task brings at most one slice of credit back. */
+	/* An idle task brings at most one slice of credit back, and a task
+	 * is queued at most one slice ahead of the global vtime: a low weight
+	 * counts within that lag only. Without the cap a nice-19 task (weight
+	 * 1) that ran one 20-ms slice was charged 2 s of vtime and waited
+	 * until every other runnable task had caught up: khugepaged waited
+	 * over 10 s in the VM suite and the watchdog unloaded the scheduler.
+	 * With it a shared task waits behind about two slices of each other
+	 * runnable task at most. */
 	vtime = tctx->vtime;
 	if (before(vtime, vtime_now - shared_slice_ns))
 		vtime = vtime_now - shared_slice_ns;
+	if (before(vtime_now + shared_slice_ns, vtime))
+		vtime = vtime_now + shared_slice_ns;
 	tctx->vtime = vtime;
 	scx_bpf_dsq_insert_vtime(p, SHARED_DSQ, shared_slice_ns, vtime, enq_flags);
 }
