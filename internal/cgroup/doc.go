@@ -28,22 +28,27 @@
 // is released. On v1 it is memory.oom_control's oom_kill_disable: the task
 // sleeps in the kernel's OOM wait, and under_oom says tasks wait. v2 has
 // no such switch; there the hold is the domain's memory.high at HoldHigh,
-// an eighth of the budget below memory.max: an allocator above it is
-// reclaimed from and then throttled, sleeping after each charge for a
-// time that grows with the square of its overage, so it crosses the last
-// eighth slowly (about a minute at 256 MiB, minutes at 2 GiB; several
-// allocators at once sooner) and is not killed meanwhile, though unlike
-// v1's it is not a strict wait. UnderOOM on v2 is usage above that
-// line with the domain's tasks stalled on memory since the last call:
-// memory.pressure's "some" total advanced (PSI), or, where the kernel has
-// no per-group PSI (built without it, booted with psi=0), the
-// memory.events high or max count did. Releasing the hold sets memory.high
-// to max, so the waiter's next allocations reach memory.max and the OOM
-// killer. Group.SetOOMGroup (v2's memory.oom.group) makes that kill take
-// a whole sandbox. The v2 hold leaks where v1's does not (several
-// throttled allocators reach memory.max within seconds), and tenon's
-// hosts arm it only when asked (replay.CgroupDomain.HoldV2). The hold's policy (when to release it) is
-// internal/policy's.
+// an eighth of the budget below memory.max, plus the freezer: an allocator
+// above the line is reclaimed from and then throttled, sleeping after each
+// charge for a time that grows with the square of its overage, which alone
+// only slows it (several throttled allocators crossed the last eighth to
+// memory.max together in the VM suite). So the policy freezes every
+// sandbox that grew while the domain waits (policy's freezing hold,
+// internal/policy hold_freeze.go): the kernel throttles an allocator above
+// memory.high on its way back to user mode, where a pending freeze stops
+// it, so a freeze lands within one throttling sleep (at most 2 s) and
+// nothing crosses to memory.max (TestLiveOOMHoldV2Freeze). UnderOOM on v2
+// is usage above the line with the domain's tasks stalled on memory since
+// the last call: memory.pressure's "some" total advanced (PSI), or, where
+// the kernel has no per-group PSI (built without it, booted with psi=0),
+// the memory.events high or max count did; AboveHoldLine is usage above
+// the line, below which the policy thaws what it froze. Releasing the hold
+// sets memory.high to max, so the waiters' next allocations reach
+// memory.max and the OOM killer. Group.SetOOMGroup (v2's memory.oom.group)
+// makes that kill take a whole sandbox. tenon's hosts arm the v2 hold only
+// when asked (replay.CgroupDomain.HoldV2): measured, the gate alone lost
+// workflows with it as without it, each after the hold's release; its
+// policy (when to freeze, thaw and release) is internal/policy's.
 //
 // Why raw control files rather than containerd/cgroups v3 (already a
 // dependency) or opencontainers/cgroups: containerd splits v1 and v2 into

@@ -21,15 +21,7 @@ type dropFiles struct {
 }
 
 var sysDropFiles = dropFiles{
-	write: func(path, value string) error {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return err
-		}
-		_, werr := f.WriteString(value)
-		cerr := f.Close()
-		return errors.Join(werr, cerr)
-	},
+	write: writeFile, // memory.reclaim's EAGAIN must reach dropMemory (fs.go)
 	read: func(path string) (string, error) {
 		b, err := os.ReadFile(path)
 		return string(b), err

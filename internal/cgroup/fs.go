@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // readString reads a control file and trims surrounding whitespace.
@@ -44,18 +45,39 @@ func parseInt(s string) (int64, error) {
 // writeFile writes a control file. The kernel accepts one value per write.
 func writeFile(path, value string) error { return writeFileFlags(path, value, 0) }
 
-// writeFileFlags is writeFile opening the file with flag added.
+// writeFileFlags is writeFile opening the file with flag added. It writes
+// with plain system calls, not through an *os.File: cgroupfs files are
+// pollable, so os.File registers them with Go's poller, and a write the
+// kernel answers with EAGAIN (memory.reclaim when it could not reclaim the
+// whole amount) then waits for the file to become writable, which never
+// happens (in the cgroup v2 VM suite a tool scope's Drop hung there until
+// the test's timeout). Here EAGAIN is returned to the caller.
 func writeFileFlags(path, value string, flag int) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|os.O_CREATE|flag, 0o644)
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_TRUNC|syscall.O_CREAT|syscall.O_CLOEXEC|flag, 0o644)
 	if err != nil {
-		return err
+		return &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	_, werr := f.WriteString(value)
-	cerr := f.Close()
+	b := []byte(value)
+	var werr error
+	for len(b) > 0 {
+		n, err := syscall.Write(fd, b)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			werr = &os.PathError{Op: "write", Path: path, Err: err}
+			break
+		}
+		b = b[n:]
+	}
+	cerr := syscall.Close(fd)
 	if werr != nil {
 		return werr
 	}
-	return cerr
+	if cerr != nil {
+		return &os.PathError{Op: "close", Path: path, Err: cerr}
+	}
+	return nil
 }
 
 // ParseFlatKeyed parses "key value" lines (memory.stat, cpu.stat,

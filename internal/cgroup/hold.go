@@ -17,7 +17,8 @@ import (
 // in the kernel's OOM wait at the limit. v2 has no such switch; there the
 // hold is the domain's memory.high at HoldHigh(budget), just below its
 // memory.max (hold_v2.go): allocators above it are reclaimed from and then
-// throttled, not killed, and off sets memory.high back to max, so the next
+// throttled, not killed, and the caller freezes them (AboveHoldLine says
+// where they may be thawed); off sets memory.high back to max, so the next
 // allocation reaches memory.max and the OOM killer. A v2 domain whose
 // kernel has no memory.high fails with ErrNoOOMHold.
 func (d *Domain) SetOOMHold(on bool) error {

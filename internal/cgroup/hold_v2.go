@@ -65,6 +65,25 @@ func (d *Domain) underHigh(dir string) (bool, error) {
 	return stalled && cur > HoldHigh(d.budget), nil
 }
 
+// AboveHoldLine reports whether the domain's usage is above the v2 hold's
+// line (memory.current above HoldHigh): where the freezing hold keeps the
+// sandboxes it froze (policy's hold_freeze.go). On v1, whose hold stops
+// allocators itself, it is UnderOOM.
+func (d *Domain) AboveHoldLine() (bool, error) {
+	dir, v, err := d.group.dir(Memory)
+	if err != nil {
+		return false, err
+	}
+	if v != V2 {
+		return d.UnderOOM()
+	}
+	cur, err := readInt(filepath.Join(dir, "memory.current"))
+	if err != nil {
+		return false, fmt.Errorf("reading memory.current of %s: %w", d.group.path, err)
+	}
+	return cur > HoldHigh(d.budget), nil
+}
+
 // disarmHighHold sets memory.high back to max on a v2 group where a
 // crashed run left it lower.
 func disarmHighHold(g *group, dir string) (bool, error) {

@@ -206,3 +206,25 @@ func removeFile(t *testing.T, p string) {
 		t.Fatal(err)
 	}
 }
+
+// TestDomainAboveHoldLine: on v2 usage strictly above HoldHigh, with or
+// without a stall; a domain that cannot be read fails to say.
+func TestDomainAboveHoldLine(t *testing.T) {
+	const budget = 1 << 30
+	line := HoldHigh(budget)
+	d := fakeDomain(t, fakeV2(t))
+	dir := d.group.dirs[Memory]
+	for _, tc := range []struct {
+		current int64
+		want    bool
+	}{{line - 1, false}, {line, false}, {line + 1, true}, {budget, true}} {
+		writeFiles(t, dir, map[string]string{"memory.current": fmt.Sprint(tc.current)})
+		if got, err := d.AboveHoldLine(); err != nil || got != tc.want {
+			t.Errorf("memory.current %+d of the line: AboveHoldLine = %v, %v; want %v", tc.current-line, got, err, tc.want)
+		}
+	}
+	removeFile(t, filepath.Join(dir, "memory.current"))
+	if _, err := d.AboveHoldLine(); err == nil {
+		t.Error("AboveHoldLine without memory.current succeeded")
+	}
+}

@@ -28,6 +28,18 @@ type OOMHolder interface {
 	UnderOOM() (bool, error)
 }
 
+// HoldLine is an OOMHolder whose hold slows allocators above a line below
+// the limit without stopping them (cgroup v2's memory.high): the policy
+// stops them itself by freezing their sandboxes while they wait, and
+// thaws them below the line (policy.Machine.SetHoldFreeze).
+type HoldLine interface {
+	OOMHolder
+	// HoldFreezes reports whether the hold needs the freezing (v2).
+	HoldFreezes() bool
+	// AboveHoldLine reports whether the domain's usage is above the line.
+	AboveHoldLine() (bool, error)
+}
+
 // Env is what a policy is started with.
 type Env struct {
 	Clock  clock.Clock

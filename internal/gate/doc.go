@@ -201,16 +201,17 @@
 // with no sandbox using CPU. On cgroup v1 the hold is memory.oom_control's
 // oom_kill_disable: the allocating task sleeps in the kernel's OOM wait.
 // On v2 it is the domain's memory.high an eighth below its memory.max,
-// the top of the red region: the allocator is reclaimed from and then
-// throttled, sleeping longer the further it gets (cgroup.HoldHigh), and
-// "waiting" is read from the domain's memory PSI (memory.pressure). A
+// the top of the red region, where the allocator is reclaimed from and
+// throttled (cgroup.HoldHigh), and "waiting" is read from the domain's
+// memory PSI (memory.pressure); throttling alone only slows growers, so
+// the machine also freezes every sandbox that grew while tasks wait and
+// thaws them one at a time below the line (internal/policy,
+// hold_freeze.go), denying them on top of this package's decision. A
 // sandbox the gate denies while it sleeps in v1's OOM wait stays FREEZING
-// (cgroup.Group.Freeze accepts it); on v2 it freezes once its throttling
-// sleep ends, at most 2 s later. The v2 hold is armed only on request
-// (replay.CgroupDomain.HoldV2): a throttled grower uses almost no CPU, so
-// its intervals are invalid and its growth estimate stays low, and
-// several throttled growers cross to memory.max together; in the VM suite
-// the gate alone lost workflows to kills with it as without it.
+// (cgroup.Group.Freeze accepts it); on v2 a throttled sandbox freezes once
+// its throttling sleep ends, at most 2 s later. The v2 hold is armed only
+// on request (replay.CgroupDomain.HoldV2): in the VM suite the gate alone
+// lost workflows with it as without it.
 //
 // # Enforcement
 //

@@ -78,7 +78,7 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 	p.mu.Lock()
 	p.pacer = pacer
 	p.mu.Unlock()
-	var underOOM bool // read by the observer, used by step; both run on the gate loop's goroutine
+	var underOOM, above bool // read by the observer, used by step; both run on the gate loop's goroutine
 	observe := func(ctx context.Context) (gate.Observation, error) {
 		if pacer != nil {
 			pacer.handover(ctx)
@@ -102,9 +102,9 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU})
 			}
 		}
-		underOOM = false
+		underOOM, above = false, false
 		p.mu.Lock()
-		holder := p.holder
+		holder, line := p.holder, p.holdLine
 		p.mu.Unlock()
 		if holder != nil {
 			under, err := holder.UnderOOM()
@@ -113,11 +113,20 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 			}
 			underOOM = under
 		}
+		if line != nil {
+			a, err := line.AboveHoldLine()
+			if err != nil {
+				// Unknown: keep what the hold froze frozen this period.
+				a = true
+				env.Emit(controller.Event{Kind: controller.EventError, Policy: cfg.Name, Error: "OOM hold: " + err.Error()})
+			}
+			above = a
+		}
 		return obs, nil
 	}
 	step := func(now time.Time, obs gate.Observation) gate.Decision {
 		p.mu.Lock()
-		st := p.m.Sample(now, policy.Observation{Available: obs.Available, Sandboxes: obs.Sandboxes, UnderOOM: underOOM})
+		st := p.m.Sample(now, policy.Observation{Available: obs.Available, Sandboxes: obs.Sandboxes, UnderOOM: underOOM, AboveHoldLine: above})
 		p.mu.Unlock()
 		p.applyHold(env, st)
 		return st.Gate
@@ -278,6 +287,12 @@ func (p *Policy) armHold(env controller.Env) {
 		return
 	}
 	p.holder = h
+	if l, ok := h.(controller.HoldLine); ok && l.HoldFreezes() {
+		// v2: the kernel only throttles above the line; the gate loop
+		// freezes the allocators (policy's freezing hold).
+		p.m.SetHoldFreeze()
+		p.holdLine = l
+	}
 }
 
 // applyHold acts on the hold's step: HoldRelease lets the kernel's OOM
@@ -315,7 +330,7 @@ func (p *Policy) applyHold(env controller.Env, st policy.Step) {
 func (p *Policy) disarmHold() error {
 	p.mu.Lock()
 	h := p.holder
-	p.holder = nil
+	p.holder, p.holdLine = nil, nil
 	p.mu.Unlock()
 	if h == nil {
 		return nil

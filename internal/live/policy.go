@@ -65,6 +65,7 @@ type Policy struct {
 	sbx      controller.SandboxStaller    // the residency manager, when it can stall sandboxes
 	stats    Stats
 	holder   controller.OOMHolder // the armed hold's domain, nil when off
+	holdLine controller.HoldLine  // the holder, when its hold freezes (v2); nil otherwise
 	loopStop context.CancelFunc
 	loopDone chan struct{}
 	gateLoop *gate.Loop

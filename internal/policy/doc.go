@@ -35,8 +35,9 @@
 // largest same-class peak so far, or its class's p90 for the first
 // (predict.ClassFloor); and where the domain has one (cgroup v1's
 // oom_kill_disable; v2's memory.high below memory.max, with the domain's
-// PSI as the stall signal, only when the host asks for it) the gate
-// runs the OOM hold, so an allocation at the budget waits for memory
+// PSI as the stall signal and the machine freezing the allocators,
+// hold_freeze.go; only when the host asks for it) the gate runs the OOM
+// hold, so an allocation at the budget waits for memory
 // instead of being killed and the OOM killer acts only after DMax with no
 // sandbox making progress (at least MinHold), or after a hundred times
 // that however busy the others are (hold.go, HoldMaxWait). Asked for

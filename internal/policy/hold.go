@@ -29,21 +29,26 @@ import (
 //
 // The two kernels hold differently, and the machine steps both alike. On
 // v1 the allocating task sleeps in the kernel's OOM wait and under_oom
-// says so. On v2 the task is reclaimed from and then throttled above
-// memory.high, ever more slowly the further it gets, so it may still
-// creep to memory.max during a long wait and be killed there; "under" is
-// the domain's usage above the memory.high line with its memory PSI
+// says so. On v2 the kernel only throttles a task above memory.high (an
+// eighth below memory.max), ever more slowly the further it gets, which
+// alone let several throttled growers cross to memory.max together in the
+// VM suite; so the host makes the hold a freezing one (SetHoldFreeze,
+// hold_freeze.go): while tasks wait, every sandbox that grew is frozen and
+// counts as waiting, as a v1 task in the OOM wait does, and the frozen are
+// thawed one a period once the domain is back below the line. "Under" on
+// v2 is the domain's usage above the memory.high line with its memory PSI
 // (memory.pressure's some total) advancing since the previous period, a
-// task stalled on memory; and a release sets memory.high back to max, so
-// the waiter's next allocations reach memory.max and the OOM killer. With
-// memory.oom.group on every sandbox (the process backend's OOMGroup) that
-// kill takes the whole sandbox, which the replay and the daemon replace.
-// Measured in the VM suite (bench/results/v2-hold.md), v2's hold did not
-// bring the gate alone to zero kills (3 kills in 2 runs with it, each
-// waiting 30-33 s under it; 2 in 3 runs without): several throttled growers cross to
-// memory.max together, and a throttled grower uses almost no CPU, so the
-// gate's estimate of its growth stays low. The hosts arm it on v2 only
-// when asked (replay.CgroupDomain.HoldV2).
+// task stalled on memory; a release thaws every held sandbox and sets
+// memory.high back to max, so the waiters' next allocations reach
+// memory.max and the OOM killer. With memory.oom.group on every sandbox
+// (the process backend's OOMGroup) that kill takes the whole sandbox,
+// which the replay and the daemon replace. Measured in the VM suite
+// (bench/results/v2-hold.md): throttling alone did not keep the gate from
+// kills (3 kills in 2 runs with it); with the freezing the racing
+// allocators stop below memory.max, but the gate alone still lost a
+// workflow in 2 of 5 runs (each after the release on the timeout with
+// nothing progressing) against 2 of 4 without the hold, so the hosts arm
+// it on v2 only when asked (replay.CgroupDomain.HoldV2).
 
 // HoldTimeout is how long tasks may wait under the hold with nothing
 // progressing before it is released (HoldMaxWait bounds the whole wait), for the hold= parameter (hold) and the gate configuration gc (already on
@@ -103,6 +108,7 @@ type HoldStats struct {
 	Resolved uint64        // waits that ended with memory freed, no kill
 	Released uint64        // waits released to the OOM killer (the timeout without progress, or MaxWait)
 	Held     time.Duration // total time tasks waited under the hold
+	Froze    uint64        // sandboxes the freezing hold froze (hold_freeze.go; v2)
 }
 
 // OOMHold is the hold's decision logic, with no I/O: the live gate runner

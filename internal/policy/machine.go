@@ -116,6 +116,7 @@ type Machine struct {
 	thresh    gate.Thresholds
 	available int64 // at the last sample
 	hold      *OOMHold
+	freeze    *holdFreezer // the freezing hold (SetHoldFreeze), nil otherwise
 	lastCPU   map[string]cpuSeen
 
 	trace func(Call) // SetTrace
@@ -262,9 +263,19 @@ func (m *Machine) HoldArmed() bool { return m.hold != nil }
 // backend, a domain without memory.oom_control or memory.high) or could
 // not arm it.
 func (m *Machine) DisableHold() {
-	m.hold = nil
+	m.hold, m.freeze = nil, nil
 	if m.gate != nil {
 		m.gate.SetHeldBudget(false)
+	}
+}
+
+// SetHoldFreeze makes the OOM hold a freezing one (hold_freeze.go): the
+// host's hold slows allocators without stopping them (cgroup v2's
+// memory.high), so the machine stops them by denying their sandboxes while
+// they wait. A machine without the hold ignores it.
+func (m *Machine) SetHoldFreeze() {
+	if m.hold != nil && m.freeze == nil {
+		m.freeze = &holdFreezer{}
 	}
 }
 
@@ -273,7 +284,11 @@ func (m *Machine) HoldStats() HoldStats {
 	if m.hold == nil {
 		return HoldStats{}
 	}
-	return m.hold.Stats()
+	st := m.hold.Stats()
+	if m.freeze != nil {
+		st.Froze = m.freeze.froze
+	}
+	return st
 }
 
 // Pressure is the gate's pressure at its last step or, without a gate, the

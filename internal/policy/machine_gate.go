@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/gate"
@@ -11,6 +12,10 @@ type Observation struct {
 	Available int64         // the domain's budget minus its working set, bytes
 	Sandboxes []gate.Sample // every live sandbox's footprint and CPU time (no caps: the machine sets them)
 	UnderOOM  bool          // tasks wait for memory under the OOM hold
+	// AboveHoldLine is the domain's usage above the hold's line (v2:
+	// memory.high under the hold); the freezing hold thaws what it holds
+	// only below it (hold_freeze.go). Unused without it.
+	AboveHoldLine bool
 }
 
 // Step is what one gate period decided.
@@ -23,6 +28,9 @@ type Step struct {
 	Hold HoldAction
 	// Held is how long the wait that Hold ended lasted (for the log).
 	Held time.Duration
+	// HoldFrozen lists the sandboxes the freezing hold holds (oldest
+	// first), denied in Gate whatever the gate decided.
+	HoldFrozen []string
 }
 
 // MachineStats counts decisions beyond the gate's and the hold's.
@@ -52,9 +60,16 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	if m.hold != nil {
 		progress := m.progressed(obs.Sandboxes, m.cfg.GateConfig.Period/20)
 		since := m.hold.since
-		st.Hold = m.hold.Step(now, obs.UnderOOM, progress)
+		// Under the freezing hold, a sandbox it holds waits as a v1 task
+		// sleeping in the OOM wait does.
+		under := obs.UnderOOM || (m.freeze != nil && m.freeze.holding())
+		st.Hold = m.hold.Step(now, under, progress)
 		if st.Hold == HoldResolved || st.Hold == HoldRelease {
 			st.Held = now.Sub(since)
+		}
+		if m.freeze != nil {
+			m.freeze.step(m.hold.state, obs.UnderOOM, obs.AboveHoldLine, obs.Sandboxes)
+			st.HoldFrozen = slices.Clone(m.freeze.held)
 		}
 	}
 	if m.gate == nil {
@@ -82,6 +97,9 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 		}
 	}
 	st.Gate = m.gate.Step(now, gate.Observation{Budget: m.cfg.Budget, Available: obs.Available, Sandboxes: smp})
+	if m.freeze != nil {
+		m.freeze.deny(&st.Gate)
+	}
 	m.pressure = st.Gate.Pressure
 	m.stats.GateSteps++
 	return st

@@ -18,26 +18,30 @@ type CgroupDomain struct {
 	// to no cgroup): Available subtracts it from the domain's headroom, so
 	// a page-out is credited only with what it really frees.
 	Compressed func(swapped int64) int64
-	// HoldV2 arms the OOM hold on cgroup v2 too (memory.high an eighth
-	// below memory.max, cgroup.Domain.SetOOMHold). Off by default: in the
-	// VM suite (bench/results/v2-hold.md) the gate alone lost workflows
-	// to OOM kills with it as without it (throttling only slows growers
-	// to memory.max, and throttled growers look idle to the gate), and it
-	// kept one run waiting 30 s. v1's hold is a strict wait and stays on.
+	// HoldV2 arms the OOM hold on cgroup v2 too: memory.high an eighth
+	// below memory.max (cgroup.Domain.SetOOMHold) with the policy freezing
+	// every sandbox that grows past it while tasks wait (HoldFreezes). Off
+	// by default: in the VM suite (bench/results/v2-hold.md) it stopped
+	// allocators racing past the line before memory.max, but the gate
+	// alone still lost a workflow in 2 of 5 runs with it (each after its
+	// hold released on the timeout with nothing progressing, as v1's
+	// does), against 2 of 4 without it. v1's hold stays on.
 	HoldV2 bool
 }
 
 // errV2HoldOff is SetOOMHold's answer on cgroup v2 without HoldV2; the
 // live policy logs it and runs without the hold.
-var errV2HoldOff = errors.New("the cgroup v2 OOM hold (memory.high) is off unless asked for (CgroupDomain.HoldV2): measured, it throttles but does not hold")
+var errV2HoldOff = errors.New("the cgroup v2 OOM hold (memory.high and freezing) is off unless asked for (CgroupDomain.HoldV2): measured, the gate lost workflows with it as without it")
 
 var (
 	_ controller.Domain    = CgroupDomain{}
 	_ controller.OOMHolder = CgroupDomain{}
+	_ controller.HoldLine  = CgroupDomain{}
 )
 
-// SetOOMHold holds allocations at the budget instead of OOM-killing (on);
-// on cgroup v2 only with HoldV2.
+// SetOOMHold holds allocations at the budget instead of OOM-killing (on):
+// cgroup.Domain.SetOOMHold; on cgroup v2 only with HoldV2 (where the
+// policy also freezes the allocators, HoldFreezes).
 func (d CgroupDomain) SetOOMHold(on bool) error {
 	if d.Domain.MemoryVersion() == cgroup.V2 && !d.HoldV2 {
 		return errV2HoldOff
@@ -47,6 +51,14 @@ func (d CgroupDomain) SetOOMHold(on bool) error {
 
 // UnderOOM reports whether tasks wait for memory under the hold.
 func (d CgroupDomain) UnderOOM() (bool, error) { return d.Domain.UnderOOM() }
+
+// HoldFreezes reports whether the hold needs the policy's freezing: on
+// cgroup v2, whose memory.high only throttles allocators.
+func (d CgroupDomain) HoldFreezes() bool { return d.Domain.MemoryVersion() == cgroup.V2 }
+
+// AboveHoldLine reports whether the domain's usage is above the v2 hold's
+// line (cgroup.Domain.AboveHoldLine).
+func (d CgroupDomain) AboveHoldLine() (bool, error) { return d.Domain.AboveHoldLine() }
 
 // Usage is the domain's memory usage in bytes.
 func (d CgroupDomain) Usage() (int64, error) {

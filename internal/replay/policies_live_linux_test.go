@@ -15,14 +15,13 @@ import (
 // tenon on one workload (policyWorkload: four agents whose 96 MiB actions
 // do not fit a 256 MiB domain together), without retries: eager is
 // OOM-killed; tenon finishes every workflow without a kill; the gate
-// alone's kills are logged.
-// The gate and tenon run again with the OOM hold off (hold=off) and, on
-// cgroup v2, with the v2 hold armed (off there by default,
+// alone's kills are logged. The gate and tenon run again with the OOM hold
+// off (hold=off) and, on cgroup v2, with the v2 hold armed (memory.high
+// and the policy's freezing of allocators; off there by default,
 // CgroupDomain.HoldV2), for its effect: those runs keep the replay's
 // invariants and log their kills; what the hold buys is measured, not
-// asserted. It is small enough for
-// internal/vmtest's emulated guest, where it runs on cgroup v2
-// (TestLiveReplayV2); here on the host's cgroup.
+// asserted. It is small enough for internal/vmtest's emulated guest, where
+// it runs on cgroup v2 (TestLiveReplayV2); here on the host's cgroup.
 func TestLivePolicies(t *testing.T) {
 	layout := liveLayout(t)
 	const budget = 256 * units.MiB
@@ -38,7 +37,7 @@ func TestLivePolicies(t *testing.T) {
 		// period late, and here four growers start at once in a budget no
 		// larger than its safety margin; it lost a workflow in some runs on
 		// v1 (its hold released after DMax with nothing progressing) and on
-		// v2 (with or without memory.high). TestLiveGateRamp asserts it.
+		// v2 (with or without the v2 hold). TestLiveGateRamp asserts it.
 		{name: "gate", policy: "gate"},
 		{name: "tenon", policy: "tenon", wantClean: true},
 		{name: "gate without the hold", policy: "gate", params: map[string]string{"hold": "off"}},
@@ -48,7 +47,7 @@ func TestLivePolicies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if m, _ := layout.Controller(cgroup.Memory); tc.holdV2 && m.Version != cgroup.V2 {
-				t.Skip("the v2 OOM hold (memory.high) needs the cgroup v2 memory controller")
+				t.Skip("the v2 OOM hold (memory.high, cgroup.freeze) needs the cgroup v2 memory controller")
 			}
 			wfs := recorded(policyWorkload())
 			res := liveRunWith(t, layout, budget, tc.policy, tc.params, tc.holdV2, wfs, -1)

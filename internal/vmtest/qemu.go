@@ -144,6 +144,7 @@ func boot(ctx context.Context, qemu, busybox, accel string, cfg Config) (*Result
 	}...)
 	args = append(args, disk...)
 	cmd := exec.CommandContext(ctx, qemu, args...)
+	killWithParent(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -24,23 +24,16 @@ var vmTests = []struct {
 	// forward are host environment variables passed on to the binary
 	// when set (opt-in soaks and measurements).
 	forward []string
-	// knownV2 are tests that fail under v2 in the guest, not yet fixed
-	// (issue 24); they are skipped (-test.skip) so the rest runs, and
-	// listed here with what was seen.
-	knownV2 map[string]string
 }{
 	{name: "cgroup", pkg: "../cgroup", mustPass: []string{
 		"TestLiveDomainLifecycle", "TestLiveOOMKill", "TestLiveAdoptStaleDomain",
-		"TestLiveOOMHoldV2",
+		"TestLiveOOMHoldV2", "TestLiveOOMHoldV2Freeze",
 	}},
 	{name: "process", pkg: "../sandbox/process", mustPass: []string{
 		"TestContract", "TestDestroyRemovesEverything", "TestCloseDestroysAllAndParents",
 		"TestOOMUnderDomainBudget", "TestHostileDeadlineFromOutside",
 		"TestHostileHostSecrets", "TestHostileSeccomp", "TestNewReapsStale",
-		"TestOOMGroupTakesSandbox",
-	}, knownV2: map[string]string{
-		"TestScopedDropsPageCache": "the scoped exec never returns: cgroup.Drop blocks for minutes in its write to the scope's memory.reclaim",
-		"TestHostileForkBomb":      "pids.events stays \"max 0\": the bomb never hits pids.max 1024 within the action (TCG too slow to fork that fast, or v2 counts the event elsewhere)",
+		"TestOOMGroupTakesSandbox", "TestScopedDropsPageCache", "TestHostileForkBomb",
 	}},
 	// The gate's sched_ext scheduler: the guest kernel has
 	// CONFIG_SCHED_CLASS_EXT and BTF, the host's does not.
@@ -107,14 +100,6 @@ func TestLiveCgroupV2(t *testing.T) {
 			if v := os.Getenv(k); v != "" {
 				env = append(env, k+"="+v)
 			}
-		}
-		var skip []string
-		for name, why := range vt.knownV2 {
-			t.Logf("%s: skipping %s, known to fail under v2: %s", vt.name, name, why)
-			skip = append(skip, "^"+name+"$")
-		}
-		if len(skip) > 0 {
-			args = append(args, "-test.skip="+strings.Join(skip, "|"))
 		}
 		tests = append(tests, Test{Name: vt.name, Binary: out, Args: args, Env: env})
 	}

@@ -147,8 +147,9 @@ func (bx *box) teardown(ctx context.Context) error {
 		// teardown parks its layer's files) charged to the domain, as
 		// active file the budget cannot use, until the kernel reclaims
 		// under the limit (cgroup.Drop; measured on Linux 6.18). Not on v2
-		// yet: a memory.reclaim of a tool scope hung for minutes in the
-		// cgroup v2 VM suite (internal/vmtest), cause not found.
+		// yet: there a sandbox's drop is not measured (a tool scope's
+		// memory.reclaim hung in Go's poller on EAGAIN until cgroup's
+		// writes went around it, fs.go).
 		var err error
 		if m, ok := bx.layout.Controller(cgroup.Memory); ok && m.Version == cgroup.V1 {
 			_, err = cgroup.Drop(bx.layout, bx.group)
