@@ -62,7 +62,10 @@ func TestLivePolicies(t *testing.T) {
 }
 
 // policyWorkload is four agents arriving together, each with one 96 MiB
-// action held for 2 s: together they need 384 MiB, one at a time 96.
+// action held for 6 s: together they need 384 MiB, one at a time 96. The
+// hold is long enough for the four to meet at their peaks also in the
+// emulated guest, where a sandbox start takes seconds (with 2 s, Eager
+// lost no workflow in 2 of 4 guest runs).
 func policyWorkload() []trajectory.Workflow {
 	var wfs []trajectory.Workflow
 	for i := range 4 {
@@ -70,7 +73,7 @@ func policyWorkload() []trajectory.Workflow {
 			Version: trajectory.Version, ID: fmt.Sprintf("pol-%d", i),
 			Actions: []trajectory.Action{{
 				Wait: 0.2, Class: "test", Command: "pytest -x",
-				Mem: &trajectory.MemProfile{PeakMiB: 96, RampS: 0.5, HoldS: 2},
+				Mem: &trajectory.MemProfile{PeakMiB: 96, RampS: 0.5, HoldS: 6},
 			}},
 		})
 	}

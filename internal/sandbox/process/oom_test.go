@@ -17,7 +17,8 @@ import (
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
-// TestOOMUnderDomainBudget runs two 180 MiB actions in two sandboxes of a
+// TestOOMUnderDomainBudget runs two 180 MiB actions (held 5 s, so they meet
+// at their peaks also in internal/vmtest's emulated guest) in two sandboxes of a
 // 256 MiB domain: at the same time, at least one is OOM-killed and reported
 // so; one after the other, neither is.
 func TestOOMUnderDomainBudget(t *testing.T) {
@@ -31,7 +32,7 @@ func TestOOMUnderDomainBudget(t *testing.T) {
 		}
 	}
 	alloc := sandbox.ExecRequest{
-		Argv:    append([]string{exeMount}, memtool.Args(trajectory.MemProfile{PeakMiB: 180, RampS: 0.2, HoldS: 1})...),
+		Argv:    append([]string{exeMount}, memtool.Args(trajectory.MemProfile{PeakMiB: 180, RampS: 0.2, HoldS: 5})...),
 		Timeout: 30 * time.Second,
 	}
 	run := func(id string) sandbox.ExecResult {
@@ -105,7 +106,7 @@ func TestOOMGroupTakesSandbox(t *testing.T) {
 		}
 	}
 	alloc := sandbox.ExecRequest{
-		Argv:    append([]string{exeMount}, memtool.Args(trajectory.MemProfile{PeakMiB: 180, RampS: 0.2, HoldS: 1})...),
+		Argv:    append([]string{exeMount}, memtool.Args(trajectory.MemProfile{PeakMiB: 180, RampS: 0.2, HoldS: 5})...),
 		Timeout: 30 * time.Second,
 	}
 	results := make([]sandbox.ExecResult, len(ids))
