@@ -26,15 +26,7 @@ func TestOOMUnderDomainBudget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	ids := []string{"oom-a", "oom-b"}
-	for _, id := range ids {
-		if _, err := b.Create(ctx, sandbox.Spec{ID: id, Workspace: filepath.Join(t.TempDir(), id)}); err != nil {
-			t.Fatalf("Create(%s): %v", id, err)
-		}
-	}
-	alloc := sandbox.ExecRequest{
-		Argv:    append([]string{exeMount}, memtool.Args(trajectory.MemProfile{PeakMiB: 180, RampS: 0.2, HoldS: 5})...),
-		Timeout: 30 * time.Second,
-	}
+	alloc := twoAllocators(ctx, t, b, ids)
 	run := func(id string) sandbox.ExecResult {
 		r, err := b.Exec(ctx, id, alloc)
 		if err != nil {
@@ -100,15 +92,7 @@ func TestOOMGroupTakesSandbox(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	ids := []string{"grp-a", "grp-b"}
-	for _, id := range ids {
-		if _, err := b.Create(ctx, sandbox.Spec{ID: id, Workspace: filepath.Join(t.TempDir(), id)}); err != nil {
-			t.Fatalf("Create(%s): %v", id, err)
-		}
-	}
-	alloc := sandbox.ExecRequest{
-		Argv:    append([]string{exeMount}, memtool.Args(trajectory.MemProfile{PeakMiB: 180, RampS: 0.2, HoldS: 5})...),
-		Timeout: 30 * time.Second,
-	}
+	alloc := twoAllocators(ctx, t, b, ids)
 	results := make([]sandbox.ExecResult, len(ids))
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
@@ -137,5 +121,20 @@ func TestOOMGroupTakesSandbox(t *testing.T) {
 		if r, err := b.Exec(ctx, other, echo); err != nil || r.ExitCode != 0 {
 			t.Errorf("Exec in the other sandbox %s = %+v, %v; want it alive", other, r, err)
 		}
+	}
+}
+
+// twoAllocators creates the sandboxes ids and returns the action both
+// tests run in them: 180 MiB, held 5 s, so two at once overrun 256 MiB.
+func twoAllocators(ctx context.Context, t *testing.T, b sandbox.Backend, ids []string) sandbox.ExecRequest {
+	t.Helper()
+	for _, id := range ids {
+		if _, err := b.Create(ctx, sandbox.Spec{ID: id, Workspace: filepath.Join(t.TempDir(), id)}); err != nil {
+			t.Fatalf("Create(%s): %v", id, err)
+		}
+	}
+	return sandbox.ExecRequest{
+		Argv:    append([]string{exeMount}, memtool.Args(trajectory.MemProfile{PeakMiB: 180, RampS: 0.2, HoldS: 5})...),
+		Timeout: 30 * time.Second,
 	}
 }
