@@ -74,9 +74,10 @@ const MinHold = 2 * time.Second
 // max 6 min); a bound of ten timeouts (30 s) released the hold in the middle
 // of such runs, and the kernel then killed the largest sandbox, usually the
 // long-running action itself: in the simulator on the two shared real trace
-// sets (six budgets from 768 MiB to 4 GiB, six arrival orders, 71 runs),
-// 38 OOM kills with the 30 s bound, 16 with 60 s, 2 with 120 s, 1 with 300 s
-// or more, and the total makespan fell by 2.5 % (bench/results/traces-sim.md).
+// sets (six budgets from 768 MiB to 4 GiB, six arrival orders, 72 runs),
+// 39 OOM kills with the 30 s bound, 16 with 60 s, 2 with 120 s, 1 with 300 s,
+// and the summed makespan fell by 4 %, the summed P50 rose by 5 %
+// (bench/results/traces-sim.md at 107b3f9).
 // The bound is a livelock guard, not a tuning: a sandbox that spins forever
 // counts as progress, and the waiter's action timeout may be longer still.
 // The hold-max= parameter overrides it.
