@@ -15,7 +15,8 @@ type Metrics struct {
 	TeardownFailures      int `json:"teardown_failures"`  // aborted teardowns (sandbox kept resident)
 	Rematerializations    int `json:"rematerializations"` // completed rematerializations
 	RematFailures         int `json:"remat_failures"`     // failed rematerialization tries (each retry counts)
-	RematDeferred         int `json:"remat_deferred"`     // rematerializations that waited for red pressure to fall
+	RematDeferred         int `json:"remat_deferred"`     // rematerializations and page-ins that waited for red pressure to fall
+	CreatesDeferred       int `json:"creates_deferred"`   // first sandboxes whose creation waited for red pressure to fall
 	// BytesCaptured is what teardowns wrote to the blob store (content not
 	// stored before, plus manifests); BytesState is the payload size of the
 	// state they captured (unchanged or shared files included).
@@ -55,6 +56,7 @@ const (
 	EventRemat           EventKind = "rematerialize"
 	EventRematFailed     EventKind = "rematerialize_failed"
 	EventRematDeferred   EventKind = "rematerialize_deferred"
+	EventCreateDeferred  EventKind = "create_deferred"
 	EventRecovered       EventKind = "recovered"
 	EventLeftover        EventKind = "leftover_destroyed"
 	EventAgentLost       EventKind = "agent_lost"

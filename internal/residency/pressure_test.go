@@ -195,6 +195,9 @@ func TestCreateDeferredInRed(t *testing.T) {
 		default:
 			t.Fatal("Ensure still blocked after pressure fell to yellow")
 		}
+		if mt := e.m.Metrics(); mt.CreatesDeferred != 1 || mt.RematDeferred != 0 {
+			t.Errorf("creates deferred %d, restores deferred %d: want the wait counted once, as a create", mt.CreatesDeferred, mt.RematDeferred)
+		}
 	})
 }
 
