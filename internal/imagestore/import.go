@@ -53,6 +53,9 @@ func (s *Store) Import(ctx context.Context, src string, opts ImportOptions) ([]I
 	if err != nil {
 		return nil, fmt.Errorf("imagestore: %w", err)
 	}
+	if err := s.ensure(); err != nil {
+		return nil, err
+	}
 	var imgs []named
 	if fi.IsDir() {
 		imgs, err = layoutImages(src)
@@ -253,6 +256,9 @@ func (s *Store) untarLayout(ctx context.Context, p string) (string, error) {
 // add unpacks img's missing layers and writes its record, giving it names
 // (taken from any other image that had them).
 func (s *Store) add(ctx context.Context, n named, source string, opts ImportOptions) (Image, error) {
+	if err := s.ensure(); err != nil {
+		return Image{}, err
+	}
 	id, err := n.img.ConfigName()
 	if err != nil {
 		return Image{}, fmt.Errorf("imagestore: reading image config: %w", err)

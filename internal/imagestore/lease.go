@@ -58,10 +58,10 @@ func (s *Store) Hold(key, ref string) (Image, error) {
 
 // Release ends key's hold; releasing an unknown key does nothing.
 func (s *Store) Release(key string) error {
-	h, err := s.ownHolder()
-	if err != nil {
-		return err
+	if s.holder == nil {
+		return nil // this Store holds nothing
 	}
+	h := s.holder
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.images[key]; !ok {
@@ -118,6 +118,9 @@ func (s *Store) ownHolder() (*holder, error) {
 	if s.holder != nil || s.holdErr != nil {
 		return s.holder, s.holdErr
 	}
+	if err := s.ensure(); err != nil {
+		return nil, err
+	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
@@ -151,6 +154,9 @@ func (s *Store) writeHolder(h *holder) error {
 // dead ones (whose lock nobody holds).
 func (s *Store) liveHolds() ([]holdFile, error) {
 	ents, err := os.ReadDir(s.holdersDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("imagestore: %w", err)
 	}

@@ -77,19 +77,26 @@ type Store struct {
 	holdErr error
 }
 
-// Open opens (creating it if missing) the store at root.
+// Open opens the store at root. A missing store reads as empty; its
+// directories are made by the first change (an import, a hold, a GC), so
+// a process that opens the store only in case a sandbox names an image
+// (every live run does) leaves nothing behind when none does.
 func Open(root string) (*Store, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("imagestore: %w", err)
 	}
-	s := &Store{root: abs}
-	for _, d := range []string{abs, s.layersDir(), s.imagesDir(), s.holdersDir(), s.tmpDir()} {
+	return &Store{root: abs}, nil
+}
+
+// ensure makes the store's directories (before any change).
+func (s *Store) ensure() error {
+	for _, d := range []string{s.root, s.layersDir(), s.imagesDir(), s.holdersDir(), s.tmpDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("imagestore: creating %s: %w", d, err)
+			return fmt.Errorf("imagestore: creating %s: %w", d, err)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // Root is the store's directory.
@@ -117,6 +124,9 @@ func (s *Store) LowerDirs(im Image) []string {
 
 // lock takes the store's exclusive lock; the returned function releases it.
 func (s *Store) lock() (func(), error) {
+	if err := s.ensure(); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(filepath.Join(s.root, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("imagestore: %w", err)
@@ -131,6 +141,9 @@ func (s *Store) lock() (func(), error) {
 // List returns every image, sorted by name (unnamed ones last, by id).
 func (s *Store) List() ([]Image, error) {
 	ents, err := os.ReadDir(s.imagesDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // not made yet: no image
+	}
 	if err != nil {
 		return nil, fmt.Errorf("imagestore: %w", err)
 	}

@@ -502,3 +502,36 @@ func TestWriteDockerArchive(t *testing.T) {
 	}
 	checkUnpacked(t, s2, ims[0])
 }
+
+// TestOpenMakesNothing: opening a store that is not there creates nothing
+// (every live run opens one in case a sandbox names an image), reads as
+// empty, and the first change makes it.
+func TestOpenMakesNothing(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "images")
+	s, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if all, err := s.List(); err != nil || len(all) != 0 {
+		t.Fatalf("List of a missing store = %v, %v; want none, no error", all, err)
+	}
+	if _, err := s.Get("python:3.12"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get of a missing store: %v, want ErrNotFound", err)
+	}
+	if err := s.Release("nobody"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(root); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("reading a missing store left %s behind (%v)", root, err)
+	}
+	if _, err := s.GC(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "images")); err != nil {
+		t.Fatalf("a GC did not make the store: %v", err)
+	}
+}
