@@ -25,10 +25,11 @@ import (
 const admitPeriod = 50 * time.Millisecond
 
 // ResidencyFactory builds the residency manager of a policy whose Spec has
-// Residency: pressure is the machine's pressure, sink receives its events.
-// It returns the manager and what to close at Stop, or an error, in which
-// case sandboxes stay resident.
-type ResidencyFactory func(h controller.SandboxHost, pressure func() residency.Pressure, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error)
+// Residency: pressure is the machine's pressure, free the domain's free
+// share of its budget at the last sample (residency.Config.Free), sink
+// receives its events. It returns the manager and what to close at Stop,
+// or an error, in which case sandboxes stay resident.
+type ResidencyFactory func(h controller.SandboxHost, pressure func() residency.Pressure, free func() float64, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error)
 
 // Options are what the adapter needs besides the machine.
 type Options struct {
@@ -212,7 +213,7 @@ func (p *Policy) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
 		p.log.Warn("residency off: sandboxes stay resident", "policy", cfg.Name, "why", "no state directory for recovery records")
 		return controller.NewResident(h)
 	}
-	mgr, closer, err := p.opts.Residency(h, p.pressure, p.residencyEvent)
+	mgr, closer, err := p.opts.Residency(h, p.pressure, p.freeShare, p.residencyEvent)
 	if err != nil {
 		p.log.Warn("residency off: sandboxes stay resident", "err", err)
 		return controller.NewResident(h)
@@ -236,6 +237,13 @@ func (p *Policy) pressure() residency.Pressure {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.m.Pressure()
+}
+
+// freeShare is the machine's FreeShare, for the residency manager.
+func (p *Policy) freeShare() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.m.FreeShare()
 }
 
 // AgentReady submits the attempt and blocks until the machine starts it.

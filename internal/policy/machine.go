@@ -115,6 +115,7 @@ type Machine struct {
 	pressure  gate.Pressure
 	thresh    gate.Thresholds
 	available int64 // at the last sample
+	sampled   bool  // a sample set available
 	hold      *OOMHold
 	freeze    *holdFreezer // the freezing hold (SetHoldFreeze), nil otherwise
 	lastCPU   map[string]cpuSeen
@@ -289,6 +290,16 @@ func (m *Machine) HoldStats() HoldStats {
 		st.Froze = m.freeze.froze
 	}
 	return st
+}
+
+// FreeShare is the domain's available memory at the last sample as a
+// share of the budget (residency's plentiful rule, DecideReclaim); -1
+// before the first sample or without a budget.
+func (m *Machine) FreeShare() float64 {
+	if m.cfg.Budget <= 0 || !m.sampled {
+		return -1
+	}
+	return float64(m.available) / float64(m.cfg.Budget)
 }
 
 // Pressure is the gate's pressure at its last step or, without a gate, the

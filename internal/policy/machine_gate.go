@@ -49,7 +49,7 @@ func (m *Machine) Stats() MachineStats { return m.stats }
 // remaining growth when admission is on (DemandCap).
 func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	m.now = now
-	m.available = obs.Available
+	m.available, m.sampled = obs.Available, true
 	c, _ := m.begin(Call{Kind: "sample", T: now, Sample: obs}, nil)
 	defer func() {
 		if c != nil {

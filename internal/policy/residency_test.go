@@ -8,6 +8,10 @@ import (
 	"github.com/tenon-dev/tenon/internal/gate"
 )
 
+// notPlentiful is a free share below PlentifulShare: green decides by
+// amortization.
+const notPlentiful = 0.3
+
 func TestDecideTickByTick(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	mk := func(id string, ws int64, restartable bool, wait time.Duration) IdleSandbox {
@@ -34,23 +38,33 @@ func TestDecideTickByTick(t *testing.T) {
 		p    gate.Pressure
 		cfg  ResidencyConfig
 		want []string
+		free float64 // 0: notPlentiful
 	}{
-		{"green t=0: waits ≥ 3s amortize", 0, gate.Green, ResidencyConfig{}, []string{"big", "small"}},
-		{"green t=1s: big has 3s left", time.Second, gate.Green, ResidencyConfig{}, []string{"big", "small"}},
-		{"green t=1.5s: big has 2.5s left", 1500 * time.Millisecond, gate.Green, ResidencyConfig{}, []string{"small"}},
-		{"green t=7.5s: small has 2.5s left", 7500 * time.Millisecond, gate.Green, ResidencyConfig{}, nil},
-		{"green t=20s: every wait is over", 20 * time.Second, gate.Green, ResidencyConfig{}, nil},
-		{"green amortize 3x", 0, gate.Green, ResidencyConfig{GreenAmortize: 3}, []string{"small"}},
-		{"green min working set", 0, gate.Green, ResidencyConfig{GreenMinWorkingSet: 200 << 20}, []string{"big"}},
-		{"yellow t=0: all restartable by working set", 0, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}},
-		{"yellow t=20s: waits do not matter", 20 * time.Second, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}},
-		{"red", 0, gate.Red, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}},
-		{"red always resident", 0, gate.Red, ResidencyConfig{AlwaysResident: true}, nil},
-		{"green always resident", 0, gate.Green, ResidencyConfig{AlwaysResident: true}, nil},
+		{"green t=0: waits ≥ 3s amortize", 0, gate.Green, ResidencyConfig{}, []string{"big", "small"}, 0},
+		{"green t=1s: big has 3s left", time.Second, gate.Green, ResidencyConfig{}, []string{"big", "small"}, 0},
+		{"green t=1.5s: big has 2.5s left", 1500 * time.Millisecond, gate.Green, ResidencyConfig{}, []string{"small"}, 0},
+		{"green t=7.5s: small has 2.5s left", 7500 * time.Millisecond, gate.Green, ResidencyConfig{}, nil, 0},
+		{"green t=20s: every wait is over", 20 * time.Second, gate.Green, ResidencyConfig{}, nil, 0},
+		{"green amortize 3x", 0, gate.Green, ResidencyConfig{GreenAmortize: 3}, []string{"small"}, 0},
+		{"green min working set", 0, gate.Green, ResidencyConfig{GreenMinWorkingSet: 200 << 20}, []string{"big"}, 0},
+		{"yellow t=0: all restartable by working set", 0, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}, 0},
+		{"yellow t=20s: waits do not matter", 20 * time.Second, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}, 0},
+		{"red", 0, gate.Red, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}, 0},
+		{"red always resident", 0, gate.Red, ResidencyConfig{AlwaysResident: true}, nil, 0},
+		{"green always resident", 0, gate.Green, ResidencyConfig{AlwaysResident: true}, nil, 0},
+		{"green, half the budget free: all stay", 0, gate.Green, ResidencyConfig{}, nil, 0.5},
+		{"green, free unknown: waits amortize", 0, gate.Green, ResidencyConfig{}, []string{"big", "small"}, -1},
+		{"green, 90 % free, plentiful at 95 %", 0, gate.Green, ResidencyConfig{Plentiful: 0.95}, []string{"big", "small"}, 0.9},
+		{"green, all free, plentiful rule off", 0, gate.Green, ResidencyConfig{Plentiful: -1}, []string{"big", "small"}, 1},
+		{"yellow reclaims whatever is free", 0, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}, 0.9},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ids(DecideReclaim(t0.Add(tc.at), tc.p, idle, tc.cfg))
+			free := tc.free
+			if free == 0 {
+				free = notPlentiful
+			}
+			got := ids(DecideReclaim(t0.Add(tc.at), tc.p, free, idle, tc.cfg))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Decide = %v, want %v", got, tc.want)
 			}
@@ -130,7 +144,7 @@ func TestDecidePageOut(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := picks(DecideReclaim(t0.Add(time.Second), tc.p, idle, tc.cfg))
+			got := picks(DecideReclaim(t0.Add(time.Second), tc.p, notPlentiful, idle, tc.cfg))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("DecideReclaim = %v, want %v", got, tc.want)
 			}

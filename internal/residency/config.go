@@ -23,6 +23,10 @@ type Config struct {
 	RematBackoff, RematBackoffMax time.Duration
 	// Pressure returns the current pressure state; default always Green.
 	Pressure func() Pressure
+	// Free returns the domain's free memory as a share of its budget at
+	// the last observation, for the policy's plentiful rule
+	// (policy.DecideReclaim); default always -1 (unknown: never plentiful).
+	Free func() float64
 	// PressurePoll is how often a rematerialization deferred by red
 	// pressure re-reads it; default 100 ms.
 	PressurePoll time.Duration
@@ -72,6 +76,9 @@ func (c *Config) defaults() {
 	}
 	if c.Pressure == nil {
 		c.Pressure = func() Pressure { return Green }
+	}
+	if c.Free == nil {
+		c.Free = func() float64 { return -1 }
 	}
 	if c.PressurePoll <= 0 {
 		c.PressurePoll = 100 * time.Millisecond

@@ -97,6 +97,35 @@ func TestGreenRetainsUnlessWaitAmortizes(t *testing.T) {
 	}
 }
 
+// TestGreenKeepsAllWhilePlentiful: in green with at least half the budget
+// free (Config.Free) no idle sandbox is reclaimed, however long its wait;
+// once less is free the wait amortizes its reclaim again.
+func TestGreenKeepsAllWhilePlentiful(t *testing.T) {
+	var free atomic.Value
+	free.Store(0.8)
+	e := newEnv(t, func(c *Config) {
+		c.Free = func() float64 { return free.Load().(float64) }
+		c.TeardownCostPrior = time.Second
+		c.RematCostPrior = time.Second
+	})
+	ctx := context.Background()
+	if _, err := e.m.Ensure(ctx, info("a")); err != nil {
+		t.Fatal(err)
+	}
+	b := clean
+	b.PredictedWait = time.Hour
+	e.m.Boundary(ctx, "a", b)
+	if ds := e.m.Tick(); len(ds) != 0 {
+		t.Fatalf("80 %% free: reclaimed %v, want none", ds)
+	}
+	free.Store(0.2)
+	ds := e.m.Tick()
+	e.m.Wait()
+	if len(ds) != 1 || ds[0].ID != "a" || e.host.live() != 0 {
+		t.Fatalf("20 %% free: reclaimed %v (%d live), want a torn down", ds, e.host.live())
+	}
+}
+
 func TestAlwaysResidentAblation(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Policy.AlwaysResident = true; c.ManualReclaim = false })
 	idleAgents(t, e, map[string]int64{"a": 1 << 30, "b": 2 << 30}) // Boundary runs the policy

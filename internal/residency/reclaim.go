@@ -48,7 +48,7 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		}
 		a.mu.Unlock()
 	}
-	ds := policy.DecideReclaim(now, m.cfg.Pressure(), idle, m.cfg.Policy)
+	ds := policy.DecideReclaim(now, m.cfg.Pressure(), m.cfg.Free(), idle, m.cfg.Policy)
 	if len(ds) == 0 {
 		return nil
 	}

@@ -12,15 +12,17 @@ import (
 // core's residency rules (internal/policy residency.go); tests may
 // substitute their own.
 type Residency interface {
-	// Decide returns the idle sandboxes to reclaim now and how.
-	Decide(now time.Time, p gate.Pressure, idle []policy.IdleSandbox) []policy.ReclaimDecision
+	// Decide returns the idle sandboxes to reclaim now and how; free is
+	// the domain's free memory as a share of its budget.
+	Decide(now time.Time, p gate.Pressure, free float64, idle []policy.IdleSandbox) []policy.ReclaimDecision
 	// MayRematerialize reports whether a demand-driven rematerialization
 	// or page-in may start at this pressure.
 	MayRematerialize(p gate.Pressure) bool
 }
 
 // PressureResidency is policy.DecideReclaim and policy.MayRematerialize:
-// under green retain idle sandboxes unless the predicted wait amortizes
+// under green retain idle sandboxes while half the budget is free
+// (policy.PlentifulShare), else unless the predicted wait amortizes
 // the cost of bringing them back Amortize times over (0: residency's
 // default); under yellow or red reclaim every one that can be (teardown of
 // restart-safe ones, page-out of the others when PageOut); no
@@ -34,8 +36,8 @@ type PressureResidency struct {
 var _ Residency = PressureResidency{}
 
 // Decide implements Residency with policy.DecideReclaim.
-func (r PressureResidency) Decide(now time.Time, p gate.Pressure, idle []policy.IdleSandbox) []policy.ReclaimDecision {
-	return policy.DecideReclaim(now, p, idle, policy.ResidencyConfig{GreenAmortize: r.Amortize, PageOut: r.PageOut, Stall: r.Stall})
+func (r PressureResidency) Decide(now time.Time, p gate.Pressure, free float64, idle []policy.IdleSandbox) []policy.ReclaimDecision {
+	return policy.DecideReclaim(now, p, free, idle, policy.ResidencyConfig{GreenAmortize: r.Amortize, PageOut: r.PageOut, Stall: r.Stall})
 }
 
 // MayRematerialize implements Residency (demand-driven rematerialization).

@@ -103,7 +103,7 @@ func (s *sim) reclaimIdle() {
 		}
 	}
 	if len(idle) > 0 {
-		s.reclaim(s.cfg.Residency.Decide(s.clock(), s.pressureNow(), idle))
+		s.reclaim(s.cfg.Residency.Decide(s.clock(), s.pressureNow(), s.freeShare(), idle))
 	}
 }
 
@@ -121,4 +121,13 @@ func (s *sim) traceGate(d gate.Decision, live int, avail int64) {
 	}
 	s.debugf("gate %v avail=%dMiB live=%d frozen=%d running=%d admitted=%d waiting=%d active=%d queued=%d permitted=%d",
 		d.Pressure, avail>>20, live, frozen, s.running, s.m.Running(), s.m.Waiting(), s.m.Active(), s.m.Queued(), len(d.Permitted))
+}
+
+// freeShare is the domain's free memory as a share of its budget, what
+// the live host reads as available at its last sample.
+func (s *sim) freeShare() float64 {
+	if s.cfg.Budget <= 0 {
+		return -1
+	}
+	return float64(max(s.cfg.Budget-s.h.used, 0)) / float64(s.cfg.Budget)
 }

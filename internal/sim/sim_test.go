@@ -352,16 +352,21 @@ func TestPressureResidency(t *testing.T) {
 		{"yellow reclaims", PressureResidency{}, gate.Yellow, mk(true, 0), "teardown"},
 		{"red pinned stays without the tier", PressureResidency{}, gate.Red, mk(false, 0), ""},
 		{"red pinned pages out with the tier", PressureResidency{PageOut: true}, gate.Red, mk(false, 0), "page-out"},
+		{"green long wait stays while memory is plentiful", PressureResidency{}, gate.Green, mk(true, 5*time.Second), "plentiful"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ds := tc.r.Decide(now, tc.p, tc.idle)
+			free, want := 0.3, tc.want
+			if want == "plentiful" {
+				free, want = 0.6, ""
+			}
+			ds := tc.r.Decide(now, tc.p, free, tc.idle)
 			got := ""
 			if len(ds) > 0 {
 				got = ds[0].Kind.String()
 			}
-			if got != tc.want {
-				t.Fatalf("Decide = %v, want %q", ds, tc.want)
+			if got != want {
+				t.Fatalf("Decide = %v, want %q", ds, want)
 			}
 		})
 	}
