@@ -34,7 +34,10 @@
 //     mem_used_total / orig_data_size, else DefaultCompressionRatio): the
 //     copy lives in host memory too. With swap off the tier is skipped
 //     (logged at New) and only restart-safe sandboxes are reclaimed;
-//   - the pressure policy (Decide, MayRematerialize; Table 1: a first
+//   - the pressure policy (policy.DecideReclaim, MayRematerialize; Table 1:
+//     in green every idle sandbox stays while half the budget is free,
+//     Config.Free, else one is reclaimed when its predicted wait amortizes
+//     bringing it back; in yellow and red every one that can be; a first
 //     sandbox is created under the same rule as a rematerialization, never
 //     in red), the lifecycle concurrency limit (Config.LifecycleLimit slots,
 //     slots.go: a freed slot goes to a waiting teardown or page-out before
