@@ -87,6 +87,9 @@ func memoryV1(d string) (MemoryStats, error) {
 		return s, err
 	}
 	s.OOMKills = oc["oom_kill"]
+	if s.LimitHits, err = readOptionalInt(filepath.Join(d, "memory.failcnt")); err != nil {
+		return s, err
+	}
 	return s, nil
 }
 
@@ -118,6 +121,10 @@ func (g *group) memoryV2(d string) (MemoryStats, error) {
 		return s, err
 	}
 	s.OOMKills = ev["oom_kill"]
+	s.LimitHits = ev["max"] // hierarchical: the local count is preferred
+	if local, err := readFlatKeyed(filepath.Join(d, "memory.events.local")); err == nil {
+		s.LimitHits = local["max"]
+	}
 	return s, nil
 }
 
