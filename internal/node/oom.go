@@ -1,0 +1,55 @@
+package node
+
+// Cause is why an adopted container's task was OOM-killed.
+type Cause string
+
+// The causes ClassifyOOM tells apart.
+const (
+	// CauseContainerLimit: the container reached its own memory limit
+	// (the pod spec's limits.memory); tenon's budget had room.
+	CauseContainerLimit Cause = "container-limit"
+	// CauseNodeBudget: the node's agent budget (the workload domain) was
+	// full; with the OOM hold armed the kill came after the hold waited
+	// with nothing progressing and released it.
+	CauseNodeBudget Cause = "node-budget"
+	// CauseHost: neither limit was reached: the host itself ran out of
+	// memory (its global OOM killer), outside tenon's budget.
+	CauseHost Cause = "host"
+)
+
+// Counters are the OOM-related counters of a cgroup at one reading.
+type Counters struct {
+	Kills     int64 // tasks OOM-killed in the group (cgroup.MemoryStats.OOMKills)
+	LimitHits int64 // times the group's own limit was reached (cgroup.MemoryStats.LimitHits)
+}
+
+// ClassifyOOM tells why a container's kill count rose between two
+// readings: ctr is the rise of the container's counters, domain that of
+// the domain's limit hits over the same interval. A container whose own
+// limit was reached was killed there (a kill at the domain's limit does
+// not count as a hit of the container's own limit); else a domain whose
+// limit was reached was full; else the kill came from outside both.
+func ClassifyOOM(ctr Counters, domainHits int64) Cause {
+	switch {
+	case ctr.LimitHits > 0:
+		return CauseContainerLimit
+	case domainHits > 0:
+		return CauseNodeBudget
+	}
+	return CauseHost
+}
+
+// Reason is a cause in words, for logs and pod events; released says the
+// OOM hold had just been released to the OOM killer.
+func (c Cause) Reason(released bool) string {
+	switch c {
+	case CauseContainerLimit:
+		return "OOM-killed at its own memory limit (limits.memory): raise the limit or lower its use"
+	case CauseNodeBudget:
+		if released {
+			return "OOM-killed at the node's agent budget after the OOM hold waited with nothing progressing and released it"
+		}
+		return "OOM-killed at the node's agent budget"
+	}
+	return "OOM-killed by the host's OOM killer, outside tenon's budget: the node is out of memory"
+}
