@@ -89,6 +89,12 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 			log.Warn("releasing the workload domain", "err", err)
 		}
 	}()
+	// As for tenon's own sandboxes (openBackend): a budget overrun must
+	// fail, not page out (v1: memory.swappiness 0, which the containers'
+	// groups inherit; v2: the domain's memory.swap.max 0).
+	if err := dom.DisableSwap(); err != nil {
+		return err
+	}
 	be := adopted.New(layout)
 	defer be.Close()
 	p, err := live.Build(cfg.Policy, policy.Options{Budget: cfg.Budget}, live.Options{Logger: log})

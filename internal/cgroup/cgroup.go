@@ -31,7 +31,8 @@ type MemoryStats struct {
 	Limit      int64 // current hard limit; -1 when unlimited
 	OOMKills   int64 // number of tasks OOM-killed in the group so far
 	// LimitHits counts the times the group's own limit was reached (v1
-	// memory.failcnt; v2 memory.events.local "max"): it tells an OOM kill
+	// memory.failcnt plus memory.memsw.failcnt; v2 memory.events.local
+	// "max"): it tells an OOM kill
 	// at the group's own limit from one at an ancestor's.
 	LimitHits int64
 	Stat      map[string]int64 // memory.stat, every key

@@ -87,8 +87,14 @@ func memoryV1(d string) (MemoryStats, error) {
 		return s, err
 	}
 	s.OOMKills = oc["oom_kill"]
-	if s.LimitHits, err = readOptionalInt(filepath.Join(d, "memory.failcnt")); err != nil {
-		return s, err
+	// With swap accounting a charge fails at memsw's limit first (runc
+	// sets it to the memory limit): either counter is a hit.
+	for _, f := range []string{"memory.failcnt", "memory.memsw.failcnt"} {
+		n, err := readOptionalInt(filepath.Join(d, f))
+		if err != nil {
+			return s, err
+		}
+		s.LimitHits += n
 	}
 	return s, nil
 }

@@ -33,9 +33,9 @@ func TestMemoryV1(t *testing.T) {
 			files: map[string]string{
 				"memory.usage_in_bytes": "10485760\n", "memory.stat": v1Stat, "memory.max_usage_in_bytes": "20971520\n",
 				"memory.memsw.usage_in_bytes": "11534336\n", "memory.limit_in_bytes": "33554432\n",
-				"memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", "memory.failcnt": "7\n",
+				"memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", "memory.failcnt": "7\n", "memory.memsw.failcnt": "2\n",
 			},
-			want: MemoryStats{Usage: 10 << 20, WorkingSet: 10<<20 - 3<<20, Peak: 20 << 20, Swap: 1 << 20, Limit: 32 << 20, OOMKills: 3, LimitHits: 7},
+			want: MemoryStats{Usage: 10 << 20, WorkingSet: 10<<20 - 3<<20, Peak: 20 << 20, Swap: 1 << 20, Limit: 32 << 20, OOMKills: 3, LimitHits: 9},
 		},
 		{
 			name: "unlimited without memsw, inactive above usage floors at 0",

@@ -60,6 +60,7 @@ type Node struct {
 	adopted  map[string]*adoptedCtr // sandbox id -> container
 	released time.Time              // when the OOM hold was last released to the OOM killer
 	domHits  int64                  // the domain's limit hits at the last OOM check
+	domHitAt time.Time              // when they last rose
 }
 
 // adoptedCtr is one adopted container.
@@ -67,7 +68,11 @@ type adoptedCtr struct {
 	pod   PodRef
 	name  string
 	agent *controller.Agent
-	last  Counters // its counters at the last OOM check
+	last  Counters  // its counters at the last OOM check
+	hitAt time.Time // when its own limit was last reached
+	full  bool      // its peak is at its own limit
+	// paused is whether the gate's last word on it was a pause.
+	paused bool
 }
 
 // New builds a node over cfg.
@@ -152,6 +157,7 @@ func (n *Node) Stop(ctx context.Context, containerID, why string) error {
 	if c == nil {
 		return nil
 	}
+	n.readDomain()
 	n.checkOne(containerID, c) // a kill that stopped it is still classified
 	n.cfg.Live.Remove(containerID)
 	err := n.cfg.Backend.Remove(ctx, containerID)
@@ -168,8 +174,14 @@ func (n *Node) Emit(e controller.Event) {
 	case controller.EventPause, controller.EventResume:
 		n.mu.Lock()
 		c := n.adopted[e.Sandbox]
+		// The gate allows every new sandbox once: only a thaw of a frozen
+		// one is news.
+		news := c != nil && (e.Kind == controller.EventPause) != c.paused
+		if news {
+			c.paused = e.Kind == controller.EventPause
+		}
 		n.mu.Unlock()
-		if c == nil {
+		if !news {
 			return
 		}
 		kind, reason := KindPaused, "frozen by the gate: "+e.Reason+"; the node's agent memory is short and it grows"
@@ -215,8 +227,10 @@ func (n *Node) WatchOOM(ctx context.Context) {
 	}
 }
 
-// checkOOM reads every adopted container's counters once.
+// checkOOM reads the domain's limit hits and every adopted container's
+// counters once.
 func (n *Node) checkOOM() {
+	n.readDomain()
 	n.mu.Lock()
 	ids := make(map[string]*adoptedCtr, len(n.adopted))
 	for id, c := range n.adopted {
@@ -226,11 +240,33 @@ func (n *Node) checkOOM() {
 	for id, c := range ids {
 		n.checkOne(id, c)
 	}
-	if hits, err := n.cfg.DomainHits(); err == nil {
-		n.mu.Lock()
-		n.domHits = hits
-		n.mu.Unlock()
+}
+
+// readDomain notes when the domain's limit was last reached.
+func (n *Node) readDomain() {
+	hits, err := n.cfg.DomainHits()
+	if err != nil {
+		return
 	}
+	now := n.cfg.Clock.Now()
+	n.mu.Lock()
+	if hits > n.domHits {
+		n.domHitAt = now
+	}
+	n.domHits = hits
+	n.mu.Unlock()
+}
+
+// limitSlack is how close to its own limit a container's peak must come
+// for the limit to count as reached.
+const limitSlack = 1 << 20
+
+// atLimit reports whether a group's peak reached its own limit. On v1 with
+// swap accounting a charge fails at memsw's limit first, whose failure
+// count the kernel does not keep (only memory.failcnt is tracked): the
+// peak at the limit is then the only trace of the hit.
+func atLimit(m cgroup.MemoryStats) bool {
+	return m.Limit > 0 && m.Peak >= m.Limit-limitSlack
 }
 
 // checkOne reports the kills in container id since its last check.
@@ -244,19 +280,18 @@ func (n *Node) checkOne(id string, c *adoptedCtr) {
 	}
 	now := n.cfg.Clock.Now()
 	cur := Counters{Kills: m.OOMKills, LimitHits: m.LimitHits}
-	domHits, _ := n.cfg.DomainHits()
 	n.mu.Lock()
 	prev := c.last
 	c.last = cur
-	domRise := domHits - n.domHits
+	full := atLimit(m)
+	if cur.LimitHits > prev.LimitHits || full && !c.full {
+		c.hitAt = now
+	}
+	c.full = full
+	cause := ClassifyOOM(now, c.hitAt, n.domHitAt)
 	released := !n.released.IsZero() && now.Sub(n.released) <= releaseWindow
 	n.mu.Unlock()
-	kills := cur.Kills - prev.Kills
-	if kills <= 0 {
-		return
-	}
-	cause := ClassifyOOM(Counters{Kills: kills, LimitHits: cur.LimitHits - prev.LimitHits}, max(domRise, 0))
-	for range kills {
+	for range cur.Kills - prev.Kills {
 		n.rep.record(Report{Time: now, Pod: c.pod, Container: c.name, Sandbox: id, Kind: KindOOMKill,
 			Cause: cause, Reason: cause.Reason(released && cause == CauseNodeBudget)})
 	}

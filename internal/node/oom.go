@@ -1,5 +1,7 @@
 package node
 
+import "time"
+
 // Cause is why an adopted container's task was OOM-killed.
 type Cause string
 
@@ -23,17 +25,23 @@ type Counters struct {
 	LimitHits int64 // times the group's own limit was reached (cgroup.MemoryStats.LimitHits)
 }
 
-// ClassifyOOM tells why a container's kill count rose between two
-// readings: ctr is the rise of the container's counters, domain that of
-// the domain's limit hits over the same interval. A container whose own
-// limit was reached was killed there (a kill at the domain's limit does
-// not count as a hit of the container's own limit); else a domain whose
-// limit was reached was full; else the kill came from outside both.
-func ClassifyOOM(ctr Counters, domainHits int64) Cause {
+// HitWindow is how far back a limit hit may lie to explain an OOM kill:
+// the kernel counts the hit when an allocation first fails, and the kill
+// comes after reclaim gave up or, at the budget, after the OOM hold
+// waited (up to policy.HoldMaxWait).
+const HitWindow = time.Minute
+
+// ClassifyOOM tells why a container's task was OOM-killed at now from when
+// its own limit (ctrHit) and the domain's (domHit) were last reached (zero:
+// never): the limit reached last within HitWindow was the one the kill
+// freed memory for (a kill at the domain's limit is not a hit of the
+// container's own); with neither, the kill came from outside both.
+func ClassifyOOM(now, ctrHit, domHit time.Time) Cause {
+	recent := func(t time.Time) bool { return !t.IsZero() && now.Sub(t) <= HitWindow }
 	switch {
-	case ctr.LimitHits > 0:
+	case recent(ctrHit) && (!recent(domHit) || !ctrHit.Before(domHit)):
 		return CauseContainerLimit
-	case domainHits > 0:
+	case recent(domHit):
 		return CauseNodeBudget
 	}
 	return CauseHost

@@ -1,6 +1,9 @@
 package node
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestIsAgent(t *testing.T) {
 	tests := []struct {
@@ -47,20 +50,23 @@ func TestCgroupsPath(t *testing.T) {
 }
 
 func TestClassifyOOM(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
 	tests := []struct {
-		name       string
-		ctr        Counters
-		domainHits int64
-		want       Cause
+		name           string
+		ctrHit, domHit time.Time
+		want           Cause
 	}{
-		{name: "own limit", ctr: Counters{Kills: 1, LimitHits: 3}, want: CauseContainerLimit},
-		{name: "own limit while the domain is full too", ctr: Counters{Kills: 1, LimitHits: 1}, domainHits: 5, want: CauseContainerLimit},
-		{name: "domain full", ctr: Counters{Kills: 1}, domainHits: 40, want: CauseNodeBudget},
-		{name: "neither", ctr: Counters{Kills: 1}, want: CauseHost},
+		{name: "own limit", ctrHit: ago(time.Second), want: CauseContainerLimit},
+		{name: "own limit after the domain's", ctrHit: ago(time.Second), domHit: ago(5 * time.Second), want: CauseContainerLimit},
+		{name: "domain after the own limit", ctrHit: ago(20 * time.Second), domHit: ago(3 * time.Second), want: CauseNodeBudget},
+		{name: "domain full (held, then released)", domHit: ago(4 * time.Second), want: CauseNodeBudget},
+		{name: "own limit long ago, domain never", ctrHit: ago(2 * HitWindow), want: CauseHost},
+		{name: "neither", want: CauseHost},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ClassifyOOM(tc.ctr, tc.domainHits); got != tc.want {
+			if got := ClassifyOOM(now, tc.ctrHit, tc.domHit); got != tc.want {
 				t.Errorf("ClassifyOOM = %s, want %s", got, tc.want)
 			}
 		})

@@ -28,9 +28,9 @@ type Daemon struct {
 	// the test's pods, e.g. PodConfig(..., d.CgroupParent+"/pod1", ...);
 	// removed on every hierarchy at cleanup.
 	CgroupParent string
-	Bin       Binaries
-	Runtime   cri.RuntimeServiceClient
-	Images    cri.ImageServiceClient
+	Bin          Binaries
+	Runtime      cri.RuntimeServiceClient
+	Images       cri.ImageServiceClient
 
 	cmd  *exec.Cmd
 	conn *grpc.ClientConn
@@ -210,7 +210,7 @@ func (d *Daemon) stop(t *testing.T) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	unmountUnder(t, d.Dir)
-	removeCgroups(t, d.CgroupParent)
+	RemoveCgroups(t, d.CgroupParent)
 	if err := os.RemoveAll(d.Dir); err != nil {
 		t.Errorf("removing containerd's directory: %v", err)
 	}
@@ -259,10 +259,11 @@ func unmountUnder(t *testing.T, dir string) {
 	}
 }
 
-// removeCgroups removes the cgroup parent and everything below it on
+// RemoveCgroups removes the cgroup parent and everything below it on
 // every hierarchy, deepest first (the runtime removed the containers'
-// own; what is left is empty).
-func removeCgroups(t *testing.T, parent string) {
+// own; what is left is empty). runc makes a container's path on every
+// hierarchy, also those tenon does not use (blkio, devices, ...).
+func RemoveCgroups(t *testing.T, parent string) {
 	roots, _ := filepath.Glob("/sys/fs/cgroup/*" + parent)
 	for _, root := range roots {
 		var dirs []string

@@ -15,7 +15,7 @@ func TestDaemon(t *testing.T) {
 	d.Import(t, BusyboxArchive(t, "tenon.test/pause:1", PauseCmd))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := PodConfig("smoke", "uid-smoke", d.CgroupParent+"/pod-smoke", nil)
+	cfg := d.PodConfig("smoke", "uid-smoke", d.CgroupParent+"/pod-smoke", nil)
 	pod := d.RunPod(ctx, t, cfg)
 	id := d.RunContainer(ctx, t, pod, cfg, Container{Name: "hello", Image: "tenon.test/pause:1", Command: []string{"/bin/sh", "-c", "echo hello"}})
 	for {

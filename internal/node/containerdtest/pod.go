@@ -2,19 +2,21 @@ package containerdtest
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	cri "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // PodConfig is a host-network pod (no CNI needed; such pods need an
-// empty hostname) named name in namespace "default" with uid uid, its
+// empty hostname), its logs kept under d.Dir, named name in namespace "default" with uid uid, its
 // cgroups under cgroupParent (cgroupfs driver, e.g. "/kubepods/pod<uid>").
-func PodConfig(name, uid, cgroupParent string, annotations map[string]string) *cri.PodSandboxConfig {
+func (d *Daemon) PodConfig(name, uid, cgroupParent string, annotations map[string]string) *cri.PodSandboxConfig {
 	return &cri.PodSandboxConfig{
 		Metadata:     &cri.PodSandboxMetadata{Name: name, Namespace: "default", Uid: uid},
 		Annotations:  annotations,
-		LogDirectory: "",
+		LogDirectory: filepath.Join(d.Dir, "logs", name),
 		Linux: &cri.LinuxPodSandboxConfig{
 			CgroupParent: cgroupParent,
 			SecurityContext: &cri.LinuxSandboxSecurityContext{
@@ -52,6 +54,7 @@ func (d *Daemon) RunContainer(ctx context.Context, t *testing.T, pod string, pod
 		Metadata: &cri.ContainerMetadata{Name: c.Name},
 		Image:    &cri.ImageSpec{Image: c.Image},
 		Command:  c.Command,
+		LogPath:  c.Name + ".log",
 		Linux:    &cri.LinuxContainerConfig{Resources: &cri.LinuxContainerResources{MemoryLimitInBytes: c.MemoryLimit}},
 	}
 	for k, v := range c.Env {
@@ -68,4 +71,10 @@ func (d *Daemon) RunContainer(ctx context.Context, t *testing.T, pod string, pod
 		t.Fatalf("StartContainer %s: %v\n%s", c.Name, err, d.Log())
 	}
 	return r.ContainerId
+}
+
+// ContainerLog is what container name of pod wrote so far (CRI log format).
+func (d *Daemon) ContainerLog(pod, name string) string {
+	b, _ := os.ReadFile(filepath.Join(d.Dir, "logs", pod, name+".log"))
+	return string(b)
 }

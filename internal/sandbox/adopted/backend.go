@@ -44,13 +44,21 @@ func New(layout *cgroup.Layout) *Backend {
 func (b *Backend) Name() string { return "adopted" }
 
 // Add adopts the container whose cgroup is at path (relative to the
-// hierarchy roots) as sandbox id. Adding an id again replaces it.
+// hierarchy roots) as sandbox id, releasing the OOM hold its group
+// inherited from the domain (cgroup.ReleaseInheritedHold). Adding an id
+// again replaces it.
 func (b *Backend) Add(id, path string, labels map[string]string) (sandbox.Info, error) {
 	if err := sandbox.ValidateID(id); err != nil {
 		return sandbox.Info{}, err
 	}
 	g, err := cgroup.Open(b.layout, path)
 	if err != nil {
+		return sandbox.Info{}, fmt.Errorf("adopting %s: %w", id, err)
+	}
+	// Made under the domain while its OOM hold was armed, the group holds
+	// too (v1): at a limit of its own it would wait forever instead of
+	// being OOM-killed.
+	if _, err := cgroup.ReleaseInheritedHold(g); err != nil {
 		return sandbox.Info{}, fmt.Errorf("adopting %s: %w", id, err)
 	}
 	info := sandbox.Info{ID: id, CgroupPath: path, Labels: maps.Clone(labels)}
