@@ -64,7 +64,7 @@ func (p Package) cached(dir string) (map[string]string, bool) {
 	for member, want := range p.Files {
 		path := filepath.Join(dir, filepath.Base(member))
 		paths[filepath.Base(member)] = path
-		if got, err := sumFile(path); err != nil || got != want {
+		if got, err := SumFile(path); err != nil || got != want {
 			ok = false
 		}
 	}
@@ -73,16 +73,25 @@ func (p Package) cached(dir string) (map[string]string, bool) {
 
 // download fetches the .deb into dir from the first URL that serves it.
 func (p Package) download(ctx context.Context, dir string) (string, error) {
+	return Download(ctx, p.Name+" "+p.Version, p.URLs, dir, p.SHA256)
+}
+
+// Download fetches a file pinned by its SHA-256 into a new file in dir
+// from the first of urls that serves it, and returns its path. A file that
+// differs from the pin is a *ChecksumError at once (the other URLs are
+// not tried: the pin or the mirror is wrong); when no URL serves it, an
+// *UnavailableError naming what.
+func Download(ctx context.Context, what string, urls []string, dir, sha string) (string, error) {
 	var errs []error
-	for _, u := range p.URLs {
+	for _, u := range urls {
 		path, err := get(ctx, u, dir)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		got, err := sumFile(path)
-		if err == nil && got != p.SHA256 {
-			err = &ChecksumError{What: u, Got: got, Want: p.SHA256}
+		got, err := SumFile(path)
+		if err == nil && got != sha {
+			err = &ChecksumError{What: u, Got: got, Want: sha}
 		}
 		if err != nil {
 			os.Remove(path)
@@ -90,7 +99,7 @@ func (p Package) download(ctx context.Context, dir string) (string, error) {
 		}
 		return path, nil
 	}
-	return "", &UnavailableError{What: p.Name + " " + p.Version, Err: errors.Join(errs...)}
+	return "", &UnavailableError{What: what, Err: errors.Join(errs...)}
 }
 
 // get writes the body of url to a new file in dir.
@@ -137,7 +146,7 @@ func (p Package) unpack(ctx context.Context, deb, dir string) error {
 	sort.Strings(members)
 	for _, m := range members {
 		src := filepath.Join(tmp, m)
-		got, err := sumFile(src)
+		got, err := SumFile(src)
 		if err != nil {
 			return fmt.Errorf("debfetch: %s has no %s: %w", p.Name, m, err)
 		}
@@ -154,7 +163,8 @@ func (p Package) unpack(ctx context.Context, deb, dir string) error {
 	return nil
 }
 
-func sumFile(path string) (string, error) {
+// SumFile is the hex SHA-256 of a file's content.
+func SumFile(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
