@@ -122,11 +122,8 @@ func openOwned(ctx context.Context, layout *Layout, name string, budget int64, p
 // would sleep at the budget instead of OOM-killing), thaws it, kills its
 // tasks and deletes its children.
 func adopt(ctx context.Context, g *group, log *slog.Logger) error {
-	held, err := disarmOOMHold(g)
+	held, err := settle(ctx, g)
 	if err != nil {
-		return err
-	}
-	if err := g.thawTree(ctx); err != nil {
 		return err
 	}
 	pids, err := g.Pids()
@@ -152,15 +149,22 @@ func adopt(ctx context.Context, g *group, log *slog.Logger) error {
 	return nil
 }
 
+// settle disarms the OOM hold an earlier owner left on g and thaws its
+// tree; it reports whether there was a hold.
+func settle(ctx context.Context, g *group) (bool, error) {
+	held, err := disarmOOMHold(g)
+	if err != nil {
+		return false, err
+	}
+	return held, g.thawTree(ctx)
+}
+
 // keep takes over a shared group left by an earlier owner as it is: its
 // OOM hold disarmed (nobody watched it) and its tree thawed (nobody will
 // thaw what the earlier owner froze).
 func keep(ctx context.Context, g *group, log *slog.Logger) error {
-	held, err := disarmOOMHold(g)
+	held, err := settle(ctx, g)
 	if err != nil {
-		return err
-	}
-	if err := g.thawTree(ctx); err != nil {
 		return err
 	}
 	log.Info("took over the shared workload domain with its groups", "group", g.path, "oom_hold_disarmed", held)

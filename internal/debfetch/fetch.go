@@ -15,6 +15,19 @@ import (
 	"strings"
 )
 
+// CacheDir is $env when set, else sub under tenon's directory in the
+// user's cache directory ($XDG_CACHE_HOME/tenon, else ~/.cache/tenon).
+func CacheDir(env, sub string) (string, error) {
+	if d := os.Getenv(env); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("debfetch: no cache directory (set %s): %w", env, err)
+	}
+	return filepath.Join(d, "tenon", sub), nil
+}
+
 // Package is a Debian package pinned by checksum and the binaries wanted
 // from it.
 type Package struct {

@@ -43,16 +43,7 @@ var DebianCloud = Kernel{
 
 // DefaultCacheDir is $TENON_VM_CACHE, or tenon/vm under the user's cache
 // directory ($XDG_CACHE_HOME, else ~/.cache).
-func DefaultCacheDir() (string, error) {
-	if d := os.Getenv("TENON_VM_CACHE"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("vmtest: no cache directory (set TENON_VM_CACHE): %w", err)
-	}
-	return filepath.Join(d, "tenon", "vm"), nil
-}
+func DefaultCacheDir() (string, error) { return debfetch.CacheDir("TENON_VM_CACHE", "vm") }
 
 // Image returns the path of the kernel image in cacheDir, fetching the
 // package and extracting the image first when the cache lacks it. A

@@ -2,9 +2,6 @@ package containerdtest
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/tenon-dev/tenon/internal/debfetch"
 )
@@ -35,24 +32,11 @@ type Binaries struct {
 	Containerd, Shim, Ctr, Runc string
 }
 
-// CacheRoot is $TENON_CACHE, or tenon under the user's cache directory
-// (~/.cache/tenon).
-func CacheRoot() (string, error) {
-	if d := os.Getenv("TENON_CACHE"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("containerdtest: no cache directory (set TENON_CACHE): %w", err)
-	}
-	return filepath.Join(d, "tenon"), nil
-}
-
-// Fetch installs containerd and runc into the cache (a no-op when they
-// are there) and returns their paths. A host that cannot fetch them gets
+// Fetch installs containerd and runc into the cache, $TENON_CACHE or
+// ~/.cache/tenon (a no-op when they are there), and returns their paths. A host that cannot fetch them gets
 // a *debfetch.UnavailableError.
 func Fetch(ctx context.Context) (Binaries, error) {
-	root, err := CacheRoot()
+	root, err := debfetch.CacheDir("TENON_CACHE", "")
 	if err != nil {
 		return Binaries{}, err
 	}
