@@ -130,9 +130,9 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 		fmt.Fprintf(cfg.Status, "tenon node: policy %s, domain %s, budget %s, NRI %s, agent pods annotated %s=true\n",
 			p.Name(), dom.Group().Path(), units.FormatSize(cfg.Budget), cfg.NRISocket, node.AnnotationAgent)
 	}
-	return n.RunNRI(ctx, cfg.NRISocket, 2*time.Second, func() {
-		connected.Store(true)
-		if cfg.Connected != nil {
+	return n.RunNRI(ctx, cfg.NRISocket, 2*time.Second, func(up bool) {
+		connected.Store(up)
+		if up && cfg.Connected != nil {
 			cfg.Connected(n)
 		}
 	})

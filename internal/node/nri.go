@@ -89,11 +89,11 @@ func (p plugin) RemoveContainer(ctx context.Context, _ *api.PodSandbox, c *api.C
 
 // RunNRI connects to the runtime's NRI socket as plugin "tenon" and serves
 // its requests until ctx is done, reconnecting (every retry) when the
-// runtime restarts or is not up yet. ready, when set, is called at every
-// connection.
-func (n *Node) RunNRI(ctx context.Context, socket string, retry time.Duration, ready func()) error {
+// runtime restarts or is not up yet. connected, when set, is called with
+// true at every connection and with false when it ends.
+func (n *Node) RunNRI(ctx context.Context, socket string, retry time.Duration, connected func(bool)) error {
 	for {
-		err := n.runNRIOnce(ctx, socket, ready)
+		err := n.runNRIOnce(ctx, socket, connected)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -106,7 +106,7 @@ func (n *Node) RunNRI(ctx context.Context, socket string, retry time.Duration, r
 	}
 }
 
-func (n *Node) runNRIOnce(ctx context.Context, socket string, ready func()) error {
+func (n *Node) runNRIOnce(ctx context.Context, socket string, connected func(bool)) error {
 	closed := make(chan struct{})
 	s, err := stub.New(plugin{n}, stub.WithPluginName("tenon"), stub.WithPluginIdx("50"),
 		stub.WithSocketPath(socket), stub.WithOnClose(func() { close(closed) }))
@@ -116,8 +116,9 @@ func (n *Node) runNRIOnce(ctx context.Context, socket string, ready func()) erro
 	if err := s.Start(ctx); err != nil {
 		return fmt.Errorf("connecting to NRI at %s (is NRI enabled in the runtime's config?): %w", socket, err)
 	}
-	if ready != nil {
-		ready()
+	if connected != nil {
+		connected(true)
+		defer connected(false)
 	}
 	select {
 	case <-ctx.Done():
