@@ -34,7 +34,14 @@ type Daemon struct {
 
 	cmd  *exec.Cmd
 	conn *grpc.ClientConn
+	// madeShimDir says Start created shimDir (the shims' socket
+	// directory, fixed in containerd 1.7), so cleanup removes it if empty.
+	madeShimDir bool
 }
+
+// shimDir is where containerd 1.7's shims put their sockets, whatever the
+// daemon's state directory.
+const shimDir = "/run/containerd"
 
 // requireEnv set to "require" turns Start's skips into failures (CI).
 const requireEnv = "TENON_CONTAINERD"
@@ -72,6 +79,8 @@ func Start(t *testing.T, pauseImage string) *Daemon {
 	}
 	d := &Daemon{Dir: dir, Socket: filepath.Join(dir, "c.sock"), NRISocket: filepath.Join(dir, "nri.sock"), Bin: bin,
 		CgroupParent: "/" + filepath.Base(dir)}
+	_, err = os.Stat(shimDir)
+	d.madeShimDir = os.IsNotExist(err)
 	t.Cleanup(func() { d.stop(t) })
 	cfg := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(cfg, []byte(d.config(pauseImage)), 0o600); err != nil {
@@ -121,6 +130,7 @@ state = %q
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         BinaryName = %q
+        Root = %q
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %q
@@ -133,7 +143,7 @@ state = %q
   plugin_config_path = %q
   plugin_registration_timeout = "5s"
   plugin_request_timeout = "2s"
-`, p("root"), p("state"), d.Socket, d.Socket+".ttrpc", p("debug.sock"), p("opt"), pause, d.Bin.Runc,
+`, p("root"), p("state"), d.Socket, d.Socket+".ttrpc", p("debug.sock"), p("opt"), pause, d.Bin.Runc, p("runc"),
 		p("cni/bin"), p("cni/conf"), d.NRISocket, p("nri/plugins"), p("nri/conf.d"))
 }
 
@@ -211,6 +221,10 @@ func (d *Daemon) stop(t *testing.T) {
 	}
 	unmountUnder(t, d.Dir)
 	RemoveCgroups(t, d.CgroupParent)
+	if d.madeShimDir {
+		_ = os.Remove(filepath.Join(shimDir, "s")) // only when empty: another daemon may use it
+		_ = os.Remove(shimDir)
+	}
 	if err := os.RemoveAll(d.Dir); err != nil {
 		t.Errorf("removing containerd's directory: %v", err)
 	}
