@@ -7,7 +7,7 @@
 // client over its socket.
 //
 // Start skips the test, with the reason, when the host is not root or the
-// binaries cannot be fetched; with TENON_CONTAINERD=require (CI) it fails
+// binaries cannot be fetched; with TENON_CONTAINERD=require it fails
 // instead. Cleanup stops and removes every pod the test ran, stops
 // containerd and its shims (by pid) and unmounts what they left.
 package containerdtest
