@@ -9,8 +9,8 @@ import (
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/controller/controllertest"
 	"github.com/tenon-dev/tenon/internal/sandbox"
-	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
 // fakeAdopter holds adopted paths and memory readings set by the test.
@@ -53,22 +53,13 @@ func (f *fakeAdopter) set(id string, m cgroup.MemoryStats) {
 
 // fakePolicy records SandboxUp and SandboxDown.
 type fakePolicy struct {
+	controllertest.Nop
 	up, down []string
 }
 
-func (p *fakePolicy) Name() string                                { return "fake" }
-func (p *fakePolicy) Start(context.Context, controller.Env) error { return nil }
-func (p *fakePolicy) Stop(context.Context) error                  { return nil }
-func (p *fakePolicy) AgentReady(context.Context, *controller.Agent) error {
-	return nil
-}
-func (p *fakePolicy) AgentDone(*controller.Agent, error) {}
-func (p *fakePolicy) ActionReady(context.Context, *controller.Agent, *trajectory.Action) (controller.Grant, error) {
-	return controller.Grant{}, nil
-}
-func (p *fakePolicy) ActionDone(*controller.Agent, controller.Grant, controller.Outcome) {}
-func (p *fakePolicy) SandboxUp(_ *controller.Agent, info sandbox.Info)                   { p.up = append(p.up, info.ID) }
-func (p *fakePolicy) SandboxDown(_ *controller.Agent, id string)                         { p.down = append(p.down, id) }
+func (p *fakePolicy) Name() string                                     { return "fake" }
+func (p *fakePolicy) SandboxUp(_ *controller.Agent, info sandbox.Info) { p.up = append(p.up, info.ID) }
+func (p *fakePolicy) SandboxDown(_ *controller.Agent, id string)       { p.down = append(p.down, id) }
 
 type collect struct {
 	mu   sync.Mutex
