@@ -31,7 +31,7 @@ func fakeTree(t *testing.T, path string) (*cgroup.Layout, string) {
 	mem := filepath.Join(root, "memory", path)
 	for f, v := range map[string]string{
 		"memory.usage_in_bytes": "1048576\n", "memory.stat": "total_inactive_file 0\n", "memory.max_usage_in_bytes": "2097152\n",
-		"memory.limit_in_bytes": "33554432\n", "memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+		"memory.limit_in_bytes": "33554432\n", "memory.oom_control": "oom_kill_disable 1\nunder_oom 0\noom_kill 2\n", // the domain's hold, inherited
 		"memory.failcnt": "4\n",
 	} {
 		if err := os.WriteFile(filepath.Join(mem, f), []byte(v), 0o644); err != nil {
@@ -64,6 +64,15 @@ func TestBackend(t *testing.T) {
 	}
 	if info.CgroupPath != path || info.Labels["pod"] != "default/a" {
 		t.Errorf("info = %+v", info)
+	}
+	// The hold its group inherited is released: at a limit of its own it
+	// must be OOM-killed, not held.
+	oc := filepath.Join(l.Controllers[cgroup.Memory].Root, path, "memory.oom_control")
+	if got := read(t, oc); got != "0" {
+		t.Errorf("memory.oom_control after Add = %q, want the inherited hold released (0)", got)
+	}
+	if err := os.WriteFile(oc, []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	st, err := b.Stats(ctx, "ctr1")
 	if err != nil {
