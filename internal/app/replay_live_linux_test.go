@@ -94,8 +94,9 @@ func liveImageState(t *testing.T) (string, imagestore.Image) {
 }
 
 // TestMain lets the test binary be the process backend's sandbox init, as
-// the tenon binary is.
+// the tenon binary is, and the memory tool in tenon node's containers.
 func TestMain(m *testing.M) {
 	process.MaybeInit()
+	maybeMemTool()
 	os.Exit(m.Run())
 }

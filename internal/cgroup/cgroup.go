@@ -24,13 +24,18 @@ const (
 
 // MemoryStats is one reading of a group's memory accounting.
 type MemoryStats struct {
-	Usage      int64            // memory.usage_in_bytes (v1) or memory.current (v2)
-	WorkingSet int64            // Usage - inactive_file, floored at 0 (as kubelet computes it)
-	Peak       int64            // max_usage_in_bytes (v1) or memory.peak (v2); 0 if unknown
-	Swap       int64            // swap in use by the group; 0 when there is no swap accounting
-	Limit      int64            // current hard limit; -1 when unlimited
-	OOMKills   int64            // number of tasks OOM-killed in the group so far
-	Stat       map[string]int64 // memory.stat, every key
+	Usage      int64 // memory.usage_in_bytes (v1) or memory.current (v2)
+	WorkingSet int64 // Usage - inactive_file, floored at 0 (as kubelet computes it)
+	Peak       int64 // max_usage_in_bytes (v1) or memory.peak (v2); 0 if unknown
+	Swap       int64 // swap in use by the group; 0 when there is no swap accounting
+	Limit      int64 // current hard limit; -1 when unlimited
+	OOMKills   int64 // number of tasks OOM-killed in the group so far
+	// LimitHits counts the times the group's own limit was reached (v1
+	// memory.failcnt plus memory.memsw.failcnt; v2 memory.events.local
+	// "max"): it tells an OOM kill
+	// at the group's own limit from one at an ancestor's.
+	LimitHits int64
+	Stat      map[string]int64 // memory.stat, every key
 }
 
 // Pressure is PSI for memory: the group's own on v2, the host's otherwise.

@@ -36,6 +36,20 @@ type Domain struct {
 // deleted first. A budget above the machine's MemTotal
 // (<layout.ProcRoot>/meminfo) fails with ErrBudgetTooLarge.
 func OpenDomain(ctx context.Context, layout *Layout, name string, budget int64, log *slog.Logger) (*Domain, error) {
+	return openDomain(ctx, layout, name, budget, false, log)
+}
+
+// OpenSharedDomain is OpenDomain for a domain whose groups belong to
+// someone else (`tenon node`: the container runtime creates and removes
+// the adopted containers' groups and owns their tasks): a group of that
+// name left by an earlier owner is kept with its tasks and children, only
+// its OOM hold disarmed and its tree thawed. Close it with Release, which
+// leaves the group in place.
+func OpenSharedDomain(ctx context.Context, layout *Layout, name string, budget int64, log *slog.Logger) (*Domain, error) {
+	return openDomain(ctx, layout, name, budget, true, log)
+}
+
+func openDomain(ctx context.Context, layout *Layout, name string, budget int64, shared bool, log *slog.Logger) (*Domain, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -64,7 +78,7 @@ func OpenDomain(ctx context.Context, layout *Layout, name string, budget int64, 
 	if err != nil {
 		return nil, err
 	}
-	d, err := openOwned(ctx, layout, name, budget, lock.Previous, log)
+	d, err := openOwned(ctx, layout, name, budget, lock.Previous, shared, log)
 	if err != nil {
 		_ = lock.Release()
 		return nil, err
@@ -75,12 +89,16 @@ func OpenDomain(ctx context.Context, layout *Layout, name string, budget int64, 
 
 // openOwned is OpenDomain once this process owns the domain; prev is the
 // record of a previous owner that died holding it.
-func openOwned(ctx context.Context, layout *Layout, name string, budget int64, prev Owner, log *slog.Logger) (*Domain, error) {
+func openOwned(ctx context.Context, layout *Layout, name string, budget int64, prev Owner, shared bool, log *slog.Logger) (*Domain, error) {
 	if old, err := Open(layout, name); err == nil {
 		if prev.PID > 0 {
 			log.Info("the workload domain's previous owner is gone", "domain", name, "pid", prev.PID, "command", prev.Command, "since", prev.Since)
 		}
-		if err := adopt(ctx, old.(*group), log); err != nil {
+		adoptFn := adopt
+		if shared {
+			adoptFn = keep
+		}
+		if err := adoptFn(ctx, old.(*group), log); err != nil {
 			return nil, fmt.Errorf("adopting stale domain %s: %w", name, err)
 		}
 	}
@@ -104,11 +122,8 @@ func openOwned(ctx context.Context, layout *Layout, name string, budget int64, p
 // would sleep at the budget instead of OOM-killing), thaws it, kills its
 // tasks and deletes its children.
 func adopt(ctx context.Context, g *group, log *slog.Logger) error {
-	held, err := disarmOOMHold(g)
+	held, err := settle(ctx, g)
 	if err != nil {
-		return err
-	}
-	if err := g.thawTree(ctx); err != nil {
 		return err
 	}
 	pids, err := g.Pids()
@@ -131,6 +146,28 @@ func adopt(ctx context.Context, g *group, log *slog.Logger) error {
 	}
 	log.Warn("adopted stale workload domain from an earlier run",
 		"group", g.path, "killed_tasks", len(pids), "deleted_groups", len(children), "oom_hold_disarmed", held)
+	return nil
+}
+
+// settle disarms the OOM hold an earlier owner left on g and thaws its
+// tree; it reports whether there was a hold.
+func settle(ctx context.Context, g *group) (bool, error) {
+	held, err := disarmOOMHold(g)
+	if err != nil {
+		return false, err
+	}
+	return held, g.thawTree(ctx)
+}
+
+// keep takes over a shared group left by an earlier owner as it is: its
+// OOM hold disarmed (nobody watched it) and its tree thawed (nobody will
+// thaw what the earlier owner froze).
+func keep(ctx context.Context, g *group, log *slog.Logger) error {
+	held, err := settle(ctx, g)
+	if err != nil {
+		return err
+	}
+	log.Info("took over the shared workload domain with its groups", "group", g.path, "oom_hold_disarmed", held)
 	return nil
 }
 
@@ -204,6 +241,14 @@ func (d *Domain) Close(ctx context.Context) error {
 	errs = append(errs, d.lock.Release())
 	d.lock = nil
 	return errors.Join(errs...)
+}
+
+// Release gives up ownership of a shared domain (OpenSharedDomain),
+// leaving its group, children and tasks in place.
+func (d *Domain) Release() error {
+	err := d.lock.Release()
+	d.lock = nil
+	return err
 }
 
 // DisableSwap keeps the domain's memory out of swap, as seed 000 §5.1 runs

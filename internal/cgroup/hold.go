@@ -88,3 +88,21 @@ func disarmOOMHold(g *group) (bool, error) {
 func (d *Domain) MemoryVersion() Version {
 	return d.layout.Controllers[Memory].Version
 }
+
+// ReleaseInheritedHold clears the OOM hold a group inherited (v1: a memory
+// group takes its parent's oom_kill_disable when it is created, so a group
+// made under the domain while the hold is armed holds too). A group with a
+// limit of its own, such as an adopted container's (limits.memory), would
+// then wait at that limit forever instead of being OOM-killed as its
+// runtime expects. It reports whether there was one; v2 groups inherit
+// nothing and are left as they are.
+func ReleaseInheritedHold(g Group) (bool, error) {
+	gg, ok := g.(*group)
+	if !ok {
+		return false, fmt.Errorf("cgroup: %T is not a cgroup of this package", g)
+	}
+	if _, v, err := gg.dir(Memory); err != nil || v != V1 {
+		return false, err
+	}
+	return disarmOOMHold(gg)
+}

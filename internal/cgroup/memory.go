@@ -87,6 +87,15 @@ func memoryV1(d string) (MemoryStats, error) {
 		return s, err
 	}
 	s.OOMKills = oc["oom_kill"]
+	// With swap accounting a charge fails at memsw's limit first (runc
+	// sets it to the memory limit): either counter is a hit.
+	for _, f := range []string{"memory.failcnt", "memory.memsw.failcnt"} {
+		n, err := readOptionalInt(filepath.Join(d, f))
+		if err != nil {
+			return s, err
+		}
+		s.LimitHits += n
+	}
 	return s, nil
 }
 
@@ -118,6 +127,10 @@ func (g *group) memoryV2(d string) (MemoryStats, error) {
 		return s, err
 	}
 	s.OOMKills = ev["oom_kill"]
+	s.LimitHits = ev["max"] // hierarchical: the local count is preferred
+	if local, err := readFlatKeyed(filepath.Join(d, "memory.events.local")); err == nil {
+		s.LimitHits = local["max"]
+	}
 	return s, nil
 }
 

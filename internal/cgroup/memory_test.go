@@ -33,9 +33,9 @@ func TestMemoryV1(t *testing.T) {
 			files: map[string]string{
 				"memory.usage_in_bytes": "10485760\n", "memory.stat": v1Stat, "memory.max_usage_in_bytes": "20971520\n",
 				"memory.memsw.usage_in_bytes": "11534336\n", "memory.limit_in_bytes": "33554432\n",
-				"memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n",
+				"memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", "memory.failcnt": "7\n", "memory.memsw.failcnt": "2\n",
 			},
-			want: MemoryStats{Usage: 10 << 20, WorkingSet: 10<<20 - 3<<20, Peak: 20 << 20, Swap: 1 << 20, Limit: 32 << 20, OOMKills: 3},
+			want: MemoryStats{Usage: 10 << 20, WorkingSet: 10<<20 - 3<<20, Peak: 20 << 20, Swap: 1 << 20, Limit: 32 << 20, OOMKills: 3, LimitHits: 9},
 		},
 		{
 			name: "unlimited without memsw, inactive above usage floors at 0",
@@ -74,17 +74,18 @@ func TestMemoryV2(t *testing.T) {
 			files: map[string]string{
 				"memory.current": "10485760\n", "memory.stat": v2Stat, "memory.peak": "12582912\n",
 				"memory.swap.current": "4096\n", "memory.max": "67108864\n",
-				"memory.events": "low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 0\n",
+				"memory.events":       "low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 0\n",
+				"memory.events.local": "low 0\nhigh 0\nmax 5\noom 1\noom_kill 1\noom_group_kill 0\n",
 			},
-			want: MemoryStats{Usage: 10 << 20, WorkingSet: 9 << 20, Peak: 12 << 20, Swap: 4096, Limit: 64 << 20, OOMKills: 2},
+			want: MemoryStats{Usage: 10 << 20, WorkingSet: 9 << 20, Peak: 12 << 20, Swap: 4096, Limit: 64 << 20, OOMKills: 2, LimitHits: 5},
 		},
 		{
 			name: "unlimited, old kernel without peak or swap files",
 			files: map[string]string{
 				"memory.current": "524288\n", "memory.stat": v2Stat, "memory.max": "max\n",
-				"memory.events": "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n",
+				"memory.events": "low 0\nhigh 0\nmax 3\noom 0\noom_kill 0\n",
 			},
-			want: MemoryStats{Usage: 512 << 10, WorkingSet: 0, Peak: 0, Swap: 0, Limit: -1, OOMKills: 0},
+			want: MemoryStats{Usage: 512 << 10, WorkingSet: 0, Peak: 0, Swap: 0, Limit: -1, OOMKills: 0, LimitHits: 3},
 		},
 	}
 	for _, tc := range tests {
@@ -107,7 +108,7 @@ func TestMemoryV2(t *testing.T) {
 func checkStats(t *testing.T, got, want MemoryStats) {
 	t.Helper()
 	if got.Usage != want.Usage || got.WorkingSet != want.WorkingSet || got.Peak != want.Peak ||
-		got.Swap != want.Swap || got.Limit != want.Limit || got.OOMKills != want.OOMKills {
+		got.Swap != want.Swap || got.Limit != want.Limit || got.OOMKills != want.OOMKills || got.LimitHits != want.LimitHits {
 		t.Errorf("Memory() = %+v, want %+v", got, want)
 	}
 }

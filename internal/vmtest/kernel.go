@@ -3,17 +3,16 @@ package vmtest
 import (
 	"archive/tar"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/tenon-dev/tenon/internal/debfetch"
 )
 
 // Kernel is a kernel image shipped in a Debian package, pinned by checksum.
@@ -44,16 +43,7 @@ var DebianCloud = Kernel{
 
 // DefaultCacheDir is $TENON_VM_CACHE, or tenon/vm under the user's cache
 // directory ($XDG_CACHE_HOME, else ~/.cache).
-func DefaultCacheDir() (string, error) {
-	if d := os.Getenv("TENON_VM_CACHE"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("vmtest: no cache directory (set TENON_VM_CACHE): %w", err)
-	}
-	return filepath.Join(d, "tenon", "vm"), nil
-}
+func DefaultCacheDir() (string, error) { return debfetch.CacheDir("TENON_VM_CACHE", "vm") }
 
 // Image returns the path of the kernel image in cacheDir, fetching the
 // package and extracting the image first when the cache lacks it. A
@@ -61,7 +51,7 @@ func DefaultCacheDir() (string, error) {
 // *UnavailableError; a checksum mismatch is a plain error.
 func (k Kernel) Image(ctx context.Context, cacheDir string) (string, error) {
 	img := filepath.Join(cacheDir, "vmlinuz-"+k.Release)
-	if sum, err := fileSHA256(img); err == nil && sum == k.ImageSHA256 {
+	if sum, err := debfetch.SumFile(img); err == nil && sum == k.ImageSHA256 {
 		return img, nil
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
@@ -81,60 +71,20 @@ func (k Kernel) Image(ctx context.Context, cacheDir string) (string, error) {
 	return img, nil
 }
 
-// download fetches the package into a temporary file in dir and checks it.
+// download fetches the package into a temporary file in dir and checks it
+// (debfetch.Download: a mismatch stops the fallbacks).
 func (k Kernel) download(ctx context.Context, dir string) (string, error) {
-	var errs []error
-	for _, u := range k.URLs {
-		p, err := fetchPinned(ctx, u, dir, k.SHA256)
-		if err == nil {
-			return p, nil
-		}
-		var mismatch *checksumError
-		if errors.As(err, &mismatch) {
-			return "", err
-		}
-		errs = append(errs, err)
+	p, err := debfetch.Download(ctx, "kernel package "+k.Release, k.URLs, dir, k.SHA256)
+	if ue := (*debfetch.UnavailableError)(nil); errors.As(err, &ue) {
+		return "", &UnavailableError{What: ue.What, Err: ue.Err}
 	}
-	return "", &UnavailableError{What: "kernel package " + k.Release, Err: errors.Join(errs...)}
+	return p, err
 }
 
 type checksumError struct{ what, got, want string }
 
 func (e *checksumError) Error() string {
 	return fmt.Sprintf("vmtest: %s has SHA-256 %s, want %s", e.what, e.got, e.want)
-}
-
-func fetchPinned(ctx context.Context, url, dir, want string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	f, err := os.CreateTemp(dir, "kernel-*.deb")
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(f, h), resp.Body)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("GET %s: %w", url, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		os.Remove(f.Name())
-		return "", &checksumError{what: url, got: got, want: want}
-	}
-	return f.Name(), nil
 }
 
 // extract copies k.Member out of the package's data into img, checked.
@@ -163,7 +113,7 @@ func (k Kernel) extract(ctx context.Context, deb, img string) error {
 		}
 		return err
 	}
-	if got, err := fileSHA256(tmp); err != nil || got != k.ImageSHA256 {
+	if got, err := debfetch.SumFile(tmp); err != nil || got != k.ImageSHA256 {
 		os.Remove(tmp)
 		if err != nil {
 			return err
@@ -206,17 +156,4 @@ func copyMember(r io.Reader, member, dir string) (tmp string, found bool, err er
 		}
 		return f.Name(), true, err
 	}
-}
-
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

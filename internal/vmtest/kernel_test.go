@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tenon-dev/tenon/internal/debfetch"
 )
 
 func TestKernelImageRejectsWrongChecksum(t *testing.T) {
@@ -39,7 +41,7 @@ func TestKernelImageRejectsWrongChecksum(t *testing.T) {
 			k.URLs = tt.urls
 			_, err := k.Image(context.Background(), cache)
 			var ue *UnavailableError
-			var ce *checksumError
+			var ce *debfetch.ChecksumError
 			switch {
 			case err == nil:
 				t.Fatal("Image accepted a package with the wrong checksum")
