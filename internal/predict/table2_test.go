@@ -89,11 +89,10 @@ func (s *table2Set) log(b *strings.Builder, name string) {
 // task on both sides.
 func loadTraceExamples(t *testing.T, dir string) []Example {
 	t.Helper()
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("AgentCgroup traces not available at %s: %v", dir, err)
-	}
 	wfs, _, err := agentcgroup.Import(dir)
-	if err != nil {
+	if _, serr := os.Stat(dir); serr != nil {
+		t.Skipf("AgentCgroup traces not available at %s: %v", dir, serr)
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	for i := range wfs {
