@@ -22,9 +22,10 @@
 // A model of the current feature set adds one rule to its forests: the
 // repeat floor. An action that repeats an earlier action of its workflow
 // (same class and command skeleton, e.g. the test suite run again after an
-// edit) is predicted to peak at least where that action's latest run
-// peaked. The forests see the same history as features but, trained on a
-// few dozen tasks, shrink a re-run toward its class's typical light action.
+// edit) is predicted to peak at least at the median peak of that
+// command's latest three runs in the workflow. The forests see the same
+// history as features but, trained on a few dozen tasks, shrink a re-run
+// toward its class's typical light action.
 //
 // Three predictors implement Predictor, as in the paper: Static (a model
 // trained on class, hint and command features only), HistoryOnly (the

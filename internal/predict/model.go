@@ -177,8 +177,9 @@ func (m *Model) Name() string { return m.FeatureSet }
 
 // Predict computes the descriptor of the action in ctx. A model of the
 // current feature set (it sees the task's history) raises the forest's peak
-// and PredP90 to the peak of the latest earlier action the action repeats
-// (same class and command skeleton, see Skeleton): the repeat floor.
+// and PredP90 to the median peak of the latest earlier runs of the command
+// the action repeats (same class and command skeleton, see Skeleton): the
+// repeat floor.
 func (m *Model) Predict(ctx ActionContext) Descriptor {
 	var buf [FeatureCount]float64
 	x := Features(ctx, m.IDF, buf[:])
@@ -192,7 +193,7 @@ func (m *Model) Predict(ctx ActionContext) Descriptor {
 	risk := min(max(m.Heavy.Predict(x), 0), 1)
 	if m.FeatureSet == FeatureSetCurrent {
 		// The repeat floor: a re-run of a program the task already ran
-		// is predicted to need at least what its last run needed.
+		// is predicted to need at least what its latest runs needed.
 		if r, ok := repeatPeak(ctx); ok && r > peak {
 			peak, p90 = r, max(p90, r)
 			if heavyPeak(r, m.HeavyThreshold) {

@@ -16,7 +16,11 @@ func TestRepeatPeak(t *testing.T) {
 		want   int64
 		wantOK bool
 	}{
-		{"latest run of the same skeleton and class", ActionContext{Class: "test", Command: "python -m pytest tests/c.py", History: hist}, 300 * mib, true},
+		{"two runs of the same skeleton and class: the lower", ActionContext{Class: "test", Command: "python -m pytest tests/c.py", History: hist}, 300 * mib, true},
+		{"one run", ActionContext{Class: "test", Command: "python -m pytest tests/c.py", History: hist[:3]}, 600 * mib, true},
+		{"median of the latest three runs", ActionContext{Class: "test", Command: "python -m pytest", History: append(hist[:5:5],
+			Completed{Class: "test", Command: "python -m pytest -x", PeakBytes: 700 * mib},
+			Completed{Class: "test", Command: "python -m pytest -k y", PeakBytes: 800 * mib})}, 700 * mib, true},
 		{"same skeleton, other class", ActionContext{Class: "run", Command: "python -m pytest tests/c.py", History: hist}, 0, false},
 		{"skeleton not run before", ActionContext{Class: "bash", Command: "cat setup.py", History: hist}, 0, false},
 		{"bare tool name never repeats", ActionContext{Class: "bash", Command: "bash", History: hist}, 0, false},
