@@ -188,7 +188,11 @@ func runPredictTrain(_ context.Context, env *cliEnv, args []string) error {
 		predictInputsHelp+`
 
 The model is trained on the training split; the validation MAE of its peak
-predictions is printed to stderr with the example and task counts.`)
+predictions is printed to stderr with the example and task counts.
+
+A current model predicts a re-run at least at the median peak of the latest
+three runs of the same command in the task (same class and program skeleton:
+"python -m pytest a.py" and "python -m pytest b.py -k x" are one command).`)
 	in := addPredictInputs(fs)
 	features := fs.String("features", predict.FeatureSetCurrent, "feature set: current (with task history) or static")
 	out := fs.String("o", "", "model file to write (required)")

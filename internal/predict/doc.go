@@ -19,6 +19,14 @@
 // ({"format":"tenon-predict","version":1,...}) and loading rejects other
 // formats, versions and feature counts with an error naming the file.
 //
+// A model of the current feature set adds one rule to its forests: the
+// repeat floor. An action that repeats an earlier action of its workflow
+// (same class and command skeleton, e.g. the test suite run again after an
+// edit) is predicted to peak at least at the median peak of that
+// command's latest three runs in the workflow. The forests see the same
+// history as features but, trained on a few dozen tasks, shrink a re-run
+// toward its class's typical light action.
+//
 // Three predictors implement Predictor, as in the paper: Static (a model
 // trained on class, hint and command features only), HistoryOnly (the
 // preceding action's demand, or the class median for a workflow's first

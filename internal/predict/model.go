@@ -175,7 +175,11 @@ func (m *Model) fromTarget(v float64) int64 {
 // Name is the model's feature set: "current" or "static".
 func (m *Model) Name() string { return m.FeatureSet }
 
-// Predict computes the descriptor of the action in ctx.
+// Predict computes the descriptor of the action in ctx. A model of the
+// current feature set (it sees the task's history) raises the forest's peak
+// and PredP90 to the median peak of the latest earlier runs of the command
+// the action repeats (same class and command skeleton, see Skeleton): the
+// repeat floor.
 func (m *Model) Predict(ctx ActionContext) Descriptor {
 	var buf [FeatureCount]float64
 	x := Features(ctx, m.IDF, buf[:])
@@ -186,13 +190,24 @@ func (m *Model) Predict(ctx ActionContext) Descriptor {
 	if m.P90 != nil {
 		p90 = max(m.fromTarget(target+m.P90.residual(cls)), peak)
 	}
+	risk := min(max(m.Heavy.Predict(x), 0), 1)
+	if m.FeatureSet == FeatureSetCurrent {
+		// The repeat floor: a re-run of a program the task already ran
+		// is predicted to need at least what its latest runs needed.
+		if r, ok := repeatPeak(ctx); ok && r > peak {
+			peak, p90 = r, max(p90, r)
+			if heavyPeak(r, m.HeavyThreshold) {
+				risk = 1
+			}
+		}
+	}
 	avg := min(m.fromTarget(m.Avg.Predict(x)), peak)
 	return Descriptor{
 		Class:     cls,
 		PredAvg:   avg,
 		PredPeak:  peak,
 		PredP90:   p90,
-		HeavyRisk: min(max(m.Heavy.Predict(x), 0), 1),
+		HeavyRisk: risk,
 		Priority:  priorityOf(ctx.Hints),
 	}
 }

@@ -198,3 +198,26 @@ func truncate(s string) string {
 	}
 	return s
 }
+
+// Skeleton is the program skeleton of a command: its program, subcommand
+// and python module tokens (see Tokenize) in order, without paths, flags or
+// words, so that "python -m pytest tests/a.py -k x" and "python -m pytest
+// tests/b.py" share one. It is "" for a command of fewer than two tokens: a
+// bare tool name (what an importer records when the trace has no command
+// text) says nothing about which run of the tool this is.
+func Skeleton(cmd string) string {
+	toks := Tokenize(cmd)
+	if len(toks) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	for _, t := range toks {
+		if strings.HasPrefix(t, "prog:") || strings.HasPrefix(t, "sub:") || strings.HasPrefix(t, "mod:") {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(t)
+		}
+	}
+	return b.String()
+}

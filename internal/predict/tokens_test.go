@@ -32,3 +32,22 @@ func TestTokenize(t *testing.T) {
 		})
 	}
 }
+
+func TestSkeleton(t *testing.T) {
+	tests := []struct{ name, cmd, want string }{
+		{"pytest run", "cd /testbed && python3 -m pytest tests/test_x.py::TestA -x -q 2>&1 | tail -20",
+			"prog:cd prog:python3 mod:pytest prog:tail"},
+		{"other file, other flags, same skeleton", "cd /testbed && python3 -m pytest tests/b.py -k foo | tail -5",
+			"prog:cd prog:python3 mod:pytest prog:tail"},
+		{"subcommand", "pip install -e .[test]", "prog:pip sub:pip install"},
+		{"bare tool name (no command text)", "bash", ""},
+		{"empty", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Skeleton(tc.cmd); got != tc.want {
+				t.Errorf("Skeleton(%q) = %q, want %q", tc.cmd, got, tc.want)
+			}
+		})
+	}
+}
