@@ -63,6 +63,19 @@ policies=eager,static-4,static-8,agent-reservation,agentcgroup,tenon,tenon-alway
   done
   echo '```'
   echo
+  echo "## Plentiful memory: 64 GiB"
+  echo
+  echo "A budget the traces never fill: nothing should cost time. Residency keeps every idle sandbox"
+  echo "resident in green while half the budget is free (policy.PlentifulShare)."
+  echo
+  echo '```'
+  for set in haiku batch18; do
+    echo "# $set x2 64GiB: tenon sim --workload $set-x2.jsonl --budget 64GiB --policy eager,tenon"
+    "$work/tenon" sim --workload "$work/$set-x2.jsonl" --budget 64GiB --policy eager,tenon 2>/dev/null |
+      grep -E '^  (policy|eager|tenon) '
+  done
+  echo '```'
+  echo
   echo "## Spread over arrival orders"
   echo
   echo "The same cases with the workflows put in five other orders before replicating"
