@@ -1,10 +1,6 @@
 package policy
 
-import (
-	"time"
-
-	"github.com/tenon-dev/tenon/internal/units"
-)
+import "time"
 
 // Agent slots: how many more agents a node can take, the number a node
 // agent publishes for a cluster scheduler (the extended resource
@@ -48,18 +44,20 @@ const MaxAgentSlots = 1000
 // slotCost is what AgentSlots charges each agent against the headroom: its
 // predicted floor, or, before the node has measured one, the larger of its
 // first peak and the agent reserve (a fresh sandbox keeps at most what its
-// actions peaked at), at least 1 MiB.
+// actions peaked at); 0 when none of them is known.
 func slotCost(in SlotsInput) int64 {
 	if in.Floor > 0 {
 		return in.Floor
 	}
-	return max(in.Need, in.Reserve, units.MiB)
+	return max(in.Need, in.Reserve)
 }
 
 // AgentSlots is how many more agents the node can take now: the number of
 // agents AgentMayStart admits one after another from in.Headroom, each
 // taking its cost (slotCost) from it, less the in.Queued agents already
-// waiting at the node; at most MaxAgentSlots, at least 0.
+// waiting at the node; at most MaxAgentSlots, at least 0. A node that
+// knows no cost yet (no floor, first peak or reserve) takes one agent at a
+// time: one when it runs none.
 func AgentSlots(in SlotsInput) int {
 	cost, need := slotCost(in), in.Need+slotCost(in)
 	headroom, active := in.Headroom, in.Active
@@ -67,6 +65,9 @@ func AgentSlots(in SlotsInput) int {
 	if active == 0 {
 		// Pacing starts an agent on an empty node whatever the headroom.
 		n, active, headroom = 1, 1, headroom-cost
+	}
+	if cost <= 0 {
+		return max(n-in.Queued, 0)
 	}
 	if left := headroom - need - in.Reserve; left >= 0 {
 		n += int(min(left/cost+1, MaxAgentSlots+int64(in.Queued)))

@@ -33,6 +33,10 @@ func TestAgentSlots(t *testing.T) {
 		// 724 - 200k >= 100 + 200 + 200 for k = 0, 1.
 		{name: "fresh node charges the reserve",
 			in: SlotsInput{Headroom: 924 * mib, Need: 100 * mib, Reserve: 200 * mib}, want: 3},
+		{name: "nothing known: one at a time",
+			in: SlotsInput{Headroom: 900 * mib}, want: 1},
+		{name: "nothing known, one running",
+			in: SlotsInput{Headroom: 900 * mib, Active: 1}, want: 0},
 		{name: "tiny floors are capped",
 			in: SlotsInput{Headroom: 1 << 40, Floor: 1, Active: 1}, want: MaxAgentSlots},
 	}
@@ -54,6 +58,9 @@ func TestAgentSlotsIsPacing(t *testing.T) {
 		in := SlotsInput{Headroom: r.Int64N(4096*mib) - 512*mib, Need: r.Int64N(600 * mib), Floor: r.Int64N(300 * mib),
 			Reserve: r.Int64N(512 * mib), Active: r.IntN(3), Queued: r.IntN(4)}
 		h, active, n := in.Headroom, in.Active, 0
+		if slotCost(in) == 0 {
+			in.Floor = 1
+		}
 		for AgentMayStart(active, 0, gate.Green, func() int64 { return h }, in.Need+slotCost(in), in.Reserve) && n < MaxAgentSlots+in.Queued {
 			h -= slotCost(in)
 			active++
