@@ -121,27 +121,9 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	if scale != 1 {
 		wfs = replay.Scale(wfs, scale)
 	}
-	var preds *sim.Predictors
-	if len(needPred) > 0 {
-		var kinds []string
-		for _, k := range []string{sim.PredCurrent, sim.PredStatic, sim.PredHistory} {
-			if needPred[k] {
-				kinds = append(kinds, k)
-			}
-		}
-		t0 := time.Now()
-		switch mode := cfg.Train; {
-		case mode == "live" || mode == "auto" && len(orig) <= 1000:
-			preds, err = sim.LivePredictors(orig, cfg.Budget, kinds)
-		case mode == "sampled" || mode == "auto":
-			preds, err = sim.NewPredictors(orig, sim.PredictorOptions{Seed: uint64(cfg.Seed), Kinds: kinds})
-		default:
-			return nil, fmt.Errorf("--train %q: want live, sampled or auto", mode)
-		}
-		if err != nil {
-			return nil, err
-		}
-		log.Info("trained predictors", "kinds", kinds, "mode", cfg.Train, "wall", time.Since(t0))
+	preds, err := trainSim(orig, cfg.Budget, cfg.Seed, cfg.Train, needPred, log)
+	if err != nil {
+		return nil, err
 	}
 	var results []*replay.Result
 	var holds []SimHold
@@ -176,6 +158,38 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 			Teardowns: r.Teardowns, PageOuts: r.PageOuts, PagedOut: r.PagedOutBytes})
 	}
 	return &SimResult{Comparison: report.Compare(orig, cfg.Budget, scale, results...), Holds: holds, Idle: idle}, nil
+}
+
+// trainSim trains the predictor kinds in need on wfs (the workload at its
+// own time) for the simulator: as the live registry does (live), at most
+// 200 workflows per fold (sampled), or live up to 1000 workflows (auto).
+// It returns nil when no kind is needed.
+func trainSim(wfs []trajectory.Workflow, budget, seed int64, mode string, need map[string]bool, log *slog.Logger) (*sim.Predictors, error) {
+	if len(need) == 0 {
+		return nil, nil
+	}
+	var kinds []string
+	for _, k := range []string{sim.PredCurrent, sim.PredStatic, sim.PredHistory} {
+		if need[k] {
+			kinds = append(kinds, k)
+		}
+	}
+	t0 := time.Now()
+	var preds *sim.Predictors
+	var err error
+	switch {
+	case mode == "live" || mode == "auto" && len(wfs) <= 1000:
+		preds, err = sim.LivePredictors(wfs, budget, kinds)
+	case mode == "sampled" || mode == "auto":
+		preds, err = sim.NewPredictors(wfs, sim.PredictorOptions{Seed: uint64(seed), Kinds: kinds})
+	default:
+		return nil, fmt.Errorf("--train %q: want live, sampled or auto", mode)
+	}
+	if err != nil {
+		return nil, err
+	}
+	log.Info("trained predictors", "kinds", kinds, "mode", mode, "wall", time.Since(t0))
+	return preds, nil
 }
 
 // GenerateWorkload generates n workflows of kind; with oversub > 0 their

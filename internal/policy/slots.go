@@ -10,10 +10,14 @@ import "time"
 // already waiting at the node start first, then each new agent fits when
 // pacing's headroom, less the floors of the agents counted before it,
 // holds its predicted first peak, its predicted floor and the agent
-// reserve. So an agent placed on a slot starts at once under the node's
-// pacing, memory-wise; the momentary part of pacing (PacingOpen: green
-// and no action waiting for admission) is left to the node, which holds
-// a placed agent until it opens.
+// reserve. So an agent placed on a slot starts under the node's pacing,
+// memory-wise; the momentary part of pacing (PacingOpen: green and no
+// action waiting for admission) is left to the node, which holds a placed
+// agent until it opens. Counting it too (no slot while an action waits)
+// lost capacity to the publication's staleness in the simulated cluster:
+// nodes that opened right after a publication got no agent until the next
+// one (3 nodes × 100 real-trace agents arriving faster than they finish:
+// makespan 2902 s instead of 2469 s; bench/results/cluster-sim.md).
 //
 // What residency could reclaim adds no slot: pacing's headroom charges a
 // paged-out or torn-down sandbox its whole floor (OwedFloor), since it
