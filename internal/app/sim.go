@@ -88,20 +88,11 @@ type SimResult struct {
 // workload, budget and trained predictors.
 func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	log := discardLog(cfg.Log)
-	var specs []sim.Spec
-	needPred := map[string]bool{}
-	for _, p := range cfg.Policies {
-		sp, err := sim.ParsePolicy(p)
-		if err != nil {
-			return nil, err
-		}
-		specs = append(specs, sp)
-		if sp.Admission {
-			needPred[sp.Predictor] = true
-		}
+	specs, needPred, err := simPolicies(cfg.Policies)
+	if err != nil {
+		return nil, err
 	}
 	var wfs []trajectory.Workflow
-	var err error
 	switch {
 	case len(cfg.Workflows) > 0:
 		wfs = cfg.Workflows
@@ -158,6 +149,24 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 			Teardowns: r.Teardowns, PageOuts: r.PageOuts, PagedOut: r.PagedOutBytes})
 	}
 	return &SimResult{Comparison: report.Compare(orig, cfg.Budget, scale, results...), Holds: holds, Idle: idle}, nil
+}
+
+// simPolicies parses the policy names and returns their specs and the
+// predictor kinds they need.
+func simPolicies(names []string) ([]sim.Spec, map[string]bool, error) {
+	var specs []sim.Spec
+	need := map[string]bool{}
+	for _, p := range names {
+		sp, err := sim.ParsePolicy(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		specs = append(specs, sp)
+		if sp.Admission {
+			need[sp.Predictor] = true
+		}
+	}
+	return specs, need, nil
 }
 
 // trainSim trains the predictor kinds in need on wfs (the workload at its

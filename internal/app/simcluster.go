@@ -102,17 +102,9 @@ func SimulateCluster(ctx context.Context, cfg ClusterConfig) (*ClusterResult, er
 	if cfg.Refresh <= 0 {
 		cfg.Refresh = sim.DefaultRefresh
 	}
-	var specs []sim.Spec
-	need := map[string]bool{}
-	for _, p := range cfg.Policies {
-		sp, err := sim.ParsePolicy(p)
-		if err != nil {
-			return nil, err
-		}
-		specs = append(specs, sp)
-		if sp.Admission {
-			need[sp.Predictor] = true
-		}
+	specs, need, err := simPolicies(cfg.Policies)
+	if err != nil {
+		return nil, err
 	}
 	preds, err := trainSim(wfs, cfg.Budget, cfg.Seed, cfg.Train, need, log)
 	if err != nil {
@@ -180,30 +172,13 @@ func parseRequest(s string, wfs []trajectory.Workflow) (int64, error) {
 // clusterRun summarizes a cluster run as one replay over every node's
 // budget (latency from the arrival at the cluster), with the cluster queue.
 func clusterRun(r *sim.ClusterResult, policy string, total int64) ClusterRun {
-	name := r.Placement + "/" + policy
-	rr := &replay.Result{Policy: name, Budget: total, TimeScale: 1}
-	for _, n := range r.Nodes {
-		rr.Attempts += n.Attempts
-		rr.FailedAttempts += n.FailedAttempts
-		rr.OOMEvents += n.OOMEvents
-		rr.Timeouts += n.Timeouts
-		rr.Actions += n.Actions
-		rr.PeakBytes = max(rr.PeakBytes, n.PeakBytes)
-	}
+	rr := &replay.Result{Policy: r.Placement + "/" + policy, Budget: total, TimeScale: 1}
 	var waits, nodeWaits []float64
 	perNode := make([]int, len(r.Nodes))
 	for _, a := range r.Agents {
 		rr.Workflows = append(rr.Workflows, replay.WorkflowResult{ID: a.ID, Submit: a.Arrival, End: a.End,
 			Latency: a.Latency, Attempts: a.Attempts, Completed: a.Completed, Infeasible: a.Infeasible, OOMs: a.OOMs})
 		rr.Makespan = max(rr.Makespan, a.End)
-		switch {
-		case a.Completed:
-			rr.Completed++
-		case a.Infeasible:
-			rr.Infeasible++
-		default:
-			rr.Failed++
-		}
 		waits = append(waits, a.QueueWait().Seconds())
 		if a.Node >= 0 {
 			perNode[a.Node]++
@@ -211,6 +186,11 @@ func clusterRun(r *sim.ClusterResult, policy string, total int64) ClusterRun {
 		if a.Started >= 0 {
 			nodeWaits = append(nodeWaits, (a.Started - a.Submit).Seconds())
 		}
+	}
+	rr.Tally()
+	for _, n := range r.Nodes {
+		rr.Timeouts += n.Timeouts
+		rr.PeakBytes = max(rr.PeakBytes, n.PeakBytes)
 	}
 	return ClusterRun{Placement: r.Placement, Policy: policy, Metrics: report.Summarize(rr),
 		QueueP50S: report.Percentile(waits, 50), QueueP95S: report.Percentile(waits, 95), QueueMaxS: slices.Max(waits),

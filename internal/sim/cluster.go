@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -139,18 +140,8 @@ func newCluster(cfg ClusterConfig) (*cluster, error) {
 		c.placed[i] = -1
 	}
 	wfs := node.Workflows
-	slices.SortStableFunc(c.arrival, func(a, b int) int { return cmpFloat(wfs[a].Arrival, wfs[b].Arrival) })
+	slices.SortStableFunc(c.arrival, func(a, b int) int { return cmp.Compare(wfs[a].Arrival, wfs[b].Arrival) })
 	return c, nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // run processes the nodes' events, arrivals and slot publications in time
