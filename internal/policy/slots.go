@@ -14,10 +14,9 @@ import "time"
 // memory-wise; the momentary part of pacing (PacingOpen: green and no
 // action waiting for admission) is left to the node, which holds a placed
 // agent until it opens. Counting it too (no slot while an action waits)
-// lost capacity to the publication's staleness in the simulated cluster:
-// nodes that opened right after a publication got no agent until the next
-// one (3 nodes × 100 real-trace agents arriving faster than they finish:
-// makespan 2902 s instead of 2469 s; bench/results/cluster-sim.md).
+// would lose capacity to the publication's staleness: a node that opens
+// right after a publication would get no agent until the next one, while
+// agents placed on it start the moment its pacing opens.
 //
 // What residency could reclaim adds no slot: pacing's headroom charges a
 // paged-out or torn-down sandbox its whole floor (OwedFloor), since it
