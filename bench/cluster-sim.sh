@@ -25,11 +25,14 @@ t="$work/tenon"
 "$t" trace replicate "$work/batch18.jsonl" --copies 87 --spacing 2 --offset 46 --shuffle 1 -o "$work/batch18-2000.jsonl" 2>/dev/null
 # A burst: 2 agents/s (haiku's 45 workflows 0.5 s apart, a copy every 22.5 s).
 "$t" trace replicate "$work/haiku.jsonl" --copies 45 --spacing 0.5 --offset 22.5 --shuffle 1 -o "$work/haiku-2000-burst.jsonl" 2>/dev/null
+# run FILE ARGS...: tenon sim cluster on $work/FILE, the command printed with FILE as named above.
 run() {
+  local file=$1
+  shift
   echo
   echo '```'
-  echo "# tenon sim cluster $*"
-  "$t" sim cluster "$@" 2>/dev/null
+  echo "# tenon sim cluster --workload $file $*"
+  "$t" sim cluster --workload "$work/$file" "$@" 2>/dev/null
   echo '```'
 }
 {
@@ -48,20 +51,20 @@ run() {
     for b in 2GiB 4GiB; do
       echo
       echo "## agentcgroup-$set, 2000 agents at 0.5/s, 10 nodes × $b"
-      run --workload "$work/$set-2000.jsonl" --agents 2000 --nodes 10 --budget "$b"
+      run "$set-2000.jsonl" --agents 2000 --nodes 10 --budget "$b"
     done
   done
   echo
   echo "## Requests at the median agent peak (overcommitted requests), 2 GiB"
   for set in haiku batch18; do
-    run --workload "$work/$set-2000.jsonl" --agents 2000 --nodes 10 --budget 2GiB --placement requests --request p50
+    run "$set-2000.jsonl" --agents 2000 --nodes 10 --budget 2GiB --placement requests --request p50
   done
   echo
   echo "## A burst: haiku, 2000 agents at 2/s, 10 nodes × 2 GiB"
-  run --workload "$work/haiku-2000-burst.jsonl" --agents 2000 --nodes 10 --budget 2GiB
+  run haiku-2000-burst.jsonl --agents 2000 --nodes 10 --budget 2GiB
   echo
   echo "## Headroom published every 60 s instead of 10 s (the burst)"
-  run --workload "$work/haiku-2000-burst.jsonl" --agents 2000 --nodes 10 --budget 2GiB --placement headroom --policy tenon --refresh 60s
+  run haiku-2000-burst.jsonl --agents 2000 --nodes 10 --budget 2GiB --placement headroom --policy tenon --refresh 60s
 } >"$out.tmp"
 mv "$out.tmp" "$out"
 echo "wrote $out"
