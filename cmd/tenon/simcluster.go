@@ -20,10 +20,12 @@ func runSimCluster(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "sim cluster", "",
 		"Simulate --nodes identical hosts behind a cluster scheduler, each host running a node policy as tenon sim does.",
 		`Agents arrive at the cluster at their workload arrival times and the scheduler
-places each on one node, as Kubernetes' default scheduler places pods (least
-requested first, lowest node on ties); an agent that fits no node waits at the
-cluster, first come first placed. Once placed an agent stays on its node (its
-retries run there). Placements:
+places each on one node, as Kubernetes' default scheduler places pods: on a node
+whose allocatable less what its agents request fits one more, the one with the
+largest fraction of its allocatable left (least allocated; the lowest node on
+ties). An agent that fits no node waits at the cluster, first come first
+placed. Once placed an agent stays on its node (its retries run there).
+Placements:
 
   headroom  every --refresh each node publishes its agent slots (how many more
             agents its agent pacing would start: floors, predicted first peak,
@@ -37,8 +39,8 @@ Every placement runs with every --policy (default tenon and eager), so that the
 comparison separates placement from the node policy. Latency (P50, P95,
 makespan) counts from the arrival at the cluster; the queue columns are the wait
 to be placed, node wait the wait on the node from placement to the agent's
-start (its agent pacing or agent-level limit). The lower bound is the workload's on one host of all the nodes'
-memory.`)
+start (its agent pacing or agent-level limit). The lower bound is the
+workload's on one host of all the nodes' memory.`)
 	file := fs.String("workload", "", "trajectory file (JSONL), e.g. from tenon trace import and tenon trace replicate (required)")
 	agents := fs.Int("agents", 0, "use the file's first N workflows (0: all)")
 	nodes := fs.Int("nodes", 10, "nodes in the cluster")

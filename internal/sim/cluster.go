@@ -30,8 +30,9 @@ const DefaultRefresh = 10 * time.Second
 // heap and OOM killer), behind a scheduler that places every arriving
 // agent on one node by Placement, as Kubernetes' default scheduler places
 // pods: on a node whose allocatable, less what the pods already placed
-// there request, fits the agent's request, the one with the most left
-// (least requested), the lowest index on ties. An agent that fits no node
+// there request, fits the agent's request, the one with the largest
+// fraction of its allocatable left (least allocated), the lowest index on
+// ties. An agent that fits no node
 // waits at the cluster, first come first placed, until a node frees
 // requests (an agent there ends) or publishes more slots. Once placed an
 // agent stays on its node: its retries run there, as a pod restarts in
@@ -104,8 +105,8 @@ func newCluster(cfg ClusterConfig) (*cluster, error) {
 	switch {
 	case cfg.Nodes <= 0:
 		return nil, fmt.Errorf("%w: %d nodes: want at least 1", ErrBadConfig, cfg.Nodes)
-	case cfg.Placement == PlaceRequests && cfg.Request <= 0:
-		return nil, fmt.Errorf("%w: placement by requests needs a request > 0", ErrBadConfig)
+	case cfg.Placement == PlaceRequests && (cfg.Request <= 0 || cfg.Request > cfg.Node.Budget):
+		return nil, fmt.Errorf("%w: placement by requests needs a request > 0 and at most a node's budget, not %d bytes", ErrBadConfig, cfg.Request)
 	case cfg.Placement == PlaceHeadroom && !cfg.Node.Policy.Admission:
 		return nil, fmt.Errorf("%w: placement by headroom needs nodes with agent pacing (admission), not %s", ErrBadConfig, cfg.Node.Policy.Name)
 	case cfg.Placement != PlaceRequests && cfg.Placement != PlaceHeadroom:
@@ -219,15 +220,17 @@ func (c *cluster) earliest() (int, time.Duration) {
 }
 
 // place places the agents waiting at the cluster at time t, in arrival
-// order, each on the node with the most allocatable left (allocatable less
-// the agents placed there and not done), while one has any.
+// order, while a node has room (allocatable less the agents placed there
+// and not done): each on the node with the largest fraction of its
+// allocatable left (Kubernetes' default scoring, least allocated), the
+// lowest index on ties.
 func (c *cluster) place(t time.Duration) {
 	wfs := c.nodes[0].cfg.Workflows
 	for len(c.queue) > 0 {
-		best, room := -1, 0
+		best, score := -1, 0.0
 		for i, s := range c.nodes {
-			if r := c.alloc[i] - s.left; r > room {
-				best, room = i, r
+			if r := c.alloc[i] - s.left; r > 0 && float64(r)/float64(c.alloc[i]) > score {
+				best, score = i, float64(r)/float64(c.alloc[i])
 			}
 		}
 		if best < 0 {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -66,4 +67,47 @@ func TestClusterPlacement(t *testing.T) {
 			t.Fatalf("%d thin agents placed beside the fat one, want 1 (least requested)", n)
 		}
 	})
+}
+
+// TestClusterLeastAllocated: the scheduler scores nodes by the fraction of
+// their allocatable left, not the count: a fresh node publishing 3 slots
+// takes the next agent before one with 300 of 500 left.
+func TestClusterLeastAllocated(t *testing.T) {
+	wfs := clusterWorkload()
+	node := Config{Workflows: wfs, Policy: mustSpec(t, "tenon"), Budget: 1 << 30, Predictors: predsFor(t, "cluster", wfs)}
+	c, err := newCluster(ClusterConfig{Node: node, Nodes: 2, Placement: PlaceHeadroom})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.nodes[0].left = 200 // as if 200 agents ran there
+	c.alloc = []int{500, 3}
+	c.queue = []int{0}
+	c.place(0)
+	if c.placed[0] != 1 {
+		t.Fatalf("placed on node %d, want 1 (3 of 3 left beats 300 of 500)", c.placed[0])
+	}
+}
+
+func TestClusterConfigErrors(t *testing.T) {
+	wfs := clusterWorkload()
+	node := Config{Workflows: wfs, Policy: mustSpec(t, "tenon"), Budget: 1 << 30, Predictors: predsFor(t, "cluster", wfs)}
+	eager := node
+	eager.Policy = mustSpec(t, "eager")
+	tests := []struct {
+		name string
+		cfg  ClusterConfig
+	}{
+		{"no nodes", ClusterConfig{Node: node, Placement: PlaceHeadroom}},
+		{"unknown placement", ClusterConfig{Node: node, Nodes: 2, Placement: "random"}},
+		{"headroom without pacing", ClusterConfig{Node: eager, Nodes: 2, Placement: PlaceHeadroom}},
+		{"no request", ClusterConfig{Node: node, Nodes: 2, Placement: PlaceRequests}},
+		{"request above the budget", ClusterConfig{Node: node, Nodes: 2, Placement: PlaceRequests, Request: 2 << 30}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := RunCluster(t.Context(), tc.cfg); !errors.Is(err, ErrBadConfig) {
+				t.Fatalf("RunCluster = %v, want ErrBadConfig", err)
+			}
+		})
+	}
 }
