@@ -9,14 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 traces=${TRACES:-../shared/traces}
 out=${OUT:-bench/results/cluster-sim.md}
-if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
-  echo "cluster-sim: the tree has uncommitted changes; commit first (a results file names its commit)" >&2
-  exit 1
-fi
-commit=$(git rev-parse HEAD)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-go build -o "$work/tenon" ./cmd/tenon
+. bench/lib.sh
+bench_setup cluster-sim
 t="$work/tenon"
 "$t" trace import agentcgroup "$traces/agentcgroup-haiku" -o "$work/haiku.jsonl" >/dev/null 2>&1
 "$t" trace import agentcgroup "$traces/agentcgroup-batch18" -o "$work/batch18.jsonl" >/dev/null 2>&1
