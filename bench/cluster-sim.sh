@@ -6,10 +6,7 @@
 # minutes on a loaded 2-core machine. Refuses a dirty tree: a results file
 # names the commit that produced it.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-traces=${TRACES:-../shared/traces}
-out=${OUT:-bench/results/cluster-sim.md}
-. bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 bench_setup cluster-sim
 t="$work/tenon"
 "$t" trace import agentcgroup "$traces/agentcgroup-haiku" -o "$work/haiku.jsonl" >/dev/null 2>&1

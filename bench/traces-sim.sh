@@ -5,10 +5,7 @@
 # ablations (light lane off, no swap, the hold's bound). Deterministic, about eight minutes.
 # Refuses a dirty tree: a results file names the commit that produced it.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-traces=${TRACES:-../shared/traces}
-out=${OUT:-bench/results/traces-sim.md}
-. bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 bench_setup traces-sim
 policies=eager,static-4,static-8,agent-reservation,agentcgroup,tenon,tenon-always-resident
 {
