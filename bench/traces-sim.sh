@@ -5,17 +5,8 @@
 # ablations (light lane off, no swap, the hold's bound). Deterministic, about eight minutes.
 # Refuses a dirty tree: a results file names the commit that produced it.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-traces=${TRACES:-../shared/traces}
-out=${OUT:-bench/results/traces-sim.md}
-if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
-  echo "traces-sim: the tree has uncommitted changes; commit first (a results file names its commit)" >&2
-  exit 1
-fi
-commit=$(git rev-parse HEAD)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-go build -o "$work/tenon" ./cmd/tenon
+. "$(dirname "$0")/lib.sh"
+bench_setup traces-sim
 policies=eager,static-4,static-8,agent-reservation,agentcgroup,tenon,tenon-always-resident
 {
   echo "# Real traces in the simulator, at the traces' own time"

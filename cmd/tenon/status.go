@@ -78,8 +78,12 @@ func printStatus(w io.Writer, st api.Status) {
 	fmt.Fprintf(w, "policy %s  pressure %s  usage %s / %s (%.0f%%)  available %s  charge %s\n",
 		st.Policy, st.Pressure, units.FormatSize(st.UsageBytes), units.FormatSize(st.BudgetBytes), 100*st.WaterLevel,
 		units.FormatSize(st.AvailableBytes), units.FormatSize(st.ChargeBytes))
-	fmt.Fprintf(w, "agents %d (resident %d, paged out %d, absent %d)  running %d  queued agents %d  queued actions %d\n",
+	fmt.Fprintf(w, "agents %d (resident %d, paged out %d, absent %d)  running %d  queued agents %d  queued actions %d",
 		len(st.Agents), st.Resident, st.PagedOut, st.Absent, st.Running, st.QueuedAgents, st.QueuedActions)
+	if st.AgentSlots != nil {
+		fmt.Fprintf(w, "  agent slots %d", *st.AgentSlots)
+	}
+	fmt.Fprintln(w)
 	if len(st.Agents) == 0 {
 		return
 	}

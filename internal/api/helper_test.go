@@ -14,6 +14,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/api/client"
 	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/predict"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/fake"
 )
@@ -40,6 +41,9 @@ type daemonOpts struct {
 	workspaceMax           int64        // Config.WorkspaceMax
 	bodyMemory             int64        // Config.BodyMemory
 	live                   live.Options // the live adapter's options (a residency factory)
+	// predictor, when set, is the admission policies' predictor (none is
+	// trained: the daemon has no workload).
+	predictor predict.Predictor
 }
 
 // startDaemon starts a server on a fresh socket; it is shut down at cleanup.
@@ -56,7 +60,7 @@ func startDaemon(t *testing.T, o daemonOpts) *daemon {
 		t.Cleanup(func() { be.Close() })
 		o.backend = be
 	}
-	p, err := live.Build(o.policy, policy.Options{Budget: 1 << 30}, o.live)
+	p, err := live.Build(o.policy, policy.Options{Budget: 1 << 30, Predictor: o.predictor}, o.live)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,12 @@ func pressureOf(budget, available int64) string {
 	return PressureGreen
 }
 
+// slotCounter is a policy that counts how many more agents the host can
+// take (live.Policy.AgentSlots).
+type slotCounter interface {
+	AgentSlots(ctx context.Context) (int, bool)
+}
+
 // Status snapshots the domain and the agents.
 func (s *Server) Status(ctx context.Context) Status {
 	st := Status{
@@ -47,6 +53,11 @@ func (s *Server) Status(ctx context.Context) Status {
 		st.WaterLevel = float64(st.UsageBytes) / float64(st.BudgetBytes)
 	}
 	st.Pressure = pressureOf(st.BudgetBytes, st.AvailableBytes)
+	if sc, ok := s.cfg.Policy.(slotCounter); ok {
+		if n, ok := sc.AgentSlots(ctx); ok {
+			st.AgentSlots = &n
+		}
+	}
 	for _, ag := range s.sortedAgents() {
 		d := s.describe(ctx, ag)
 		switch d.Residency {

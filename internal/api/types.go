@@ -140,6 +140,11 @@ type Status struct {
 	Resident       int     `json:"resident"`       // agents with a live sandbox
 	PagedOut       int     `json:"paged_out"`      // of those, frozen with their memory paged out
 	Absent         int     `json:"absent"`         // agents without one
+	// AgentSlots is how many more agents the host can take now, by agent
+	// pacing's rule (policy.AgentSlots): what a node agent publishes as
+	// the extended resource tenon.dev/agent-slots. Absent for a policy
+	// without agent pacing (no admission).
+	AgentSlots *int `json:"agent_slots,omitempty"`
 	// DaemonMemory is what the daemon itself holds (outside the budget).
 	DaemonMemory int64         `json:"daemon_memory_bytes"`
 	Agents       []AgentStatus `json:"agents"`

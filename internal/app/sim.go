@@ -88,20 +88,11 @@ type SimResult struct {
 // workload, budget and trained predictors.
 func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	log := discardLog(cfg.Log)
-	var specs []sim.Spec
-	needPred := map[string]bool{}
-	for _, p := range cfg.Policies {
-		sp, err := sim.ParsePolicy(p)
-		if err != nil {
-			return nil, err
-		}
-		specs = append(specs, sp)
-		if sp.Admission {
-			needPred[sp.Predictor] = true
-		}
+	specs, needPred, err := simPolicies(cfg.Policies)
+	if err != nil {
+		return nil, err
 	}
 	var wfs []trajectory.Workflow
-	var err error
 	switch {
 	case len(cfg.Workflows) > 0:
 		wfs = cfg.Workflows
@@ -121,27 +112,9 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 	if scale != 1 {
 		wfs = replay.Scale(wfs, scale)
 	}
-	var preds *sim.Predictors
-	if len(needPred) > 0 {
-		var kinds []string
-		for _, k := range []string{sim.PredCurrent, sim.PredStatic, sim.PredHistory} {
-			if needPred[k] {
-				kinds = append(kinds, k)
-			}
-		}
-		t0 := time.Now()
-		switch mode := cfg.Train; {
-		case mode == "live" || mode == "auto" && len(orig) <= 1000:
-			preds, err = sim.LivePredictors(orig, cfg.Budget, kinds)
-		case mode == "sampled" || mode == "auto":
-			preds, err = sim.NewPredictors(orig, sim.PredictorOptions{Seed: uint64(cfg.Seed), Kinds: kinds})
-		default:
-			return nil, fmt.Errorf("--train %q: want live, sampled or auto", mode)
-		}
-		if err != nil {
-			return nil, err
-		}
-		log.Info("trained predictors", "kinds", kinds, "mode", cfg.Train, "wall", time.Since(t0))
+	preds, err := trainSim(orig, cfg.Budget, cfg.Seed, cfg.Train, needPred, log)
+	if err != nil {
+		return nil, err
 	}
 	var results []*replay.Result
 	var holds []SimHold
@@ -176,6 +149,56 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 			Teardowns: r.Teardowns, PageOuts: r.PageOuts, PagedOut: r.PagedOutBytes})
 	}
 	return &SimResult{Comparison: report.Compare(orig, cfg.Budget, scale, results...), Holds: holds, Idle: idle}, nil
+}
+
+// simPolicies parses the policy names and returns their specs and the
+// predictor kinds they need.
+func simPolicies(names []string) ([]sim.Spec, map[string]bool, error) {
+	var specs []sim.Spec
+	need := map[string]bool{}
+	for _, p := range names {
+		sp, err := sim.ParsePolicy(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		specs = append(specs, sp)
+		if sp.Admission {
+			need[sp.Predictor] = true
+		}
+	}
+	return specs, need, nil
+}
+
+// trainSim trains the predictor kinds in need on wfs (the workload at its
+// own time) for the simulator: as the live registry does (live), at most
+// 200 workflows per fold (sampled), or live up to 1000 workflows (auto).
+// It returns nil when no kind is needed.
+func trainSim(wfs []trajectory.Workflow, budget, seed int64, mode string, need map[string]bool, log *slog.Logger) (*sim.Predictors, error) {
+	if len(need) == 0 {
+		return nil, nil
+	}
+	var kinds []string
+	for _, k := range []string{sim.PredCurrent, sim.PredStatic, sim.PredHistory} {
+		if need[k] {
+			kinds = append(kinds, k)
+		}
+	}
+	t0 := time.Now()
+	var preds *sim.Predictors
+	var err error
+	switch {
+	case mode == "live" || mode == "auto" && len(wfs) <= 1000:
+		preds, err = sim.LivePredictors(wfs, budget, kinds)
+	case mode == "sampled" || mode == "auto":
+		preds, err = sim.NewPredictors(wfs, sim.PredictorOptions{Seed: uint64(seed), Kinds: kinds})
+	default:
+		return nil, fmt.Errorf("--train %q: want live, sampled or auto", mode)
+	}
+	if err != nil {
+		return nil, err
+	}
+	log.Info("trained predictors", "kinds", kinds, "mode", mode, "wall", time.Since(t0))
+	return preds, nil
 }
 
 // GenerateWorkload generates n workflows of kind; with oversub > 0 their

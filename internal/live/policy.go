@@ -438,3 +438,16 @@ func (p *Policy) poke() {
 	default:
 	}
 }
+
+// AgentSlots is how many more agents the host can take now
+// (policy.Machine.AgentSlots over the live domain and sandboxes): what a
+// node agent publishes to a cluster scheduler. ok is false before Start
+// and for a policy without agent pacing.
+func (p *Policy) AgentSlots(ctx context.Context) (slots int, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.env.Clock == nil {
+		return 0, false
+	}
+	return p.m.AgentSlots(p.env.Clock.Now(), p.observer(ctx))
+}

@@ -110,6 +110,9 @@ type Machine struct {
 	// ended holds the floors of the last attempts that ended (at most
 	// floorHistory), for PredictFloor.
 	ended []int64
+	// firstPeaks holds the predicted first-action peaks of the last
+	// attempts pacing started (at most floorHistory), for AgentSlots.
+	firstPeaks []int64
 
 	gate      *gate.Controller
 	pressure  gate.Pressure
@@ -407,7 +410,7 @@ func (m *Machine) pace(obs Observer) []string {
 	headroom, read := int64(0), false
 	headroomOnce := func() int64 {
 		if !read {
-			headroom, read = m.physicalHeadroom(obs)-m.owedFloors(obs), true
+			headroom, read = m.paceHeadroom(obs), true
 		}
 		return headroom
 	}
@@ -423,6 +426,7 @@ func (m *Machine) pace(obs Observer) []string {
 		}
 		if AgentMayStart(m.active, len(m.tickets), p, headroomOnce, a.needPeak+floor, m.cfg.AgentReserve) {
 			headroom -= floor
+			m.firstPeaks = keepLast(append(m.firstPeaks, a.needPeak), floorHistory)
 			a.paced = true
 			m.active++
 			m.startAttempt(a)
@@ -434,6 +438,20 @@ func (m *Machine) pace(obs Observer) []string {
 	clear(m.queue[len(kept):])
 	m.queue = kept
 	return out
+}
+
+// paceHeadroom is pacing's headroom: the physical headroom less the
+// floors reclaimed sandboxes take back (owedFloors).
+func (m *Machine) paceHeadroom(obs Observer) int64 {
+	return m.physicalHeadroom(obs) - m.owedFloors(obs)
+}
+
+// keepLast is s without all but its last n elements.
+func keepLast(s []int64, n int) []int64 {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }
 
 // owedFloors sums OwedFloor over the started agents between actions.
@@ -508,10 +526,7 @@ func (m *Machine) agentEnd(kind string, now time.Time, id string, obs Observer) 
 		m.started = slices.Delete(m.started, i, i+1)
 	}
 	if a.floor > 0 {
-		m.ended = append(m.ended, a.floor)
-		if len(m.ended) > floorHistory {
-			m.ended = m.ended[len(m.ended)-floorHistory:]
-		}
+		m.ended = keepLast(append(m.ended, a.floor), floorHistory)
 	}
 	if a.slot {
 		a.slot = false

@@ -97,6 +97,20 @@
 // agent-reservation, agentcgroup, gate, admission, tenon, and tenon's
 // ablations.
 //
+// # Cluster
+//
+// RunCluster (cluster.go) runs several such hosts, each its own event heap
+// and decision core exactly as Run builds them (newNode), behind a
+// scheduler that places every arriving agent on one node: by the agent
+// slots the nodes publish every ClusterConfig.Refresh
+// (policy.Machine.AgentSlots, what a node agent publishes as
+// tenon.dev/agent-slots), or by static memory requests against each
+// node's budget, least requested first, Kubernetes' default. Agents that
+// fit no node wait at the cluster. The hosts' events, the arrivals and the
+// publications are processed in one time order, so a placement sees every
+// node as it is at that instant (and the published slots as they were at
+// the last publication).
+//
 // The package touches no kernel interface, reads no files and imports no
 // backend or driver (internal/policy's deps_test.go checks).
 package sim

@@ -8,6 +8,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/predict"
+	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
 // epoch is the wall-clock time the decision code sees at simulated time 0.
@@ -64,12 +65,28 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // newSim sets up a run of cfg: the decision core, the agents and the first
 // events.
 func newSim(cfg Config) (*sim, error) {
+	s, err := newNode(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for i := range s.cfg.Workflows {
+		wf := &s.cfg.Workflows[i]
+		if err := s.add(wf, secs(wf.Arrival)); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// newNode sets up a host running cfg's policy with no agent yet (add
+// brings them): the decision core, trained on cfg.Workflows unless
+// cfg.Predictors is set, and the periodic events.
+func newNode(cfg Config) (*sim, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	s := &sim{cfg: cfg, h: newHost(cfg.Budget), left: len(cfg.Workflows), oomAt: -1, lastSched: -1,
-		byID: make(map[string]*agent, len(cfg.Workflows))}
+	s := &sim{cfg: cfg, h: newHost(cfg.Budget), oomAt: -1, lastSched: -1, byID: map[string]*agent{}}
 	s.res = Result{Policy: cfg.Policy.Name, Budget: cfg.Budget, Horizon: cfg.Horizon}
 	sp := cfg.Policy
 	if sp.Admission && cfg.Predictors == nil {
@@ -89,24 +106,28 @@ func newSim(cfg Config) (*sim, error) {
 	}
 	s.m.SetTrace(cfg.Trace)
 	s.armed = s.m.HoldArmed()
-	for i := range cfg.Workflows {
-		wf := &cfg.Workflows[i]
-		ag := &agent{wf: wf, res: WorkflowResult{ID: wf.ID, Submit: secs(wf.Arrival), Started: -1}}
-		for _, a := range wf.Actions {
-			ag.prof = append(ag.prof, profileOf(a))
-		}
-		if _, dup := s.byID[wf.ID]; dup {
-			return nil, fmt.Errorf("%w: workflow id %q appears twice", ErrBadConfig, wf.ID)
-		}
-		s.byID[wf.ID] = ag
-		s.agents = append(s.agents, ag)
-		s.q.push(&event{t: ag.res.Submit, kind: evArrive, ag: ag})
-	}
 	if sp.Gate || sp.Residency || sp.Admission {
 		s.q.push(&event{t: 0, kind: evGateSample})
 	}
 	s.q.push(&event{t: 0, kind: evRecord})
 	return s, nil
+}
+
+// add brings workflow wf to the host: its first attempt arrives at
+// simulated time at (not before the host's now).
+func (s *sim) add(wf *trajectory.Workflow, at time.Duration) error {
+	if _, dup := s.byID[wf.ID]; dup {
+		return fmt.Errorf("%w: workflow id %q appears twice", ErrBadConfig, wf.ID)
+	}
+	ag := &agent{wf: wf, res: WorkflowResult{ID: wf.ID, Submit: max(at, s.now), Started: -1}}
+	for _, a := range wf.Actions {
+		ag.prof = append(ag.prof, profileOf(a))
+	}
+	s.byID[wf.ID] = ag
+	s.agents = append(s.agents, ag)
+	s.left++
+	s.q.push(&event{t: ag.res.Submit, kind: evArrive, ag: ag})
+	return nil
 }
 
 // MachineConfig is the configuration of the decision core a run of cfg
@@ -167,29 +188,50 @@ func (s *sim) clock() time.Time { return epoch.Add(s.now) }
 
 // run processes events until every workflow is done or the horizon.
 func (s *sim) run(ctx context.Context) (*Result, error) {
-	cfg := s.cfg
 	start := time.Now()
 	for s.left > 0 && s.q.len() > 0 {
-		ev := s.q.pop()
-		if ev.t > cfg.Horizon {
-			s.stall()
+		if !s.step() {
 			break
 		}
-		s.now = ev.t
-		s.handle(ev)
-		s.after()
-		s.res.Events++
 		if s.res.Events%4096 == 0 && ctx.Err() != nil {
-			return nil, fmt.Errorf("simulating %s: %w", cfg.Policy.Name, ctx.Err())
-		}
-		if cfg.Observe != nil {
-			cfg.Observe(s.h.accounting(s.now))
+			return nil, fmt.Errorf("simulating %s: %w", s.cfg.Policy.Name, ctx.Err())
 		}
 	}
 	s.res.Wall = time.Since(start)
 	if s.left > 0 && s.q.len() == 0 {
 		return nil, fmt.Errorf("sim: %d workflows never finished (internal error)", s.left)
 	}
+	return s.result(), nil
+}
+
+// step processes the next event; past the horizon it fails every
+// unfinished workflow instead and returns false.
+func (s *sim) step() bool {
+	ev := s.q.pop()
+	if ev.t > s.cfg.Horizon {
+		s.stall()
+		return false
+	}
+	s.now = ev.t
+	s.handle(ev)
+	s.after()
+	s.res.Events++
+	if s.cfg.Observe != nil {
+		s.cfg.Observe(s.h.accounting(s.now))
+	}
+	return true
+}
+
+// next is the time of the next event, false when there is none.
+func (s *sim) next() (time.Duration, bool) {
+	if s.q.len() == 0 {
+		return 0, false
+	}
+	return s.q.h[0].t, true
+}
+
+// result completes the run's Result with every workflow's fate.
+func (s *sim) result() *Result {
 	for _, ag := range s.agents {
 		s.res.Workflows = append(s.res.Workflows, ag.res)
 		s.res.Makespan = max(s.res.Makespan, ag.res.End)
@@ -197,7 +239,7 @@ func (s *sim) run(ctx context.Context) (*Result, error) {
 	s.res.PeakBytes = s.h.peak
 	s.holdResult()
 	s.res.LivenessAdmits = s.m.Stats().LivenessAdmits
-	return &s.res, nil
+	return &s.res
 }
 
 func (s *sim) at(d time.Duration, kind evKind, ag *agent, sb *sandbox) {
