@@ -22,8 +22,11 @@ var _ NodeStatus = (*Client)(nil)
 type PublisherConfig struct {
 	Node   string     // the node's name (the downward API's spec.nodeName); required
 	Status NodeStatus // required
-	// Slots is how many more agents the node can take; the node agent
-	// computes it (floors, predicted bursts, the budget). Required.
+	// Slots is the node's agent slots; the node agent computes it (floors,
+	// predicted bursts, the budget). The scheduler subtracts the slot
+	// requests of the pods bound to the node from what is published, so
+	// Slots counts the agent pods the node runs that hold a slot plus how
+	// many more it can take. Required.
 	Slots func() int
 	// Poll is how often Slots is read; a change is published at once.
 	// Default 1 s.
