@@ -26,7 +26,7 @@ const (
 )
 
 // Tokens of the API server's static token file: the admin stands for the
-// cluster's operators and agent-sandbox's controller; the node agent has
+// cluster's operators, agent-sandbox's controller and the kubelet; the node agent has
 // only the RBAC of testdata/clusterrole.yaml.
 const (
 	adminToken = "tenon-e2e-admin"
@@ -46,9 +46,9 @@ func kubeAssets(t *testing.T) string {
 		}
 		dir = filepath.Join(home, ".cache", "tenon", "kube", kubeVersion)
 	}
-	for _, f := range []string{"kube-apiserver", "etcd", filepath.Join("crds", sandboxCRD)} {
+	for _, f := range []string{"kube-apiserver", "etcd", "agent-sandbox-controller", filepath.Join("crds", sandboxCRD)} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			msg := fmt.Sprintf("no %s in %s (kube-apiserver %s, etcd 3.5.16, agent-sandbox v0.5.6's CRD): run tools/kube/install.sh", f, dir, kubeVersion)
+			msg := fmt.Sprintf("no %s in %s (kube-apiserver %s, etcd 3.5.16, agent-sandbox v0.5.6's controller and CRD): run tools/kube/install.sh", f, dir, kubeVersion)
 			if os.Getenv("TENON_KUBE") == "require" {
 				t.Fatal(msg)
 			}

@@ -66,6 +66,16 @@ func (a admin) sandbox(name string) *Sandbox {
 }
 
 // waitFor polls cond every 2 ms for up to d and returns how long it took.
+// condition is the status of the Sandbox's condition typ, "" if absent.
+func (s *Sandbox) condition(typ string) string {
+	for _, c := range s.Status.Conditions {
+		if c.Type == typ {
+			return c.Status
+		}
+	}
+	return ""
+}
+
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
@@ -82,11 +92,13 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) time.
 // real kube-apiserver and etcd: the publisher makes the node show
 // tenon.dev/agent-slots, and an idle restart-safe agent's Sandbox is
 // suspended when the residency policy, under red pressure, tears it down,
-// and set back to Running on a resume request (and on a new claim). The
-// node agent uses only testdata/clusterrole.yaml's RBAC. It logs the times
-// from pressure to Suspended and from a resume request to Running. There
-// is no kubelet and no agent-sandbox controller: the test sets the
-// Sandboxes' status.nodeName as the controller would, and no pod runs.
+// and set back to Running on a resume request (and on a new claim).
+// agent-sandbox's controller runs beside them, deleting and creating the
+// Sandboxes' pods; there is no scheduler (the pods name the node) and the
+// kubelet is played by the test (fakeKubelet: pods run and go at once, no
+// container starts). The node agent uses only testdata/clusterrole.yaml's
+// RBAC. It logs the times from pressure to Suspended and from a resume
+// request to Running and to Ready.
 func TestControlPlaneE2E(t *testing.T) {
 	assets := kubeAssets(t)
 	cp := startControlPlane(t, assets)
@@ -104,6 +116,12 @@ func TestControlPlaneE2E(t *testing.T) {
 	waitFor(t, "the Sandbox CRD served", time.Minute, func() bool {
 		return ac.get(context.Background(), sandboxesPath+"/sandboxes", &struct{}{}) == nil
 	})
+	startSandboxController(t, assets, cp)
+	kctx, stopKubelet := context.WithCancel(context.Background())
+	var kubelet sync.WaitGroup
+	kubelet.Go(func() { fakeKubelet(kctx, t, ac, "agents") })
+	defer kubelet.Wait()
+	defer stopKubelet()
 	for _, sb := range []struct {
 		name        string
 		restartSafe bool
@@ -112,14 +130,17 @@ func TestControlPlaneE2E(t *testing.T) {
 		if sb.restartSafe {
 			md["annotations"] = map[string]string{RestartSafeAnnotation: "true"}
 		}
+		// The pod template names the node: no scheduler runs.
 		adm.createJSON(sandboxesPath+"/namespaces/agents/sandboxes", map[string]any{
 			"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox", "metadata": md,
 			"spec": map[string]any{"podTemplate": map[string]any{"spec": map[string]any{
+				"nodeName":   e2eNode,
 				"containers": []map[string]any{{"name": "agent", "image": "agent:e2e"}}}}},
 		})
-		// agent-sandbox's controller reports where the Sandbox's pod runs.
-		adm.patch(SandboxRef{"agents", sb.name}.path()+"/status", map[string]any{"status": map[string]any{"nodeName": e2eNode}})
 	}
+	waitFor(t, "both Sandboxes Ready on the node", time.Minute, func() bool {
+		return adm.sandbox("agent-a").Ready() && adm.sandbox("agent-b").Ready()
+	})
 
 	// The node agent, with its own credentials.
 	nc, err := NewClient(cp.NodeUser)
@@ -168,13 +189,17 @@ func TestControlPlaneE2E(t *testing.T) {
 	a, b := SandboxRef{"agents", "agent-a"}, SandboxRef{"agents", "agent-b"}
 	quiet := residency.Observation{ActionExited: true, ResultRecorded: true}
 	const rounds = 10
-	var toSuspend, toResume []time.Duration
+	var toSuspend, toPodGone, toResume, toReady []time.Duration
 	for i := range rounds {
 		res.Idle(a, quiet, 512<<20, 0)
 		res.Idle(b, quiet, 1<<30, 0)
+		start := time.Now()
 		pressure.Store(int32(gate.Red))
 		toSuspend = append(toSuspend, waitFor(t, "agent-a Suspended under red pressure", 10*time.Second, func() bool { return adm.sandbox("agent-a").Suspended() }))
+		waitFor(t, "agent-a's pod deleted", 30*time.Second, func() bool { return adm.sandbox("agent-a").condition("Suspended") == "True" })
+		toPodGone = append(toPodGone, time.Since(start))
 		pressure.Store(int32(gate.Green))
+		start = time.Now()
 		if i == rounds-1 {
 			// The last resume comes from a new claim of the Sandbox.
 			ctrl := true
@@ -184,18 +209,29 @@ func TestControlPlaneE2E(t *testing.T) {
 			t.Fatal("Resume: agent-a not tracked")
 		}
 		toResume = append(toResume, waitFor(t, "agent-a Running after the resume request", 10*time.Second, func() bool { return !adm.sandbox("agent-a").Suspended() }))
+		waitFor(t, "agent-a Ready again", 30*time.Second, func() bool { return adm.sandbox("agent-a").Ready() })
+		toReady = append(toReady, time.Since(start))
 	}
 	if adm.sandbox("agent-b").Suspended() {
 		t.Error("agent-b, without the restart-safe annotation, was suspended")
 	}
-	slices.Sort(toSuspend)
-	slices.Sort(toResume)
-	t.Logf("pressure to Sandbox Suspended (policy period 100 ms), %d rounds: median %v, max %v", rounds, toSuspend[rounds/2].Round(time.Millisecond), toSuspend[rounds-1].Round(time.Millisecond))
-	t.Logf("resume request to Sandbox Running, %d rounds (the last by a claim): median %v, max %v", rounds, toResume[rounds/2].Round(time.Millisecond), toResume[rounds-1].Round(time.Millisecond))
+	logTimes := func(what string, ds []time.Duration) {
+		slices.Sort(ds)
+		t.Logf("%s, %d rounds: median %v, max %v", what, len(ds), ds[len(ds)/2].Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond))
+	}
+	logTimes("pressure to spec.operatingMode Suspended (policy period 100 ms)", toSuspend)
+	logTimes("pressure to the Suspended condition True (the controller deleted the pod)", toPodGone)
+	logTimes("resume request to spec.operatingMode Running (the last by a claim)", toResume)
+	logTimes("resume request to Ready (the controller created the pod; the fake kubelet runs it at once)", toReady)
 	st := res.Stats()
 	if st.Suspends != rounds || st.Resumes != rounds || st.Failures != 0 {
 		t.Errorf("stats %+v, want %d suspends and resumes, no failures", st, rounds)
 	}
+	// Residency measured the resumes to Ready: the 10 s prior moved.
+	if st.ResumeCost >= 10*time.Second {
+		t.Errorf("resume cost %v: Ready was not observed", st.ResumeCost)
+	}
+	t.Logf("residency's cost estimates: suspend %v, resume %v", st.SuspendCost.Round(time.Millisecond), st.ResumeCost.Round(time.Millisecond))
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

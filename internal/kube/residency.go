@@ -66,6 +66,9 @@ type tracked struct {
 // ResidencyStats counts what Residency did.
 type ResidencyStats struct {
 	Tracked, Suspends, Resumes, Failures int
+	// SuspendCost and ResumeCost are the policy's current estimates: a
+	// suspend's patch, a resume until the Sandbox is Ready.
+	SuspendCost, ResumeCost time.Duration
 }
 
 // NewResidency returns a Residency; Run drives it.
@@ -97,6 +100,7 @@ func (r *Residency) Stats() ResidencyStats {
 	defer r.mu.Unlock()
 	s := r.stats
 	s.Tracked = len(r.tracked)
+	s.SuspendCost, s.ResumeCost = r.m.Costs()
 	return s
 }
 

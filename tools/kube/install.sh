@@ -4,8 +4,9 @@
 # (k8s.io/kubernetes at KUBE_VERSION, about 9 minutes cold on 2 cores, 170 MB)
 # and etcd from Debian trixie's etcd-server package (downloaded with a
 # private apt sources list, checksum pinned; nothing is installed on the
-# host), and agent-sandbox's Sandbox CRD (from the module sigs.k8s.io/
-# agent-sandbox, pinned: its version list is refused by the proxy).
+# host), and agent-sandbox's controller (built from ./agentsandbox, its
+# own module) and Sandbox CRD (from the module sigs.k8s.io/agent-sandbox
+# v0.5.6, pinned: the proxy refuses its version list).
 # Idempotent: present files are kept. Prints the directory.
 #
 #   tools/kube/install.sh            # into ~/.cache/tenon/kube/<KUBE_VERSION>
@@ -33,6 +34,15 @@ if [ ! -x "$dir/kube-apiserver" ]; then
     -o "$dir/kube-apiserver.partial" k8s.io/kubernetes/cmd/kube-apiserver
   mv "$dir/kube-apiserver.partial" "$dir/kube-apiserver"
   echo "built kube-apiserver in $(( $(date +%s) - start )) s" >&2
+fi
+
+if [ ! -x "$dir/agent-sandbox-controller" ]; then
+  echo "building agent-sandbox's controller into $dir" >&2
+  start=$(date +%s)
+  (cd agentsandbox && go build -trimpath -ldflags "-s -w" \
+    -o "$dir/agent-sandbox-controller.partial" sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller)
+  mv "$dir/agent-sandbox-controller.partial" "$dir/agent-sandbox-controller"
+  echo "built agent-sandbox-controller in $(( $(date +%s) - start )) s" >&2
 fi
 
 if [ ! -x "$dir/etcd" ]; then
