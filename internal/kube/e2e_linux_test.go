@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,6 +156,10 @@ func TestControlPlaneE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mux := http.NewServeMux()
+	mux.Handle(ResumePattern, ResumeHandler(res))
+	api := httptest.NewServer(mux)
+	defer api.Close()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(Collectors(pub, res)...)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -205,8 +210,8 @@ func TestControlPlaneE2E(t *testing.T) {
 			ctrl := true
 			adm.patch(a.path(), map[string]any{"metadata": map[string]any{"ownerReferences": []map[string]any{{
 				"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxClaim", "name": "claim", "uid": "claim-uid-1", "controller": &ctrl}}}})
-		} else if !res.Resume(a) {
-			t.Fatal("Resume: agent-a not tracked")
+		} else if resp, err := http.Post(api.URL+"/v1/sandboxes/agents/agent-a/resume", "", nil); err != nil || resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("resume request through the node agent's API: %v %v", resp, err)
 		}
 		toResume = append(toResume, waitFor(t, "agent-a Running after the resume request", 10*time.Second, func() bool { return !adm.sandbox("agent-a").Suspended() }))
 		waitFor(t, "agent-a Ready again", 30*time.Second, func() bool { return adm.sandbox("agent-a").Ready() })
@@ -221,7 +226,7 @@ func TestControlPlaneE2E(t *testing.T) {
 	}
 	logTimes("pressure to spec.operatingMode Suspended (policy period 100 ms)", toSuspend)
 	logTimes("pressure to the Suspended condition True (the controller deleted the pod)", toPodGone)
-	logTimes("resume request to spec.operatingMode Running (the last by a claim)", toResume)
+	logTimes("resume request (POST /v1/sandboxes/NS/NAME/resume; the last by a claim) to spec.operatingMode Running", toResume)
 	logTimes("resume request to Ready (the controller created the pod; the fake kubelet runs it at once)", toReady)
 	st := res.Stats()
 	if st.Suspends != rounds || st.Resumes != rounds || st.Failures != 0 {

@@ -3,6 +3,8 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
@@ -137,5 +139,33 @@ func TestResidencyResumesAClaimedSandbox(t *testing.T) {
 	r.Observe(SandboxEvent{Deleted, sandboxJSON(t, "s", "n1", ModeRunning, true, "claim-2", false)})
 	if st := r.Stats(); st.Tracked != 0 {
 		t.Errorf("deleted sandbox still tracked")
+	}
+}
+
+func TestResumeHandler(t *testing.T) {
+	sb := &fakeSandboxes{}
+	r, err := NewResidency(ResidencyConfig{Node: "n1", Sandboxes: sb, Pressure: func() gate.Pressure { return gate.Green }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Observe(SandboxEvent{Added, sandboxJSON(t, "s", "n1", ModeSuspended, true, "", false)})
+	mux := http.NewServeMux()
+	mux.Handle(ResumePattern, ResumeHandler(r))
+	for _, tc := range []struct {
+		path string
+		code int
+	}{
+		{"/v1/sandboxes/agents/s/resume", http.StatusAccepted},
+		{"/v1/sandboxes/agents/other/resume", http.StatusNotFound},
+	} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, tc.path, nil))
+		if rec.Code != tc.code {
+			t.Errorf("POST %s: %d %s, want %d", tc.path, rec.Code, rec.Body, tc.code)
+		}
+	}
+	r.Step(context.Background())
+	if p := sb.take(); !slices.Equal(p, []string{"agents/s Running"}) {
+		t.Errorf("after the resume request: %v", p)
 	}
 }
