@@ -210,8 +210,15 @@ func TestControlPlaneE2E(t *testing.T) {
 			ctrl := true
 			adm.patch(a.path(), map[string]any{"metadata": map[string]any{"ownerReferences": []map[string]any{{
 				"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxClaim", "name": "claim", "uid": "claim-uid-1", "controller": &ctrl}}}})
-		} else if resp, err := http.Post(api.URL+"/v1/sandboxes/agents/agent-a/resume", "", nil); err != nil || resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("resume request through the node agent's API: %v %v", resp, err)
+		} else {
+			resp, err := http.Post(api.URL+"/v1/sandboxes/agents/agent-a/resume", "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusAccepted {
+				t.Fatalf("resume request through the node agent's API: %s", resp.Status)
+			}
 		}
 		toResume = append(toResume, waitFor(t, "agent-a Running after the resume request", 10*time.Second, func() bool { return !adm.sandbox("agent-a").Suspended() }))
 		waitFor(t, "agent-a Ready again", 30*time.Second, func() bool { return adm.sandbox("agent-a").Ready() })
