@@ -76,8 +76,8 @@ func freePort(t *testing.T) int {
 }
 
 // start runs bin with args, its output in dir/name.log, killed at cleanup
-// and with the test binary.
-func start(t *testing.T, dir, name, bin string, args ...string) {
+// and with the test binary. The returned channel is closed when it exits.
+func start(t *testing.T, dir, name, bin string, args ...string) <-chan struct{} {
 	t.Helper()
 	log, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
@@ -89,9 +89,14 @@ func start(t *testing.T, dir, name, bin string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-done
 		log.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(log.Name())
@@ -101,6 +106,7 @@ func start(t *testing.T, dir, name, bin string, args ...string) {
 			t.Logf("%s log (tail):\n%s", name, b)
 		}
 	})
+	return done
 }
 
 func writeFile(t *testing.T, path string, b []byte) {
@@ -138,7 +144,7 @@ func startControlPlane(t *testing.T, assets string) *controlPlane {
 	writeFile(t, filepath.Join(dir, "admin.token"), []byte(adminToken))
 	writeFile(t, filepath.Join(dir, "node.token"), []byte(nodeToken))
 	certs := filepath.Join(dir, "certs")
-	start(t, dir, "kube-apiserver", filepath.Join(assets, "kube-apiserver"),
+	exited := start(t, dir, "kube-apiserver", filepath.Join(assets, "kube-apiserver"),
 		"--etcd-servers="+clientURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(secure), "--cert-dir="+certs,
 		"--token-auth-file="+filepath.Join(dir, "tokens.csv"), "--authorization-mode=RBAC",
@@ -146,7 +152,7 @@ func startControlPlane(t *testing.T, assets string) *controlPlane {
 		"--service-account-key-file="+filepath.Join(dir, "sa.pub"),
 		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
 		"--service-cluster-ip-range=10.0.0.0/24", "--disable-admission-plugins=ServiceAccount",
-		"--allow-privileged=true")
+		"--allow-privileged=true", "--endpoint-reconciler-type=none")
 
 	cp := &controlPlane{Server: fmt.Sprintf("https://127.0.0.1:%d", secure), CAFile: filepath.Join(certs, "apiserver.crt")}
 	cp.Admin = Config{Server: cp.Server, CAFile: cp.CAFile, TokenFile: filepath.Join(dir, "admin.token")}
@@ -154,7 +160,11 @@ func startControlPlane(t *testing.T, assets string) *controlPlane {
 	deadline := time.Now().Add(2 * time.Minute) // a loaded 2-core machine
 	var last error
 	for time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-exited:
+			t.Fatal("kube-apiserver exited")
+		case <-time.After(100 * time.Millisecond):
+		}
 		if _, err := os.Stat(cp.CAFile); err != nil {
 			last = err
 			continue
