@@ -57,12 +57,12 @@ func (c *Client) do(ctx context.Context, method, path, ctype string, body []byte
 		return err
 	}
 	defer resp.Body.Close()
-	if out == nil {
-		_, err = io.Copy(io.Discard, resp.Body)
-		return err
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("kube: decoding %s %s: %w", method, path, err)
+	b, err := io.ReadAll(resp.Body)
+	switch {
+	case err != nil:
+		return fmt.Errorf("kube: reading %s %s: %w", method, path, err)
+	case out != nil && json.Unmarshal(b, out) != nil:
+		return fmt.Errorf("kube: %s %s: the answer is not the JSON object expected: %.200s", method, path, b)
 	}
 	return nil
 }

@@ -26,8 +26,8 @@ const (
 )
 
 // Tokens of the API server's static token file: the admin stands for the
-// cluster's operators, agent-sandbox's controller and the kubelet; the node agent has
-// only the RBAC of testdata/clusterrole.yaml.
+// cluster's operators, agent-sandbox's controller and the kubelet; the
+// node agent has only the RBAC of testdata/clusterrole.yaml.
 const (
 	adminToken = "tenon-e2e-admin"
 	nodeToken  = "tenon-e2e-node"
@@ -65,14 +65,19 @@ type controlPlane struct {
 	Started         time.Duration // from starting etcd to the API server ready
 }
 
-func freePort(t *testing.T) int {
+// freePorts returns n distinct loopback ports free a moment ago.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close() // held until all are chosen: distinct
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // start runs bin with args, its output in dir/name.log, killed at cleanup
@@ -122,7 +127,8 @@ func startControlPlane(t *testing.T, assets string) *controlPlane {
 	t.Helper()
 	dir := t.TempDir()
 	begin := time.Now()
-	client, peer, secure := freePort(t), freePort(t), freePort(t)
+	ports := freePorts(t, 3)
+	client, peer, secure := ports[0], ports[1], ports[2]
 	clientURL, peerURL := fmt.Sprintf("http://127.0.0.1:%d", client), fmt.Sprintf("http://127.0.0.1:%d", peer)
 	start(t, dir, "etcd", filepath.Join(assets, "etcd"),
 		"--name=e2e", "--data-dir="+filepath.Join(dir, "etcd"), "--unsafe-no-fsync",

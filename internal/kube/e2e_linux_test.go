@@ -67,16 +67,6 @@ func (a admin) sandbox(name string) *Sandbox {
 }
 
 // waitFor polls cond every 2 ms for up to d and returns how long it took.
-// condition is the status of the Sandbox's condition typ, "" if absent.
-func (s *Sandbox) condition(typ string) string {
-	for _, c := range s.Status.Conditions {
-		if c.Type == typ {
-			return c.Status
-		}
-	}
-	return ""
-}
-
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()

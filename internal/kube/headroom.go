@@ -58,12 +58,7 @@ func NewPublisher(cfg PublisherConfig) *Publisher {
 	if cfg.Resync <= 0 {
 		cfg.Resync = time.Minute
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.Real{}
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
+	cfg.Clock, cfg.Log = clockAndLog(cfg.Clock, cfg.Log)
 	return &Publisher{cfg: cfg, published: -1}
 }
 
@@ -86,16 +81,7 @@ func (p *Publisher) Failures() int {
 // passes, until ctx ends. A failed patch is logged and retried at the next
 // poll.
 func (p *Publisher) Run(ctx context.Context) error {
-	tick, stop := p.cfg.Clock.NewTicker(p.cfg.Poll)
-	defer stop()
-	for {
-		p.Sync(ctx)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick:
-		}
-	}
+	return every(ctx, p.cfg.Clock, p.cfg.Poll, nil, func() { p.Sync(ctx) })
 }
 
 // Sync publishes the current count if it changed or Resync passed since

@@ -82,12 +82,7 @@ func NewResidency(cfg ResidencyConfig) (*Residency, error) {
 	if cfg.RetryWatch <= 0 {
 		cfg.RetryWatch = time.Second
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.Real{}
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
+	cfg.Clock, cfg.Log = clockAndLog(cfg.Clock, cfg.Log)
 	return &Residency{
 		cfg: cfg, kick: make(chan struct{}, 1),
 		m: suspend.New(cfg.Machine), tracked: map[SandboxRef]*tracked{},
@@ -188,15 +183,21 @@ func (r *Residency) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { r.watch(ctx) })
 	defer wg.Wait()
-	tick, stop := r.cfg.Clock.NewTicker(r.cfg.Period)
+	return every(ctx, r.cfg.Clock, r.cfg.Period, r.kick, func() { r.Step(ctx) })
+}
+
+// every runs step at once, then at every tick of period and every kick (nil:
+// none), until ctx ends.
+func every(ctx context.Context, c clock.Clock, period time.Duration, kick <-chan struct{}, step func()) error {
+	tick, stop := c.NewTicker(period)
 	defer stop()
 	for {
-		r.Step(ctx)
+		step()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick:
-		case <-r.kick:
+		case <-kick:
 		}
 	}
 }
@@ -240,7 +241,7 @@ func (r *Residency) Step(ctx context.Context) {
 			r.cfg.Log.Warn("setting sandbox mode", "sandbox", d.ID, "mode", mode, "err", err)
 			continue
 		}
-		r.cfg.Log.Info("sandbox "+d.Action.String(), "sandbox", d.ID, "mode", mode, "frees", d.Frees, "reason", d.Reason)
+		r.cfg.Log.Info("sandbox "+string(d.Action), "sandbox", d.ID, "mode", mode, "frees", d.Frees, "reason", d.Reason)
 	}
 }
 
@@ -248,4 +249,16 @@ func (r *Residency) Step(ctx context.Context) {
 func refOf(id string) SandboxRef {
 	ns, name, _ := strings.Cut(id, "/")
 	return SandboxRef{Namespace: ns, Name: name}
+}
+
+// clockAndLog defaults a nil clock to clock.Real and a nil logger to one
+// that discards.
+func clockAndLog(c clock.Clock, l *slog.Logger) (clock.Clock, *slog.Logger) {
+	if c == nil {
+		c = clock.Real{}
+	}
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
+	}
+	return c, l
 }

@@ -32,11 +32,10 @@ func (f *fakeSandboxes) WatchSandboxes(ctx context.Context, _ func(SandboxEvent)
 	return ctx.Err()
 }
 
-func (f *fakeSandboxes) take() []string {
+func (f *fakeSandboxes) take() (p []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p := f.patches
-	f.patches = nil
+	p, f.patches = f.patches, nil
 	return p
 }
 
@@ -121,11 +120,7 @@ func TestResidencySuspendsUnderPressureAndResumes(t *testing.T) {
 }
 
 func TestResidencyResumesAClaimedSandbox(t *testing.T) {
-	sb := &fakeSandboxes{}
-	r, err := NewResidency(ResidencyConfig{Node: "n1", Sandboxes: sb, Pressure: func() gate.Pressure { return gate.Green }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, sb := greenResidency(t)
 	r.Observe(SandboxEvent{Added, sandboxJSON(t, "s", "n1", ModeSuspended, true, "claim-1", false)})
 	r.Step(context.Background())
 	if p := sb.take(); len(p) != 0 {
@@ -143,11 +138,7 @@ func TestResidencyResumesAClaimedSandbox(t *testing.T) {
 }
 
 func TestResumeHandler(t *testing.T) {
-	sb := &fakeSandboxes{}
-	r, err := NewResidency(ResidencyConfig{Node: "n1", Sandboxes: sb, Pressure: func() gate.Pressure { return gate.Green }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, sb := greenResidency(t)
 	r.Observe(SandboxEvent{Added, sandboxJSON(t, "s", "n1", ModeSuspended, true, "", false)})
 	mux := http.NewServeMux()
 	mux.Handle(ResumePattern, ResumeHandler(r))
@@ -168,4 +159,15 @@ func TestResumeHandler(t *testing.T) {
 	if p := sb.take(); !slices.Equal(p, []string{"agents/s Running"}) {
 		t.Errorf("after the resume request: %v", p)
 	}
+}
+
+// greenResidency is a Residency of node n1 under green pressure.
+func greenResidency(t *testing.T) (*Residency, *fakeSandboxes) {
+	t.Helper()
+	sb := &fakeSandboxes{}
+	r, err := NewResidency(ResidencyConfig{Node: "n1", Sandboxes: sb, Pressure: func() gate.Pressure { return gate.Green }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, sb
 }

@@ -66,13 +66,16 @@ func (s *Sandbox) Suspended() bool { return s.Spec.OperatingMode == ModeSuspende
 func (s *Sandbox) RestartSafe() bool { return s.Metadata.Annotations[RestartSafeAnnotation] == "true" }
 
 // Ready reports whether its Ready condition is True (its pod runs).
-func (s *Sandbox) Ready() bool {
+func (s *Sandbox) Ready() bool { return s.condition("Ready") == "True" }
+
+// condition is the status of its condition typ, "" if absent.
+func (s *Sandbox) condition(typ string) string {
 	for _, c := range s.Status.Conditions {
-		if c.Type == "Ready" {
-			return c.Status == "True"
+		if c.Type == typ {
+			return c.Status
 		}
 	}
-	return false
+	return ""
 }
 
 // Claim is the uid of the SandboxClaim that controls it, "" if none

@@ -34,21 +34,15 @@ type Idle struct {
 }
 
 // Action is what to do to a Sandbox.
-type Action int
+type Action string
 
+// Actions.
 const (
 	// Suspend sets the Sandbox's operatingMode to Suspended.
-	Suspend Action = iota
+	Suspend Action = "suspend"
 	// Resume sets it back to Running.
-	Resume
+	Resume Action = "resume"
 )
-
-func (a Action) String() string {
-	if a == Resume {
-		return "resume"
-	}
-	return "suspend"
-}
 
 // Decision says to apply Action to the agent's Sandbox; report the
 // outcome with Applied.

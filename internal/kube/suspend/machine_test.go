@@ -14,7 +14,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func actions(ds []Decision) []string {
 	var out []string
 	for _, d := range ds {
-		out = append(out, d.Action.String()+" "+d.ID)
+		out = append(out, string(d.Action)+" "+d.ID)
 	}
 	return out
 }
