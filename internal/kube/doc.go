@@ -12,7 +12,9 @@
 //     internal/kube/suspend's Machine (which asks internal/policy's
 //     residency policy) with the agents' boundaries, resume requests and
 //     the Sandboxes it watches, and applies its decisions by setting the
-//     Sandboxes' spec.operatingMode (agents.x-k8s.io/v1beta1).
+//     Sandboxes' spec.operatingMode (agents.x-k8s.io/v1beta1);
+//     ResumeHandler is the route of the node agent's API through which a
+//     harness asks for its agent back.
 //
 // It decides nothing itself and touches no cgroup: the number of slots,
 // the pressure and the restart-safe verdicts come from the node agent.
