@@ -11,11 +11,11 @@ import (
 
 // decisionPackages decide; they must import no backend and no kernel
 // interface (STYLE.md, "One decision core, two hosts").
-var decisionPackages = []string{"policy", "sim", "admission", "gate", "predict"}
+var decisionPackages = []string{"policy", "sim", "admission", "gate", "predict", "kube/suspend"}
 
 // allowedDeps are the only packages of the module that decision packages
 // may import (directly or not): other decision packages and plain types.
-var allowedDeps = []string{"admission", "clock", "gate", "policy", "predict", "sim", "trajectory", "units"}
+var allowedDeps = []string{"admission", "clock", "gate", "kube/suspend", "policy", "predict", "sim", "trajectory", "units"}
 
 // TestDecisionPackagesImportNoBackend walks the non-test imports of every
 // decision package, as `go list -deps` does, and fails on any package of
