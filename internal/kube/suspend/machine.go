@@ -211,7 +211,9 @@ func (m *Machine) Tick(now time.Time, p gate.Pressure) []Decision {
 			})
 		}
 	}
-	for _, d := range policy.DecideReclaim(now, p, idle, m.cfg.Policy) {
+	// The node's free share is not passed here (-1: unknown), so green
+	// decides by amortization alone, never by the plentiful rule.
+	for _, d := range policy.DecideReclaim(now, p, -1, idle, m.cfg.Policy) {
 		if d.Kind != policy.ReclaimTeardown {
 			continue
 		}
