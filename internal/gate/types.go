@@ -8,6 +8,10 @@ type Sample struct {
 	Footprint int64         // m = memory usage + swap in use, bytes
 	CPU       time.Duration // accumulated CPU time of the sandbox's tasks
 	Done      bool          // the sandbox completed; it is removed this iteration
+	// MemStall is the sandbox's accumulated memory stall (its cgroup v2
+	// memory.pressure "some" total), 0 where the kernel keeps none (v1).
+	// The gate ignores it; the OOM hold's progress signal reads it.
+	MemStall time.Duration
 	// DemandCap, when HasCap is set, bounds the sandbox's projected demand:
 	// the growth still expected of its running action as action admission
 	// predicted it (predicted peak minus growth so far, at least the

@@ -129,7 +129,8 @@ func (h *OOMHold) Stats() HoldStats { return h.stats }
 // Step advances the state machine: once per control period, with the time,
 // whether tasks wait under the hold (v1 under_oom; on v2 usage above the
 // memory.high line and a memory stall since the last period) and whether
-// any sandbox made progress (used CPU) since the previous step. The caller
+// any sandbox made progress since the previous step (used CPU, or rested
+// at its peak while its action runs: hold_rest.go). The caller
 // acts on the result (SetOOMHold(false) on a HoldRelease, true on a
 // HoldRearm).
 func (h *OOMHold) Step(now time.Time, under, progress bool) HoldAction {

@@ -118,6 +118,8 @@ type Machine struct {
 	hold      *OOMHold
 	freeze    *holdFreezer // the freezing hold (SetHoldFreeze), nil otherwise
 	lastCPU   map[string]cpuSeen
+	rest      holdRest // the hold's resting-at-peak progress signal
+	frozen    []string // sandboxes denied at the last gate step (sorted)
 
 	trace func(Call) // SetTrace
 }

@@ -95,6 +95,9 @@ type Stats struct {
 	OOMKills   int64
 	CPU        time.Duration
 	Procs      int // number of tasks, init included
+	// MemStall is the sandbox's accumulated memory stall (cgroup v2
+	// memory.pressure "some" total); 0 where the backend cannot tell (v1).
+	MemStall time.Duration
 }
 
 // ImageResolver is the optional interface of a backend that keeps images

@@ -1,0 +1,101 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/gate"
+)
+
+// TestHoldRestSignal steps the resting-at-peak signal alone over one
+// sandbox's footprints and memory stall totals, one sample per 100 ms
+// period, with a wait beginning at 500 ms.
+func TestHoldRestSignal(t *testing.T) {
+	const kib, p = 1 << 10, 96 << 10 // p: a 96 MiB peak, in KiB
+	const period = 100 * time.Millisecond
+	since := at(500)
+	for _, tc := range []struct {
+		name  string
+		mem   []int64 // KiB at 0, 100, ... ms; the wait begins at the sixth
+		stall []int   // memory stall totals, ms (nil: none kept, v1)
+		want  bool    // resting at the last sample
+	}{
+		{name: "flat since long before the wait: resting", mem: []int64{10, p / 2, p, p, p, p, p, p}, want: true},
+		{name: "grew into the limit the period before the wait: stuck", mem: []int64{10, 30, 60, 80, p, p, p, p}},
+		{name: "grew two periods before the wait: stuck", mem: []int64{10, 30, 60, p, p, p, p, p}},
+		{name: "grew three periods before the wait: resting", mem: []int64{10, 60, p, p, p, p, p, p, p}, want: true},
+		{name: "grows during the wait: not resting", mem: []int64{p, p, p, p, p, p, p + 1024, p + 1024}},
+		{name: "creeps during the wait (a throttled v2 allocator): not resting", mem: []int64{p, p, p, p, p, p + 200, p + 400, p + 600}},
+		{name: "stalled on memory (v2 pressure): not resting", mem: []int64{p, p, p, p, p, p, p, p}, stall: []int{0, 0, 0, 0, 0, 5, 10, 20}},
+		{name: "stalled before, not since the last sample: resting", mem: []int64{p, p, p, p, p, p, p, p}, stall: []int{0, 0, 0, 0, 5, 20, 20, 20}, want: true},
+		{name: "first seen in the wait, flat: resting", mem: []int64{0, 0, 0, 0, 0, 0, p, p}, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r holdRest
+			for i, m := range tc.mem {
+				now := at(100 * i)
+				var smp []gate.Sample
+				if m > 0 {
+					s := gate.Sample{ID: "a", Footprint: m * kib}
+					if tc.stall != nil {
+						s.MemStall = time.Duration(tc.stall[i]) * time.Millisecond
+					}
+					smp = append(smp, s)
+				}
+				r.observe(now, smp, !now.Before(since.Add(period)))
+			}
+			if got := r.resting("a", since, period); got != tc.want {
+				t.Fatalf("resting = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestHoldWaitsForResting: under the gate alone with a 1 s hold, sandbox
+// "a" ran up to its peak and sleeps there (no CPU) while "b" grew into the
+// limit and waits; the hold does not release while a's action runs, and
+// releases a timeout after it ended with b still waiting. Without the
+// signal (CPU alone) it released at 1.6 s.
+func TestHoldWaitsForResting(t *testing.T) {
+	const mib = 1 << 20
+	m := mustMachine(t, Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 1 << 30, Hold: time.Second})
+	for _, id := range []string{"a", "b"} {
+		submit(t, m, 0, id, nil, &fakeObs{})
+		if _, ok, err := m.ActionReady(at(0), id, 0, &wfPeak(id, 10).Actions[0], "sb-"+id); err != nil || !ok {
+			t.Fatalf("ActionReady %s: %v %v", id, ok, err)
+		}
+	}
+	smp := func(a, b int64) []gate.Sample {
+		return []gate.Sample{{ID: "sb-a", Footprint: a * mib}, {ID: "sb-b", Footprint: b * mib}}
+	}
+	steps := []struct {
+		ms    int
+		a, b  int64
+		under bool
+		done  bool // a's action ends before this sample
+		want  HoldAction
+	}{
+		{0, 10, 10, false, false, HoldNone},
+		{100, 96, 10, false, false, HoldNone},
+		{200, 96, 10, false, false, HoldNone},
+		{300, 96, 10, false, false, HoldNone},
+		{400, 96, 50, false, false, HoldNone},
+		{500, 96, 96, true, false, HoldBegan},
+		{1600, 96, 96, true, false, HoldNone}, // a rests at its peak: progress
+		{3000, 96, 96, true, false, HoldNone},
+		{3100, 96, 96, true, true, HoldNone}, // a's action ended: nothing progresses from here
+		{3950, 96, 96, true, false, HoldNone},
+		{4000, 96, 96, true, false, HoldRelease}, // a timeout after a last rested
+	}
+	for i, s := range steps {
+		if s.done {
+			if err := m.ActionDone(at(s.ms), "a", Done{Index: 0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := m.Sample(at(s.ms), Observation{Available: 1 << 29, Sandboxes: smp(s.a, s.b), UnderOOM: s.under})
+		if st.Hold != s.want {
+			t.Fatalf("step %d (t=%dms): %v, want %v", i, s.ms, st.Hold, s.want)
+		}
+	}
+}
