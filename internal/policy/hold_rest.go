@@ -18,33 +18,49 @@ import (
 // made the hold release (and the OOM killer kill a sandbox at its peak)
 // 2-3 s into a wait that would have ended when the sleeper exited.
 //
-// A sandbox stuck at the limit looks the same by CPU and footprint, so the
-// signal tells them apart by what happened before: the one stuck grew into
-// the limit, in the periods just before the wait began (restLead) or during
-// it (by HoldGrowth over one period, or in total since the wait began: a
-// throttled v2 allocator creeps), and on cgroup v2 it stalls on memory (its
-// own memory.pressure "some" total advances, gate.Sample.MemStall: direct
-// reclaim and memory.high throttling both count). v1 has no per-cgroup
-// pressure: a sandbox that rested at its peak and then, during the wait,
-// asks for one page more waits in the OOM wait with no growth at all and
-// still counts as resting; the hold then waits until HoldMaxWait or until
-// another sandbox ends.
+// A sandbox stuck at the limit looks the same by CPU and footprint; the
+// kernel tells them apart. The stuck one has a thread in uninterruptible
+// sleep (gate.Sample.Blocked: state D, as v1's OOM wait and v2's
+// memory.high throttling sleep, where a tool sleeping in nanosleep or on a
+// pipe is in S), and on v2 its own memory.pressure "some" total advances
+// (gate.Sample.MemStall: direct reclaim and throttling both count). So
+// where the backend reports its threads' states, a sandbox rests when none
+// is blocked, its stall total did not advance, and its footprint has not
+// grown by restGrowth for restLead periods (one that is still growing, or
+// reached its peak a moment ago, does not count yet). A sleeper waiting
+// on a disk is in D too and does not count: the hold then times out as it
+// did with CPU alone. Where the backend cannot tell (Blocked < 0: docker),
+// the growth history decides alone: the stuck one grew into the limit, in
+// the periods just before the wait began or during it (by restGrowth over
+// a period or in total since the wait began); a sandbox that rested at its
+// peak and then, during the wait, asks for one page more waits with no
+// growth and still counts as resting, and the hold waits until
+// HoldMaxWait or until another sandbox ends.
 
-// restLead is how many periods before a wait began a sandbox's growth marks
-// it as one that ran into the limit rather than one resting at its peak.
+// restLead is how many periods a sandbox's footprint must be flat (before
+// the wait began, where the growth history decides alone) for it to rest
+// at its peak rather than to have run into the limit.
 const restLead = 2
+
+// restGrowth is the growth over one period, or since the wait began, that
+// marks a sandbox as growing rather than resting: a page, far below
+// HoldGrowth, since taking a grower for a rester delays the release while
+// the reverse only keeps today's timeout.
+const restGrowth = 4 << 10
 
 // restSeen is what the signal remembers of one sandbox.
 type restSeen struct {
 	mem     int64         // footprint at the previous sample
 	base    int64         // footprint when the current wait began (or when first seen in it)
-	grew    time.Time     // last sample at which it grew by HoldGrowth since the previous one
+	grew    time.Time     // last sample at which it grew by restGrowth since the previous one
 	stall   time.Duration // its memory stall total at the previous sample
-	stalled bool          // the stall total advanced since the previous sample
+	stalled bool          // a thread blocked, or the stall total advanced since the previous sample
+	known   bool          // the backend reports its threads' states (Blocked >= 0)
 }
 
 // holdRest tracks the sandboxes for the signal.
 type holdRest struct {
+	now  time.Time // the latest sample
 	seen map[string]restSeen
 }
 
@@ -52,16 +68,17 @@ type holdRest struct {
 // already waiting before this sample (bases are kept through a wait).
 func (r *holdRest) observe(now time.Time, smp []gate.Sample, waiting bool) {
 	prev := r.seen
-	r.seen = make(map[string]restSeen, len(smp))
+	r.now, r.seen = now, make(map[string]restSeen, len(smp))
 	for _, s := range smp {
 		p, ok := prev[s.ID]
-		cur := restSeen{mem: s.Footprint, base: s.Footprint, stall: s.MemStall}
+		cur := restSeen{mem: s.Footprint, base: s.Footprint, stall: s.MemStall,
+			stalled: s.Blocked > 0, known: s.Blocked >= 0}
 		if ok {
 			cur.grew = p.grew
-			if s.Footprint-p.mem >= HoldGrowth {
+			if s.Footprint-p.mem >= restGrowth {
 				cur.grew = now
 			}
-			cur.stalled = s.MemStall > p.stall
+			cur.stalled = cur.stalled || s.MemStall > p.stall
 			if waiting {
 				cur.base = p.base
 			}
@@ -75,7 +92,12 @@ func (r *holdRest) observe(now time.Time, smp []gate.Sample, waiting bool) {
 // action and not be frozen, which the caller knows.
 func (r *holdRest) resting(id string, since time.Time, period time.Duration) bool {
 	s, ok := r.seen[id]
-	if !ok || s.stalled || s.mem-s.base >= HoldGrowth {
+	switch {
+	case !ok || s.stalled:
+		return false
+	case s.known:
+		return s.grew.IsZero() || s.grew.Before(r.now.Add(-restLead*period))
+	case s.mem-s.base >= restGrowth:
 		return false
 	}
 	return s.grew.IsZero() || s.grew.Before(since.Add(-restLead*period))

@@ -8,8 +8,9 @@ import (
 )
 
 // TestHoldRestSignal steps the resting-at-peak signal alone over one
-// sandbox's footprints and memory stall totals, one sample per 100 ms
-// period, with a wait beginning at 500 ms.
+// sandbox's footprints, memory stall totals and blocked threads, one
+// sample per 100 ms period, with a wait beginning at 500 ms: with the
+// threads' states known (the process backend) and without (docker).
 func TestHoldRestSignal(t *testing.T) {
 	const kib, p = 1 << 10, 96 << 10 // p: a 96 MiB peak, in KiB
 	const period = 100 * time.Millisecond
@@ -17,18 +18,23 @@ func TestHoldRestSignal(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		mem   []int64 // KiB at 0, 100, ... ms; the wait begins at the sixth
-		stall []int   // memory stall totals, ms (nil: none kept, v1)
+		stall []int   // memory stall totals, ms (nil: 0, as on v1)
+		block int     // threads in D state at the last sample; -1: the backend cannot tell
 		want  bool    // resting at the last sample
 	}{
-		{name: "flat since long before the wait: resting", mem: []int64{10, p / 2, p, p, p, p, p, p}, want: true},
-		{name: "grew into the limit the period before the wait: stuck", mem: []int64{10, 30, 60, 80, p, p, p, p}},
-		{name: "grew two periods before the wait: stuck", mem: []int64{10, 30, 60, p, p, p, p, p}},
-		{name: "grew three periods before the wait: resting", mem: []int64{10, 60, p, p, p, p, p, p, p}, want: true},
-		{name: "grows during the wait: not resting", mem: []int64{p, p, p, p, p, p, p + 1024, p + 1024}},
-		{name: "creeps during the wait (a throttled v2 allocator): not resting", mem: []int64{p, p, p, p, p, p + 200, p + 400, p + 600}},
-		{name: "stalled on memory (v2 pressure): not resting", mem: []int64{p, p, p, p, p, p, p, p}, stall: []int{0, 0, 0, 0, 0, 5, 10, 20}},
-		{name: "stalled before, not since the last sample: resting", mem: []int64{p, p, p, p, p, p, p, p}, stall: []int{0, 0, 0, 0, 5, 20, 20, 20}, want: true},
-		{name: "first seen in the wait, flat: resting", mem: []int64{0, 0, 0, 0, 0, 0, p, p}, want: true},
+		{name: "known: flat for two periods, nothing blocked: resting", mem: []int64{10, 30, 60, p, p, p, p, p}, want: true},
+		{name: "known: reached its peak as the wait began, flat since: resting", mem: []int64{10, 30, 60, 80, 90, p, p, p, p}, want: true},
+		{name: "known: reached its peak a period ago: not yet", mem: []int64{10, 30, 60, 80, 90, p, p, p + 8, p + 8}},
+		{name: "known: a thread in D state (v1's OOM wait): not resting", mem: []int64{p, p, p, p, p, p, p, p}, block: 1},
+		{name: "known: stalled on memory (v2 pressure): not resting", mem: []int64{p, p, p, p, p, p, p, p}, stall: []int{0, 0, 0, 0, 0, 5, 10, 20}},
+		{name: "known: stalled before, not since the last sample: resting", mem: []int64{p, p, p, p, p, p, p, p}, stall: []int{0, 0, 0, 0, 5, 20, 20, 20}, want: true},
+		{name: "known: grows during the wait: not resting", mem: []int64{p, p, p, p, p, p, p + 100, p + 200}},
+		{name: "unknown: flat since long before the wait: resting", mem: []int64{10, p / 2, p, p, p, p, p, p}, block: -1, want: true},
+		{name: "unknown: grew into the limit the period before the wait: stuck", mem: []int64{10, 30, 60, 80, p, p, p, p, p, p}, block: -1},
+		{name: "unknown: grew two periods before the wait: stuck", mem: []int64{10, 30, 60, p, p, p, p, p}, block: -1},
+		{name: "unknown: grew three periods before the wait: resting", mem: []int64{10, 60, p, p, p, p, p, p, p}, block: -1, want: true},
+		{name: "unknown: creeps during the wait (a throttled v2 allocator): not resting", mem: []int64{p, p, p, p, p, p + 2, p + 4, p + 6}, block: -1},
+		{name: "unknown: first seen in the wait, flat: resting", mem: []int64{0, 0, 0, 0, 0, 0, p, p}, block: -1, want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r holdRest
@@ -39,6 +45,9 @@ func TestHoldRestSignal(t *testing.T) {
 					s := gate.Sample{ID: "a", Footprint: m * kib}
 					if tc.stall != nil {
 						s.MemStall = time.Duration(tc.stall[i]) * time.Millisecond
+					}
+					if tc.block < 0 || i == len(tc.mem)-1 {
+						s.Blocked = tc.block
 					}
 					smp = append(smp, s)
 				}
@@ -53,9 +62,9 @@ func TestHoldRestSignal(t *testing.T) {
 
 // TestHoldWaitsForResting: under the gate alone with a 1 s hold, sandbox
 // "a" ran up to its peak and sleeps there (no CPU) while "b" grew into the
-// limit and waits; the hold does not release while a's action runs, and
-// releases a timeout after it ended with b still waiting. Without the
-// signal (CPU alone) it released at 1.6 s.
+// limit and waits (a thread in D state); the hold does not release while
+// a's action runs, and releases a timeout after a last rested, with b
+// still waiting. Without the signal (CPU alone) it released at 1.6 s.
 func TestHoldWaitsForResting(t *testing.T) {
 	const mib = 1 << 20
 	m := mustMachine(t, Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 1 << 30, Hold: time.Second})
@@ -65,8 +74,12 @@ func TestHoldWaitsForResting(t *testing.T) {
 			t.Fatalf("ActionReady %s: %v %v", id, ok, err)
 		}
 	}
-	smp := func(a, b int64) []gate.Sample {
-		return []gate.Sample{{ID: "sb-a", Footprint: a * mib}, {ID: "sb-b", Footprint: b * mib}}
+	smp := func(a, b int64, under bool) []gate.Sample {
+		s := []gate.Sample{{ID: "sb-a", Footprint: a * mib}, {ID: "sb-b", Footprint: b * mib}}
+		if under {
+			s[1].Blocked = 1 // b's allocating thread sleeps in the OOM wait
+		}
+		return s
 	}
 	steps := []struct {
 		ms    int
@@ -93,7 +106,7 @@ func TestHoldWaitsForResting(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		st := m.Sample(at(s.ms), Observation{Available: 1 << 29, Sandboxes: smp(s.a, s.b), UnderOOM: s.under})
+		st := m.Sample(at(s.ms), Observation{Available: 1 << 29, Sandboxes: smp(s.a, s.b, s.under), UnderOOM: s.under})
 		if st.Hold != s.want {
 			t.Fatalf("step %d (t=%dms): %v, want %v", i, s.ms, st.Hold, s.want)
 		}

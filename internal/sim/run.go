@@ -89,6 +89,9 @@ func newSim(cfg Config) (*sim, error) {
 	}
 	s.m.SetTrace(cfg.Trace)
 	s.armed = s.m.HoldArmed()
+	if cfg.V2 {
+		s.m.SetHoldFreeze() // as the live policy on a v2 domain (a no-op without the hold)
+	}
 	for i := range cfg.Workflows {
 		wf := &cfg.Workflows[i]
 		ag := &agent{wf: wf, res: WorkflowResult{ID: wf.ID, Submit: secs(wf.Arrival), Started: -1}}

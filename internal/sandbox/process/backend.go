@@ -223,6 +223,7 @@ func (b *Backend) Stats(ctx context.Context, id string) (sandbox.Stats, error) {
 		return sandbox.Stats{}, fmt.Errorf("stats of sandbox %s: %w", id, err)
 	}
 	st.Procs = len(pids)
+	st.Blocked = blockedTasks(b.procRoot(), pids)
 	return st, nil
 }
 
