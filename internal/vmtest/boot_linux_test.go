@@ -46,6 +46,21 @@ func guestKernel(ctx context.Context, t *testing.T, unavailable func(error)) str
 	return kernel
 }
 
+// guestModules returns the guest kernel's zram module and its dependency
+// (DebianCloudZram), fetched into the cache once.
+func guestModules(ctx context.Context, t *testing.T, unavailable func(error)) []string {
+	t.Helper()
+	cache, err := DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods, err := DebianCloudZram.Files(ctx, cache)
+	if err != nil {
+		unavailable(err)
+	}
+	return mods
+}
+
 // bootGuest boots cfg and returns the result. The emulated guest kernel
 // itself may crash (an "Oops: int3" in the scheduler under TCG was seen):
 // that is the emulator's failure, not tenon's. It boots once more; twice

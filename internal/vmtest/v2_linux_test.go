@@ -34,6 +34,9 @@ var vmTests = []struct {
 		"TestOOMUnderDomainBudget", "TestHostileDeadlineFromOutside",
 		"TestHostileHostSecrets", "TestHostileSeccomp", "TestNewReapsStale",
 		"TestOOMGroupTakesSandbox", "TestScopedDropsPageCache", "TestHostileForkBomb",
+		// Residency's page-out tier: zram swap (the guest loads the zram
+		// module, DebianCloudZram), process_madvise and memory.reclaim.
+		"TestLivePageOutIn",
 	}},
 	// The gate's sched_ext scheduler: the guest kernel has
 	// CONFIG_SCHED_CLASS_EXT and BTF, the host's does not.
@@ -108,13 +111,17 @@ func TestLiveCgroupV2(t *testing.T) {
 	// per-sandbox disk limit mkfs.ext4 (internal/disk). The process
 	// backend's TestContract asks for a 4 GiB domain: the guest needs more
 	// (memory a guest never touches costs the host nothing).
-	cfg := Config{Kernel: kernel, Tests: tests, HostFiles: hostTools(t, "printenv", "mkfs.ext4"), MemoryMiB: 6144, CPUs: 2, ScratchMiB: 4096}
+	cfg := Config{Kernel: kernel, Tests: tests, HostFiles: hostTools(t, "printenv", "mkfs.ext4"), MemoryMiB: 6144, CPUs: 2, ScratchMiB: 4096,
+		Modules: guestModules(ctx, t, unavailable)}
 	if testing.Verbose() {
 		cfg.Stream = os.Stderr
 	}
 	res := bootGuest(ctx, t, cfg, unavailable)
 	for _, l := range res.Preface {
 		t.Log(l)
+	}
+	if !slicesContainsLine(res.Preface, "insmod 01-zram.ko: ok") {
+		t.Errorf("the guest did not load the zram module: %q", res.Preface)
 	}
 	if !slicesContainsLine(res.Preface, "cgroup.subtree_control: cpu io memory pids") {
 		t.Errorf("the guest's root does not delegate cpu, io, memory and pids: %q", res.Preface)
