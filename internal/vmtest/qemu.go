@@ -26,7 +26,7 @@ type Config struct {
 	// Modules are kernel modules (uncompressed .ko files, e.g. from
 	// Modules.Files) the guest loads with insmod, in order, before the
 	// tests; the runner's preface says how each went.
-	Modules []string
+	Modules   []string
 	MemoryMiB int // guest memory; 0 is 2048
 	// ScratchMiB, when not 0, gives the guest an ext4 disk of that size
 	// (sparse on the host, made with mkfs.ext4) mounted at /tmp, so files
