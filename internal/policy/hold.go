@@ -47,8 +47,15 @@ import (
 // kills (3 kills in 2 runs with it); with the freezing the racing
 // allocators stop below memory.max, but the gate alone still lost a
 // workflow in 2 of 5 runs (each after the release on the timeout with
-// nothing progressing) against 2 of 4 without the hold, so the hosts arm
-// it on v2 only when asked (replay.CgroupDomain.HoldV2).
+// nothing progressing) against 2 of 4 without the hold; with sandboxes
+// resting at their peak counted as progress (hold_rest.go) in 3 of 6,
+// where the hold had frozen the growers mid-ramp (four 96 MiB ramps
+// starting together in 256 MiB: nothing left to wait for). In the
+// simulator on the real traces (tenon sim --cgroup v2) it cut kills
+// (the gate alone 24 to 14 at 2 GiB, tenon 6 to 1) but held growers
+// frozen long enough for action timeouts (tenon's makespan 1835 to
+// 5739 s there). So the hosts arm it on v2 only when asked
+// (replay.CgroupDomain.HoldV2).
 
 // HoldTimeout is how long tasks may wait under the hold with nothing
 // progressing before it is released (HoldMaxWait bounds the whole wait), for the hold= parameter (hold) and the gate configuration gc (already on
