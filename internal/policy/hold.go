@@ -117,6 +117,7 @@ type HoldStats struct {
 	Released uint64        // waits released to the OOM killer (the timeout without progress, or MaxWait)
 	Held     time.Duration // total time tasks waited under the hold
 	Froze    uint64        // sandboxes the freezing hold froze (hold_freeze.go; v2)
+	Thawed   uint64        // resting sandboxes whose gate denial a wait lifted (hold_rest.go), counted once per run of periods
 }
 
 // OOMHold is the hold's decision logic, with no I/O: the live gate runner

@@ -107,16 +107,78 @@ func (r *holdRest) resting(id string, since time.Time, period time.Duration) boo
 // admission) and was not frozen at the last gate step rests at its peak in
 // the wait that began at since.
 func (m *Machine) anyResting(since time.Time) bool {
-	for _, a := range m.started {
-		if a.act == nil || a.sandbox == "" || m.adm != nil && a.admIdx < 0 {
-			continue // no action running: waiting for its model or for admission
-		}
-		if slices.Contains(m.frozen, a.sandbox) {
-			continue
-		}
-		if m.rest.resting(a.sandbox, since, m.cfg.GateConfig.Period) {
+	for id := range m.runningSandboxes() {
+		if !slices.Contains(m.frozen, id) && m.rest.resting(id, since, m.cfg.GateConfig.Period) {
 			return true
 		}
 	}
 	return false
+}
+
+// While tasks wait under the hold, the gate's denial of a sandbox that
+// rested at its peak before it was denied is lifted (thawResting): a
+// sleeper held frozen can never finish and free what the waiters wait
+// for, and under the hold it cannot take the domain past the budget
+// either (v1's oom_kill_disable makes an allocation wait; on v2 the
+// freezing hold freezes it again once it grows). The gate's estimate of a
+// sandbox frozen right after its ramp stays at the ramp's rate (a frozen
+// sandbox gives no new interval), so in red it would stay denied while
+// the hold timed out and the OOM killer took the largest sandbox, often
+// that sleeper. A sandbox the freezing hold holds stays frozen.
+
+// runningSandboxes is the set of sandboxes running an action (admitted,
+// with admission).
+func (m *Machine) runningSandboxes() map[string]bool {
+	run := make(map[string]bool, len(m.started))
+	for _, a := range m.started {
+		if a.act != nil && a.sandbox != "" && (m.adm == nil || a.admIdx >= 0) {
+			run[a.sandbox] = true
+		}
+	}
+	return run
+}
+
+// thawResting allows, in the gate's decision d, every denied sandbox that
+// runs an action, is not held by the freezing hold, is not stalled and
+// had been flat for restLead periods when the gate denied it; it returns
+// how many of them it did not allow the period before.
+func (m *Machine) thawResting(d *gate.Decision) int {
+	run := m.runningSandboxes()
+	prev := m.lifted
+	m.lifted = map[string]bool{}
+	n := 0
+	for i := range d.Sandboxes {
+		sd := &d.Sandboxes[i]
+		if sd.Allowed || !run[sd.ID] || m.freeze != nil && slices.Contains(m.freeze.held, sd.ID) {
+			continue
+		}
+		s, ok := m.rest.seen[sd.ID]
+		denied, wasDenied := m.deniedAt[sd.ID]
+		if !ok || s.stalled || !wasDenied || !s.grew.IsZero() && !s.grew.Before(denied.Add(-restLead*m.cfg.GateConfig.Period)) {
+			continue
+		}
+		sd.Allowed = true
+		d.Denied = slices.DeleteFunc(slices.Clone(d.Denied), func(id string) bool { return id == sd.ID })
+		d.Permitted = append(slices.Clone(d.Permitted), sd.ID)
+		slices.Sort(d.Permitted)
+		m.lifted[sd.ID] = true
+		if !prev[sd.ID] {
+			n++
+		}
+	}
+	return n
+}
+
+// noteDenied remembers since when each sandbox denied in d has been
+// denied.
+func (m *Machine) noteDenied(now time.Time, d gate.Decision) {
+	next := make(map[string]time.Time, len(d.Denied))
+	for _, id := range d.Denied {
+		if t, ok := m.deniedAt[id]; ok {
+			next[id] = t
+		} else {
+			next[id] = now
+		}
+	}
+	m.deniedAt = next
 }

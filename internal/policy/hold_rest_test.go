@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -110,5 +111,64 @@ func TestHoldWaitsForResting(t *testing.T) {
 		if st.Hold != s.want {
 			t.Fatalf("step %d (t=%dms): %v, want %v", i, s.ms, st.Hold, s.want)
 		}
+	}
+}
+
+// TestHoldThawsResting: while tasks wait under the hold, the gate's
+// denial of a sandbox that rested at its peak before it was denied is
+// lifted; one that grew until it was denied, one running no action, one
+// the freezing hold holds and one with a blocked thread stay denied.
+func TestHoldThawsResting(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name    string
+		grewMs  int  // a's last growth
+		blocked int  // a's threads in D state
+		held    bool // the freezing hold holds a
+		action  bool // a runs an action
+		want    bool // a's denial lifted
+	}{
+		{name: "rested before it was denied: lifted", grewMs: 100, action: true, want: true},
+		{name: "grew until it was denied: kept", grewMs: 400, action: true},
+		{name: "runs no action: kept", grewMs: 100},
+		{name: "held by the freezing hold: kept", grewMs: 100, held: true, action: true},
+		{name: "a blocked thread: kept", grewMs: 100, blocked: 1, action: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mustMachine(t, Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 1 << 30, Hold: time.Second})
+			m.SetHoldFreeze()
+			submit(t, m, 0, "a", nil, &fakeObs{})
+			if tc.action {
+				if _, ok, err := m.ActionReady(at(0), "a", 0, &wfPeak("a", 10).Actions[0], "sb-a"); err != nil || !ok {
+					t.Fatalf("ActionReady: %v %v", ok, err)
+				}
+			}
+			for ms := 0; ms <= 500; ms += 100 {
+				mem := int64(10)
+				if ms >= tc.grewMs {
+					mem = 96
+				}
+				s := gate.Sample{ID: "sb-a", Footprint: mem * mib}
+				if ms == 500 {
+					s.Blocked = tc.blocked
+				}
+				m.rest.observe(at(ms), []gate.Sample{s}, false)
+			}
+			if tc.held {
+				m.freeze.held = []string{"sb-a"}
+			}
+			m.deniedAt = map[string]time.Time{"sb-a": at(400)}
+			d := gate.Decision{Denied: []string{"sb-a"}, Sandboxes: []gate.SandboxDecision{{ID: "sb-a"}}}
+			n := m.thawResting(&d)
+			if got := d.Sandboxes[0].Allowed; got != tc.want || (n == 1) != tc.want || slices.Contains(d.Denied, "sb-a") == tc.want {
+				t.Fatalf("allowed %v (lifted %d, denied %v, permitted %v), want %v", got, n, d.Denied, d.Permitted, tc.want)
+			}
+			if tc.want {
+				d = gate.Decision{Denied: []string{"sb-a"}, Sandboxes: []gate.SandboxDecision{{ID: "sb-a"}}}
+				if n := m.thawResting(&d); n != 0 || !d.Sandboxes[0].Allowed {
+					t.Fatalf("the next period: lifted %d (want it counted once), allowed %v", n, d.Sandboxes[0].Allowed)
+				}
+			}
+		})
 	}
 }

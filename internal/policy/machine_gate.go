@@ -105,6 +105,10 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	if m.freeze != nil {
 		m.freeze.deny(&st.Gate)
 	}
+	if m.hold != nil && m.hold.state == holdWaiting {
+		m.holdThawed += m.thawResting(&st.Gate)
+	}
+	m.noteDenied(now, st.Gate)
 	m.frozen = st.Gate.Denied
 	m.pressure = st.Gate.Pressure
 	m.stats.GateSteps++
