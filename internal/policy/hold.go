@@ -48,14 +48,14 @@ import (
 // allocators stop below memory.max, but the gate alone still lost a
 // workflow in 2 of 5 runs (each after the release on the timeout with
 // nothing progressing) against 2 of 4 without the hold; with sandboxes
-// resting at their peak counted as progress (hold_rest.go) in 3 of 6,
-// where the hold had frozen the growers mid-ramp (four 96 MiB ramps
-// starting together in 256 MiB: nothing left to wait for). In the
-// simulator on the real traces (tenon sim --cgroup v2) it cut kills
-// (the gate alone 24 to 14 at 2 GiB, tenon 6 to 1) but held growers
-// frozen long enough for action timeouts (tenon's makespan 1835 to
-// 5739 s there). So the hosts arm it on v2 only when asked
-// (replay.CgroupDomain.HoldV2).
+// resting at their peak counted as progress (hold_rest.go) in 7 of 11,
+// each after a release with no sandbox resting: four 96 MiB ramps
+// starting together in 256 MiB, all mid-ramp at the limit, leave nothing
+// to wait for. In the simulator on the real traces (tenon sim --cgroup
+// v2) it cuts kills against no hold (tenon 3, 6, 1 to 0 at 1, 2, 4 GiB;
+// the gate alone 24 to 13 at 2 GiB). So the hosts arm it on v2 only when
+// asked (replay.CgroupDomain.HoldV2): the gate alone is not kill-free
+// with it live, and tenon was kill-free without it in every VM run.
 
 // HoldTimeout is how long tasks may wait under the hold with nothing
 // progressing before it is released (HoldMaxWait bounds the whole wait), for the hold= parameter (hold) and the gate configuration gc (already on
