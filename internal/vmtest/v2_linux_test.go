@@ -81,7 +81,7 @@ func TestLiveCgroupV2(t *testing.T) {
 	soak, _ := time.ParseDuration(os.Getenv("TENON_SCHEDEXT_SOAK"))
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute+soak)
 	defer cancel()
-	kernel := guestKernel(ctx, t, unavailable)
+	kernel, modules := guestKernel(ctx, t, unavailable, true)
 
 	bin := t.TempDir()
 	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
@@ -112,7 +112,7 @@ func TestLiveCgroupV2(t *testing.T) {
 	// backend's TestContract asks for a 4 GiB domain: the guest needs more
 	// (memory a guest never touches costs the host nothing).
 	cfg := Config{Kernel: kernel, Tests: tests, HostFiles: hostTools(t, "printenv", "mkfs.ext4"), MemoryMiB: 6144, CPUs: 2, ScratchMiB: 4096,
-		Modules: guestModules(ctx, t, unavailable)}
+		Modules: modules}
 	if testing.Verbose() {
 		cfg.Stream = os.Stderr
 	}
