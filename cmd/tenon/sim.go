@@ -36,8 +36,13 @@ Each sandbox follows its actions' memory profiles; the domain OOM-kills the
 largest sandbox when usage exceeds the budget and the workflow is retried.
 Policies with the gate arm the domain's OOM hold, as live on cgroup v1: an
 allocation past the budget waits, and the gate releases the hold to the OOM
-killer only after hold= (default the gate's DMax) with no action running, or
-after hold-max= (default a hundred times hold=) however busy the others are.
+killer only after hold= (default the gate's DMax) with nothing progressing (no
+sandbox using CPU or resting at its peak while its action runs), or after
+hold-max= (default a hundred times hold=) however busy the others are. With
+--cgroup v2 the domain is pure cgroup v2, which has no oom_kill_disable: the
+hold is memory.high an eighth below the budget, where the kernel throttles
+allocators and the policy freezes them (the freezing hold), and a release lets
+them grow on to the budget and the OOM killer.
 Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	file := fs.String("workload", "", "trajectory file (JSONL); empty generates one with --kind, --n, --seed")
 	kind := fs.String("kind", "swe", "generated workload kind: swe, science or rl; with -real (swe-real) at the traces' memory scale, action counts and waits")
@@ -68,11 +73,15 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	jsonOut := fs.Bool("json", false, "print JSON instead of a table")
 	trace := fs.Bool("trace", false, "write a line per simulated lifecycle event and OOM kill (with every sandbox's memory) to stderr")
 	plotOut := fs.String("plot", "", "write a PNG of memory and running actions over time")
+	cgroupVer := fs.String("cgroup", "v1", "the domain's cgroup version: v1 (the OOM hold waits at the budget, memory.oom_control) or v2 (the freezing hold at memory.high)")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
 	if len(pols.items) == 0 {
 		pols.items = []string{"eager", "static-4", "tenon"}
+	}
+	if *cgroupVer != "v1" && *cgroupVer != "v2" {
+		return fmt.Errorf("--cgroup %q: want v1 or v2 (the workload domain's cgroup version)", *cgroupVer)
 	}
 	cfg := app.SimConfig{
 		WorkloadFile: *file, Kind: *kind, N: *n, Seed: *seed, MemScale: *memScale, Oversub: *oversub, TimeScale: *timeScale,
@@ -80,7 +89,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 		Create: *create, Teardown: *teardown, Rematerialize: *remat, SandboxBase: int64(base),
 		Swap:          sim.Swap{Off: !*pageOut, Ratio: *swapRatio},
 		ActionTimeout: timeout.config(), GatePeriod: *period, Horizon: *horizon, Train: *train,
-		Warn: env.stderr, Log: env.log,
+		CgroupV2: *cgroupVer == "v2", Warn: env.stderr, Log: env.log,
 	}
 	if *trace {
 		cfg.Trace = env.stderr

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/tenon-dev/tenon/internal/cgroup"
 	"io"
 	"log/slog"
 	"time"
@@ -45,6 +46,9 @@ type SimConfig struct {
 	Horizon       time.Duration
 	// Train is how the predictors are trained: live, sampled or auto.
 	Train string
+	// CgroupV2 simulates a pure cgroup v2 domain: the gate's OOM hold is
+	// the freezing hold at cgroup.HoldHigh of the budget (sim.Config.V2).
+	CgroupV2 bool
 
 	// Trace, when set, receives a line per simulated lifecycle event and
 	// OOM kill, prefixed with the policy.
@@ -63,6 +67,7 @@ type SimHold struct {
 	Released int     `json:"released"` // released to the OOM killer after the timeout
 	HeldS    float64 `json:"held_s"`   // total time under OOM, seconds
 	Waits    int     `json:"waits"`    // sandboxes that waited for memory
+	Froze    int     `json:"froze"`    // sandboxes the freezing hold froze (cgroup v2)
 }
 
 // SimIdle is how much memory sandboxes running nothing held in one
@@ -125,6 +130,9 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 			Create: cfg.Create, Teardown: cfg.Teardown, Rematerialize: cfg.Rematerialize, SandboxBase: cfg.SandboxBase, Swap: cfg.Swap,
 			ActionTimeout: timeout, Horizon: cfg.Horizon, Predictors: preds, TimeScale: scale}
 		sc.Gate.Period = cfg.GatePeriod
+		if cfg.CgroupV2 {
+			sc.V2, sc.HoldLine = true, cgroup.HoldHigh(cfg.Budget)
+		}
 		if cfg.Trace != nil {
 			name := sp.Name
 			sc.Debug = func(line string) { fmt.Fprintf(cfg.Trace, "%s %s\n", name, line) }
@@ -144,7 +152,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 			"gate_step_wall", r.GateStepWall, "wall", r.Wall, "teardowns", r.Teardowns, "remats", r.Rematerializations, "freezes", r.Freezes, "liveness_admits", r.LivenessAdmits)
 		results = append(results, simReplay(r))
 		holds = append(holds, SimHold{Policy: sp.Name, Holds: r.Holds, Resolved: r.HoldsResolved,
-			Released: r.HoldsReleased, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits})
+			Released: r.HoldsReleased, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits, Froze: r.HoldFroze})
 		idle = append(idle, SimIdle{Policy: sp.Name, AvgBytes: r.IdleMemAvg, PeakBytes: r.IdleMemPeak,
 			Teardowns: r.Teardowns, PageOuts: r.PageOuts, PagedOut: r.PagedOutBytes})
 	}

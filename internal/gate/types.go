@@ -8,6 +8,14 @@ type Sample struct {
 	Footprint int64         // m = memory usage + swap in use, bytes
 	CPU       time.Duration // accumulated CPU time of the sandbox's tasks
 	Done      bool          // the sandbox completed; it is removed this iteration
+	// MemStall is the sandbox's accumulated memory stall (its cgroup v2
+	// memory.pressure "some" total), 0 where the kernel keeps none (v1).
+	// The gate ignores it; the OOM hold's progress signal reads it.
+	MemStall time.Duration
+	// Blocked is the number of its threads in uninterruptible sleep (a
+	// task in v1's OOM wait sleeps so), -1 when the backend cannot tell;
+	// the OOM hold's progress signal reads it, the gate does not.
+	Blocked int
 	// DemandCap, when HasCap is set, bounds the sandbox's projected demand:
 	// the growth still expected of its running action as action admission
 	// predicted it (predicted peak minus growth so far, at least the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sim"
@@ -30,6 +31,7 @@ type tapeHost struct {
 	avail  int64
 	mem    map[string]int64
 	cpu    map[string]time.Duration
+	kernel map[string]gate.Sample // each sandbox's MemStall and Blocked
 	live   []string
 	under  bool
 	paused map[string]bool
@@ -54,10 +56,10 @@ func (h *tapeHost) load(c policy.Call) {
 	}
 	if c.Kind == "sample" {
 		h.avail, h.under, h.live = c.Sample.Available, c.Sample.UnderOOM, nil
-		h.cpu = map[string]time.Duration{}
+		h.cpu, h.kernel = map[string]time.Duration{}, map[string]gate.Sample{}
 		for _, s := range c.Sample.Sandboxes {
 			h.live = append(h.live, s.ID)
-			h.mem[s.ID], h.cpu[s.ID] = s.Footprint, s.CPU
+			h.mem[s.ID], h.cpu[s.ID], h.kernel[s.ID] = s.Footprint, s.CPU, s
 		}
 	}
 }
@@ -108,7 +110,8 @@ func (h *tapeHost) Stats(_ context.Context, id string) (sandbox.Stats, error) {
 	if !ok {
 		return sandbox.Stats{}, sandbox.ErrNotFound
 	}
-	return sandbox.Stats{Memory: m, CPU: h.cpu[id]}, nil
+	k := h.kernel[id]
+	return sandbox.Stats{Memory: m, CPU: h.cpu[id], MemStall: k.MemStall, Blocked: k.Blocked}, nil
 }
 func (h *tapeHost) Info(context.Context, string) (sandbox.Info, error) {
 	return sandbox.Info{}, sandbox.ErrNotFound

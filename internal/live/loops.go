@@ -99,7 +99,7 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 				if err != nil {
 					continue // gone between listing and reading: the gate drops it
 				}
-				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU})
+				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU, MemStall: st.MemStall, Blocked: st.Blocked})
 			}
 		}
 		underOOM, above = false, false

@@ -39,7 +39,9 @@
 // hold_freeze.go; only when the host asks for it) the gate runs the OOM
 // hold, so an allocation at the budget waits for memory
 // instead of being killed and the OOM killer acts only after DMax with no
-// sandbox making progress (at least MinHold), or after a hundred times
+// sandbox making progress (using CPU, or resting at its peak while its
+// action runs, whose gate denial the wait lifts: hold_rest.go; at least
+// MinHold), or after a hundred times
 // that however busy the others are (hold.go, HoldMaxWait). Asked for
 // (held-budget=on, Config.HeldBudget; off by default), while it runs the
 // hold the gate's yellow permits every grower that fits its headroom, not

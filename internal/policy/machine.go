@@ -114,14 +114,19 @@ type Machine struct {
 	// attempts pacing started (at most floorHistory), for AgentSlots.
 	firstPeaks []int64
 
-	gate      *gate.Controller
-	pressure  gate.Pressure
-	thresh    gate.Thresholds
-	available int64 // at the last sample
-	sampled   bool  // a sample set available
-	hold      *OOMHold
-	freeze    *holdFreezer // the freezing hold (SetHoldFreeze), nil otherwise
-	lastCPU   map[string]cpuSeen
+	gate       *gate.Controller
+	pressure   gate.Pressure
+	thresh     gate.Thresholds
+	available  int64 // at the last sample
+	sampled    bool  // a sample set available
+	hold       *OOMHold
+	freeze     *holdFreezer // the freezing hold (SetHoldFreeze), nil otherwise
+	lastCPU    map[string]cpuSeen
+	rest       holdRest             // the hold's resting-at-peak progress signal
+	frozen     []string             // sandboxes denied at the last gate step (sorted)
+	deniedAt   map[string]time.Time // since when each of them has been denied
+	lifted     map[string]bool      // sandboxes whose denial the hold lifted at the last step
+	holdThawed int                  // sandboxes whose gate denial the hold lifted (thawResting)
 
 	trace func(Call) // SetTrace
 }
@@ -292,6 +297,7 @@ func (m *Machine) HoldStats() HoldStats {
 	if m.freeze != nil {
 		st.Froze = m.freeze.froze
 	}
+	st.Thawed = uint64(m.holdThawed)
 	return st
 }
 

@@ -43,8 +43,9 @@ type MachineStats struct {
 func (m *Machine) Stats() MachineStats { return m.stats }
 
 // Sample is one gate period: the OOM hold steps with the domain's
-// under-OOM flag and whether any sandbox used at least 5 % of a period of
-// CPU since the last sample, then the gate steps over the sandboxes, each
+// under-OOM flag and whether any sandbox progressed since the last sample
+// (used at least 5 % of a period of CPU, or rests at its peak while its
+// action runs: hold_rest.go), then the gate steps over the sandboxes, each
 // sandbox's projected demand capped by its admitted action's predicted
 // remaining growth when admission is on (DemandCap).
 func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
@@ -58,8 +59,12 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 		m.end(c)
 	}()
 	if m.hold != nil {
+		waiting, since := m.hold.state == holdWaiting, m.hold.since
+		m.rest.observe(now, obs.Sandboxes, waiting)
 		progress := m.progressed(obs.Sandboxes, m.cfg.GateConfig.Period/20)
-		since := m.hold.since
+		if !progress && waiting {
+			progress = m.anyResting(since)
+		}
 		// Under the freezing hold, a sandbox it holds waits as a v1 task
 		// sleeping in the OOM wait does.
 		under := obs.UnderOOM || (m.freeze != nil && m.freeze.holding())
@@ -100,6 +105,11 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	if m.freeze != nil {
 		m.freeze.deny(&st.Gate)
 	}
+	if m.hold != nil && m.hold.state == holdWaiting {
+		m.holdThawed += m.thawResting(&st.Gate)
+	}
+	m.noteDenied(now, st.Gate)
+	m.frozen = st.Gate.Denied
 	m.pressure = st.Gate.Pressure
 	m.stats.GateSteps++
 	return st

@@ -25,7 +25,10 @@ type CgroupDomain struct {
 	// allocators racing past the line before memory.max, but the gate
 	// alone still lost a workflow in 2 of 5 runs with it (each after its
 	// hold released on the timeout with nothing progressing, as v1's
-	// does), against 2 of 4 without it. v1's hold stays on.
+	// does), against 2 of 4 without it, and in 7 of 11 once sandboxes
+	// resting at their peak counted as progress (policy, hold_rest.go);
+	// in the simulator on the real traces (tenon sim --cgroup v2) it cuts
+	// kills. v1's hold stays on.
 	HoldV2 bool
 }
 

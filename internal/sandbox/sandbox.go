@@ -95,6 +95,13 @@ type Stats struct {
 	OOMKills   int64
 	CPU        time.Duration
 	Procs      int // number of tasks, init included
+	// MemStall is the sandbox's accumulated memory stall (cgroup v2
+	// memory.pressure "some" total); 0 where the backend cannot tell (v1).
+	MemStall time.Duration
+	// Blocked is the number of its threads in uninterruptible sleep
+	// (state D: cgroup v1's OOM wait, v2's memory.high throttling, disk
+	// waits); -1 where the backend cannot tell.
+	Blocked int
 }
 
 // ImageResolver is the optional interface of a backend that keeps images

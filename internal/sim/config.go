@@ -49,6 +49,14 @@ type Config struct {
 	HoldMaxWait time.Duration
 	// HeldBudget is policy.Config.HeldBudget (the held-budget= parameter).
 	HeldBudget bool
+	// V2 models a pure cgroup v2 domain (hold.go): no oom_kill_disable, so
+	// the OOM hold is the freezing hold at HoldLine, as the live policy
+	// runs it on v2 (policy.Machine.SetHoldFreeze).
+	V2 bool
+	// HoldLine is the v2 hold's line, the domain's memory.high under the
+	// hold (cgroup.HoldHigh of Budget; the caller computes it). Required,
+	// below Budget, with V2.
+	HoldLine int64
 	// AgentReserve is the headroom a new agent must leave free beyond its
 	// first action's predicted peak (agent pacing); 0 means the live
 	// policy's: the largest recorded action peak of Workflows, at most
@@ -111,6 +119,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Policy.Name == "" {
 		c.Policy = Spec{Name: "eager"}
+	}
+	if c.V2 && (c.HoldLine <= 0 || c.HoldLine >= c.Budget) {
+		return c, fmt.Errorf("%w: cgroup v2: hold line %d must be in (0, budget %d)", ErrBadConfig, c.HoldLine, c.Budget)
 	}
 	c.Gate = policy.ScaledGate(policy.GateConfigFor(c.Gate, c.Budget), c.TimeScale)
 	if err := c.Gate.Validate(); err != nil {

@@ -29,8 +29,9 @@
 // Policies with the gate arm the domain's OOM hold, as the live gate does
 // (Config.Hold, the hold= parameter; hold.go). The simulator models v1's
 // hold (memory.oom_control, oom_kill_disable=1), an exact wait at the
-// budget; v2's (memory.high just below memory.max) throttles instead and
-// is measured live only (internal/vmtest). While it is armed, usage stops at the budget instead
+// budget, and with Config.V2 the freezing hold of a pure cgroup v2 domain
+// (v2.go: waits just above memory.high, an eighth below the budget; a
+// release lets the waiters grow on to the budget). While it is armed, usage stops at the budget instead
 // of the kill: every growing action waits there (its curve does not
 // advance, it uses no CPU), a sandbox being created waits until its base
 // memory fits, and an action whose exit would leave more files than it held
@@ -40,7 +41,9 @@
 // waiter the gate freezes stays waiting; once memory is free it is only
 // frozen. Every gate period the decision core steps the OOM hold
 // (policy.OOMHold) with the simulated clock, the under-OOM flag and the
-// sandboxes' CPU times: when no sandbox made progress for its timeout (the
+// sandboxes' CPU times and blocked threads (a waiter not frozen has one,
+// as a live task in the OOM wait sleeps in state D; hold_rest.go in
+// internal/policy): when no sandbox made progress for its timeout (the
 // gate's DMax by default), or after policy.HoldMaxWait (a hundred times the
 // timeout) however busy the others are, it is released,
 // the OOM killer kills the largest sandbox as above, and it is re-armed at

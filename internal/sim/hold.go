@@ -48,10 +48,21 @@ func holdTimeout(cfg Config) time.Duration {
 }
 
 // limit is the usage at which the next OOM check is due: the budget, or
-// holdSlack below it while the hold is armed.
+// holdSlack below the hold's cap while the hold is armed.
 func (s *sim) limit() int64 {
 	if s.armed {
-		return s.cfg.Budget - holdSlack
+		return s.holdCap() - holdSlack
+	}
+	return s.cfg.Budget
+}
+
+// holdCap is the usage at which allocations wait under the hold: on v1 the
+// budget (memory.oom_control); on v2 just above the hold's line
+// (memory.high), where the kernel throttles allocators until the policy
+// freezes them (v2.go).
+func (s *sim) holdCap() int64 {
+	if s.cfg.V2 {
+		return s.cfg.HoldLine + v2Over
 	}
 	return s.cfg.Budget
 }
@@ -59,7 +70,7 @@ func (s *sim) limit() int64 {
 // mustWait reports whether an allocation of n bytes at once would wait
 // under the hold.
 func (s *sim) mustWait(n int64) bool {
-	return s.armed && n > 0 && s.h.projected(s.now)+n > s.cfg.Budget
+	return s.armed && n > 0 && s.h.projected(s.now)+n > s.holdCap()
 }
 
 // wait makes sb wait under the hold for need bytes (0: a growing action).
@@ -75,7 +86,7 @@ func (s *sim) wait(sb *sandbox, need int64) {
 
 // stopGrowers makes every growing sandbox wait once usage is at the budget.
 func (s *sim) stopGrowers() {
-	if !s.armed || s.h.r <= 0 || s.h.projected(s.now) < s.cfg.Budget-2*holdSlack {
+	if !s.armed || s.h.r <= 0 || s.h.projected(s.now) < s.holdCap()-2*holdSlack {
 		return
 	}
 	s.h.advanceAll(s.now)
@@ -96,7 +107,7 @@ func (s *sim) wakeWaiters() {
 	if len(s.waiters) == 0 {
 		return
 	}
-	avail := s.cfg.Budget - s.h.projected(s.now)
+	avail := s.holdCap() - s.h.projected(s.now)
 	keep := s.waiters[:0]
 	for _, w := range s.waiters {
 		want := w.need
@@ -129,10 +140,29 @@ func (s *sim) resume(sb *sandbox) {
 	}
 }
 
-// underOOM is the domain's under_oom flag: something waits under the hold.
+// stuck reports whether sb waits under the hold and is not frozen: its
+// allocating task sleeps in the kernel (state D: v1's OOM wait, v2's
+// throttling), which gate.Sample.Blocked reports, as the live backend
+// does.
+func (s *sim) stuck(sb *sandbox) bool { return sb.oomWait && !sb.frozen }
+
+// blockedTasks is sb's gate.Sample.Blocked.
+func (s *sim) blockedTasks(sb *sandbox) int {
+	if s.stuck(sb) {
+		return 1
+	}
+	return 0
+}
+
+// underOOM is the domain's under-OOM flag: on v1 (under_oom) something
+// waits under the hold; on v2 usage is above the line and a waiter is
+// stalled on memory (one the policy froze does not stall).
 func (s *sim) underOOM() bool {
+	if s.cfg.V2 && s.h.used <= s.cfg.HoldLine {
+		return false
+	}
 	for _, w := range s.waiters {
-		if w.sb.oomWait {
+		if w.sb.oomWait && (!s.cfg.V2 || s.stuck(w.sb)) {
 			return true
 		}
 	}
@@ -152,7 +182,10 @@ func (s *sim) applyHold(a policy.HoldAction) {
 	case policy.HoldRelease:
 		s.debugf("hold released")
 		s.armed = false
-		if v := s.h.largest(); v != nil {
+		// v1: the waiters are at the budget, the OOM killer acts now; v2:
+		// memory.high goes to max, they grow on and meet memory.max
+		// (after() kills there).
+		if v := s.h.largest(); v != nil && !s.cfg.V2 {
 			s.oomKill(v)
 		}
 		s.wakeWaiters()
@@ -167,5 +200,5 @@ func (s *sim) holdResult() {
 	}
 	st := s.m.HoldStats()
 	s.res.Holds, s.res.HoldsResolved, s.res.HoldsReleased = int(st.Holds), int(st.Resolved), int(st.Released)
-	s.res.HoldTime = st.Held
+	s.res.HoldTime, s.res.HoldFroze = st.Held, int(st.Froze)
 }

@@ -32,6 +32,9 @@ func runHeld(t *testing.T, cfg Config, timeout, maxWait time.Duration) *Result {
 		if s.m, err = policy.NewMachine(pc); err != nil {
 			t.Fatal(err)
 		}
+		if cfg.V2 {
+			s.m.SetHoldFreeze()
+		}
 		s.armed = true
 		s.q.push(&event{t: 0, kind: evGateSample})
 	}

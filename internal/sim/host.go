@@ -41,7 +41,9 @@ type sandbox struct {
 	tmat time.Duration // when mem and progress were last brought up to date
 	rate float64       // growth rate counted in the host's R, bytes per second
 	cpu  time.Duration // accumulated CPU time (time spent running unfrozen)
-	gen  uint64        // generation of the pending phase event
+	// stall is its accumulated memory stall on v2 (v2.go).
+	stall time.Duration
+	gen   uint64 // generation of the pending phase event
 
 	activeIdx int // index in host.active, -1 when not running unfrozen
 	allIdx    int // index in host.all, -1 when it holds no memory slot

@@ -45,6 +45,7 @@ type Result struct {
 	HoldsReleased int           // waits released to the OOM killer: the timeout with no action running, or 10× it (each kill counts in OOMEvents)
 	HoldTime      time.Duration // total time the domain was under OOM, at gate-period resolution
 	HoldWaits     int           // sandboxes that began waiting for memory
+	HoldFroze     int           // sandboxes the freezing hold froze (Config.V2)
 
 	Events       int           // events processed
 	GateSteps    int           // gate.Controller.Step calls

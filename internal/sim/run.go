@@ -106,6 +106,9 @@ func newNode(cfg Config) (*sim, error) {
 	}
 	s.m.SetTrace(cfg.Trace)
 	s.armed = s.m.HoldArmed()
+	if cfg.V2 {
+		s.m.SetHoldFreeze() // as the live policy on a v2 domain (a no-op without the hold)
+	}
 	if sp.Gate || sp.Residency || sp.Admission {
 		s.q.push(&event{t: 0, kind: evGateSample})
 	}

@@ -14,14 +14,16 @@ import (
 func (s *sim) sample() {
 	s.kick = true
 	s.h.advanceAll(s.now)
-	obs := policy.Observation{Available: max(s.cfg.Budget-s.h.used, 0), UnderOOM: s.underOOM()}
+	obs := policy.Observation{Available: max(s.cfg.Budget-s.h.used, 0), UnderOOM: s.underOOM(),
+		AboveHoldLine: s.cfg.V2 && s.h.used > s.cfg.HoldLine}
 	// Only the gate and the OOM hold look at the sandboxes (as the live
 	// adapter samples them).
 	if s.cfg.Policy.Gate || s.m.HoldArmed() {
 		obs.Sandboxes = make([]gate.Sample, 0, len(s.h.all))
 		for _, sb := range s.h.sorted {
 			if sb.state == sbLive {
-				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: sb.id, Footprint: sb.mem, CPU: sb.cpu})
+				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: sb.id, Footprint: sb.mem, CPU: sb.cpu,
+					MemStall: s.memStall(sb, s.cfg.Gate.Period), Blocked: s.blockedTasks(sb)})
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func TestLiveBenchActuatorsV2(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
 	defer cancel()
-	kernel := guestKernel(ctx, t, unavailable)
+	kernel, _ := guestKernel(ctx, t, unavailable, false)
 	bin := filepath.Join(t.TempDir(), "tenon")
 	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "../../cmd/tenon")
 	if b, err := cmd.CombinedOutput(); err != nil {

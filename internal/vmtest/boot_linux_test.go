@@ -28,9 +28,10 @@ func vmSuite(t *testing.T) (unavailable func(error)) {
 	}
 }
 
-// guestKernel checks for QEMU and returns the pinned guest kernel's image,
-// fetched into the cache once.
-func guestKernel(ctx context.Context, t *testing.T, unavailable func(error)) string {
+// guestKernel checks for QEMU and returns the pinned guest kernel's image
+// and, with modules, its zram module and the module zram depends on
+// (DebianCloudZram), fetched into the cache once.
+func guestKernel(ctx context.Context, t *testing.T, unavailable func(error), modules bool) (string, []string) {
 	t.Helper()
 	if _, err := exec.LookPath(qemuBinary); err != nil {
 		unavailable(&UnavailableError{What: qemuBinary, Err: err})
@@ -43,7 +44,14 @@ func guestKernel(ctx context.Context, t *testing.T, unavailable func(error)) str
 	if err != nil {
 		unavailable(err)
 	}
-	return kernel
+	if !modules {
+		return kernel, nil
+	}
+	mods, err := DebianCloudZram.Files(ctx, cache)
+	if err != nil {
+		unavailable(err)
+	}
+	return kernel, mods
 }
 
 // bootGuest boots cfg and returns the result. The emulated guest kernel

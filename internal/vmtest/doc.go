@@ -6,7 +6,11 @@
 // FetchKernel downloads a Debian kernel package by URL into a cache
 // directory, checks it against a pinned SHA-256 and extracts its vmlinuz
 // (also pinned), so a run never depends on the host's own kernel packages
-// and never upgrades anything. BuildInitramfs packs busybox, the test
+// and never upgrades anything; Modules.Files does the same for kernel
+// modules (DebianCloudZram: zram, which the cloud kernel builds as a
+// module, for page-out to compressed swap in the guest), decompressed with
+// xz. BuildInitramfs packs busybox, the kernel modules (loaded with insmod
+// before the tests), the test
 // binaries (built with go test -c) and their shared libraries into a newc
 // cpio archive with a generated /init: it moves the root to a tmpfs (so
 // pivot_root works for the container runtime), mounts proc, sys, dev and

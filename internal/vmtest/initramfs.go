@@ -40,8 +40,9 @@ const (
 // asked for (over applets of the same name), the tests and
 // the shared libraries of every binary at their host paths (with the host's
 // symlinks on the way, e.g. /lib -> usr/lib), the host's ld.so.cache, a
-// minimal /etc, and the two init stages.
-func buildInitramfs(w io.Writer, busybox string, hostFiles []string, tests []Test) error {
+// minimal /etc, the kernel modules (in /vmtest/modules, numbered in load
+// order) and the two init stages.
+func buildInitramfs(w io.Writer, busybox string, hostFiles, modules []string, tests []Test) error {
 	a := newArchive()
 	for _, d := range []string{"proc", "sys", "dev", "tmp", "run", "root", "newroot", "usr/sbin", "usr/local/bin", "var/tmp"} {
 		perm := os.FileMode(0o755)
@@ -77,6 +78,11 @@ func buildInitramfs(w io.Writer, busybox string, hostFiles []string, tests []Tes
 			continue // a host file given by name wins over the applet
 		}
 		if err := a.symlink("usr/bin/"+ap, "busybox"); err != nil {
+			return err
+		}
+	}
+	for i, m := range modules {
+		if err := a.file(fmt.Sprintf("vmtest/modules/%02d-%s", i, path.Base(m)), 0o644, m); err != nil {
 			return err
 		}
 	}
@@ -164,6 +170,7 @@ echo "vmtest: kernel $(uname -r), $(nproc) cpus, $(grep MemTotal /proc/meminfo)"
 echo "vmtest: cgroup.controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
 echo "vmtest: cgroup.subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 echo "vmtest: /tmp: $(grep ' /tmp ' /proc/mounts || echo 'on the root tmpfs')"
+for m in /vmtest/modules/*.ko; do [ -f "$m" ] && echo "vmtest: insmod ${m##*/}: $(insmod "$m" 2>&1 && echo ok)"; done
 } > $out
 `)
 	for _, t := range tests {

@@ -60,7 +60,7 @@ func (k Kernel) Image(ctx context.Context, cacheDir string) (string, error) {
 	if _, err := exec.LookPath("dpkg-deb"); err != nil {
 		return "", &UnavailableError{What: "dpkg-deb (to unpack the kernel package)", Err: err}
 	}
-	deb, err := k.download(ctx, cacheDir)
+	deb, err := downloadPinned(ctx, "kernel package "+k.Release, k.URLs, cacheDir, k.SHA256)
 	if err != nil {
 		return "", err
 	}
@@ -71,10 +71,11 @@ func (k Kernel) Image(ctx context.Context, cacheDir string) (string, error) {
 	return img, nil
 }
 
-// download fetches the package into a temporary file in dir and checks it
+// downloadPinned fetches the package (what) from the first of urls that
+// serves it into a temporary file in dir and checks it against sum
 // (debfetch.Download: a mismatch stops the fallbacks).
-func (k Kernel) download(ctx context.Context, dir string) (string, error) {
-	p, err := debfetch.Download(ctx, "kernel package "+k.Release, k.URLs, dir, k.SHA256)
+func downloadPinned(ctx context.Context, what string, urls []string, dir, sum string) (string, error) {
+	p, err := debfetch.Download(ctx, what, urls, dir, sum)
 	if ue := (*debfetch.UnavailableError)(nil); errors.As(err, &ue) {
 		return "", &UnavailableError{What: ue.What, Err: ue.Err}
 	}
@@ -89,42 +90,55 @@ func (e *checksumError) Error() string {
 
 // extract copies k.Member out of the package's data into img, checked.
 func (k Kernel) extract(ctx context.Context, deb, img string) error {
+	tmp, err := extractMember(ctx, deb, k.Member, filepath.Dir(img))
+	if err != nil {
+		return err
+	}
+	return installChecked(tmp, img, k.Member, k.ImageSHA256)
+}
+
+// extractMember copies member out of the package deb's data into a
+// temporary file in dir.
+func extractMember(ctx context.Context, deb, member, dir string) (string, error) {
 	cmd := exec.CommandContext(ctx, "dpkg-deb", "--fsys-tarfile", deb)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
+		return "", err
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("vmtest: dpkg-deb: %w", err)
+		return "", fmt.Errorf("vmtest: dpkg-deb: %w", err)
 	}
-	tmp, found, err := copyMember(out, k.Member, filepath.Dir(img))
+	tmp, found, err := copyMember(out, member, dir)
 	io.Copy(io.Discard, out)
 	if werr := cmd.Wait(); err == nil && werr != nil {
 		err = fmt.Errorf("vmtest: dpkg-deb --fsys-tarfile: %w: %s", werr, strings.TrimSpace(stderr.String()))
 	}
 	if err == nil && !found {
-		err = fmt.Errorf("vmtest: %s has no %s", path.Base(deb), k.Member)
+		err = fmt.Errorf("vmtest: %s has no %s", path.Base(deb), member)
 	}
-	if err != nil {
-		if tmp != "" {
-			os.Remove(tmp)
-		}
-		return err
+	if err != nil && tmp != "" {
+		os.Remove(tmp)
 	}
-	if got, err := debfetch.SumFile(tmp); err != nil || got != k.ImageSHA256 {
+	return tmp, err
+}
+
+// installChecked moves tmp to dst (mode 0644) once its SHA-256 is sum;
+// otherwise it removes tmp. what names it in the error.
+func installChecked(tmp, dst, what, sum string) error {
+	if got, err := debfetch.SumFile(tmp); err != nil || got != sum {
 		os.Remove(tmp)
 		if err != nil {
 			return err
 		}
-		return &checksumError{what: k.Member, got: got, want: k.ImageSHA256}
+		return &checksumError{what: what, got: got, want: sum}
 	}
 	if err := os.Chmod(tmp, 0o644); err != nil { // CreateTemp made it 0600
 		os.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, img); err != nil {
+	if err := os.Rename(tmp, dst); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -156,4 +170,95 @@ func copyMember(r io.Reader, member, dir string) (tmp string, found bool, err er
 		}
 		return f.Name(), true, err
 	}
+}
+
+// Modules are kernel modules shipped in a Debian package (xz-compressed
+// .ko files), pinned by checksum: the package's and each module's once
+// decompressed. The guest loads them with insmod before its tests
+// (Config.Modules), in order, so dependencies come first.
+type Modules struct {
+	Release string   // the kernel's uname -r
+	URLs    []string // where the .deb is fetched from, tried in order
+	SHA256  string   // of the .deb
+	Members []Module
+}
+
+// Module is one module in the package.
+type Module struct {
+	Member string // the .ko.xz inside the package's data
+	SHA256 string // of the decompressed .ko
+}
+
+// DebianCloudZram is zram (a module in the cloud kernel, with zsmalloc
+// built in) and the LZ4HC compressor it depends on, from the cloud
+// kernel's modules package: with it the guest has /sys/block/zram0 and
+// residency's page-out tier (internal/swap) works under pure cgroup v2.
+var DebianCloudZram = Modules{
+	Release: DebianCloud.Release,
+	URLs: []string{
+		"http://deb.debian.org/debian/pool/main/l/linux/linux-modules-7.2.13+deb14-cloud-amd64_7.2.13-1_amd64.deb",
+	},
+	SHA256: "97d79546041e3fdfb44dccff180938894d1bf8eb298f091f88539c1b37080bef",
+	Members: []Module{
+		{Member: "usr/lib/modules/7.2.13+deb14-cloud-amd64/kernel/lib/lz4/lz4hc_compress.ko.xz",
+			SHA256: "c871d333865352d971185b009d25924862cbbdbc0cc0ab7538a9a3b8d327e373"},
+		{Member: "usr/lib/modules/7.2.13+deb14-cloud-amd64/kernel/drivers/block/zram/zram.ko.xz",
+			SHA256: "9888367aa983974ee632b949a3b0a7d1242475bb2ec38a5f2d111c35bf4c7c47"},
+	},
+}
+
+// Files returns the paths of the decompressed modules in cacheDir, in
+// order, fetching the package and extracting them first when the cache
+// lacks one. A failed download, or a host without dpkg-deb or xz, is an
+// *UnavailableError; a checksum mismatch is a plain error.
+func (m Modules) Files(ctx context.Context, cacheDir string) ([]string, error) {
+	out := make([]string, len(m.Members))
+	missing := false
+	for i, mod := range m.Members {
+		out[i] = filepath.Join(cacheDir, m.Release, strings.TrimSuffix(path.Base(mod.Member), ".xz"))
+		if sum, err := debfetch.SumFile(out[i]); err != nil || sum != mod.SHA256 {
+			missing = true
+		}
+	}
+	if !missing {
+		return out, nil
+	}
+	for _, tool := range []string{"dpkg-deb", "xz"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, &UnavailableError{What: tool + " (to unpack the kernel modules)", Err: err}
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(cacheDir, m.Release), 0o755); err != nil {
+		return nil, fmt.Errorf("vmtest: module cache: %w", err)
+	}
+	deb, err := downloadPinned(ctx, "kernel modules package "+m.Release, m.URLs, cacheDir, m.SHA256)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(deb)
+	for i, mod := range m.Members {
+		if err := extractModule(ctx, deb, mod, out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// extractModule copies mod out of the package deb, decompresses it with
+// xz and moves it to dst once its checksum matches.
+func extractModule(ctx context.Context, deb string, mod Module, dst string) error {
+	xzFile, err := extractMember(ctx, deb, mod.Member, filepath.Dir(dst))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(xzFile)
+	ko, err := exec.CommandContext(ctx, "xz", "-dc", xzFile).Output()
+	if err != nil {
+		return fmt.Errorf("vmtest: decompressing %s: %w", mod.Member, err)
+	}
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, ko, 0o644); err != nil {
+		return err
+	}
+	return installChecked(tmp, dst, mod.Member, mod.SHA256)
 }

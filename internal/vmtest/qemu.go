@@ -23,6 +23,10 @@ type Config struct {
 	// copied to the same paths in the guest, for tools busybox lacks, e.g.
 	// /usr/bin/printenv.
 	HostFiles []string
+	// Modules are kernel modules (uncompressed .ko files, e.g. from
+	// Modules.Files) the guest loads with insmod, in order, before the
+	// tests; the runner's preface says how each went.
+	Modules   []string
 	MemoryMiB int // guest memory; 0 is 2048
 	// ScratchMiB, when not 0, gives the guest an ext4 disk of that size
 	// (sparse on the host, made with mkfs.ext4) mounted at /tmp, so files
@@ -105,7 +109,7 @@ func boot(ctx context.Context, qemu, busybox, accel string, cfg Config) (*Result
 	if err != nil {
 		return nil, err
 	}
-	err = buildInitramfs(f, busybox, cfg.HostFiles, cfg.Tests)
+	err = buildInitramfs(f, busybox, cfg.HostFiles, cfg.Modules, cfg.Tests)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -44,7 +44,7 @@ func TestLiveReplayV2(t *testing.T) {
 	unavailable := vmSuite(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
 	defer cancel()
-	kernel := guestKernel(ctx, t, unavailable)
+	kernel, _ := guestKernel(ctx, t, unavailable, false)
 	bin := filepath.Join(t.TempDir(), "replay.test")
 	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "test", "-c", "-o", bin, "../replay")
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -34,6 +34,9 @@ var vmTests = []struct {
 		"TestOOMUnderDomainBudget", "TestHostileDeadlineFromOutside",
 		"TestHostileHostSecrets", "TestHostileSeccomp", "TestNewReapsStale",
 		"TestOOMGroupTakesSandbox", "TestScopedDropsPageCache", "TestHostileForkBomb",
+		// Residency's page-out tier: zram swap (the guest loads the zram
+		// module, DebianCloudZram), process_madvise and memory.reclaim.
+		"TestLivePageOutIn",
 	}},
 	// The gate's sched_ext scheduler: the guest kernel has
 	// CONFIG_SCHED_CLASS_EXT and BTF, the host's does not.
@@ -78,7 +81,7 @@ func TestLiveCgroupV2(t *testing.T) {
 	soak, _ := time.ParseDuration(os.Getenv("TENON_SCHEDEXT_SOAK"))
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute+soak)
 	defer cancel()
-	kernel := guestKernel(ctx, t, unavailable)
+	kernel, modules := guestKernel(ctx, t, unavailable, true)
 
 	bin := t.TempDir()
 	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
@@ -92,8 +95,8 @@ func TestLiveCgroupV2(t *testing.T) {
 			t.Fatalf("go test -c %s: %v\n%s", vt.pkg, err, b)
 		}
 		args := []string{"-test.v", "-test.count=1", "-test.timeout=" + (8*time.Minute + soak).String()}
-		if vt.run != "" {
-			args = append(args, "-test.run="+vt.run)
+		if run := testRun(vt.run); run != "" {
+			args = append(args, "-test.run="+run)
 		}
 		var env []string
 		for _, k := range vt.forward {
@@ -108,13 +111,17 @@ func TestLiveCgroupV2(t *testing.T) {
 	// per-sandbox disk limit mkfs.ext4 (internal/disk). The process
 	// backend's TestContract asks for a 4 GiB domain: the guest needs more
 	// (memory a guest never touches costs the host nothing).
-	cfg := Config{Kernel: kernel, Tests: tests, HostFiles: hostTools(t, "printenv", "mkfs.ext4"), MemoryMiB: 6144, CPUs: 2, ScratchMiB: 4096}
+	cfg := Config{Kernel: kernel, Tests: tests, HostFiles: hostTools(t, "printenv", "mkfs.ext4"), MemoryMiB: 6144, CPUs: 2, ScratchMiB: 4096,
+		Modules: modules}
 	if testing.Verbose() {
 		cfg.Stream = os.Stderr
 	}
 	res := bootGuest(ctx, t, cfg, unavailable)
 	for _, l := range res.Preface {
 		t.Log(l)
+	}
+	if !slicesContainsLine(res.Preface, "insmod 01-zram.ko: ok") {
+		t.Errorf("the guest did not load the zram module: %q", res.Preface)
 	}
 	if !slicesContainsLine(res.Preface, "cgroup.subtree_control: cpu io memory pids") {
 		t.Errorf("the guest's root does not delegate cpu, io, memory and pids: %q", res.Preface)
@@ -135,11 +142,36 @@ func TestLiveCgroupV2(t *testing.T) {
 			t.Errorf("%s: exit %d under cgroup v2; its output:\n%s", vt.name, r.Exit, r.Output)
 		}
 		for _, name := range vt.mustPass {
+			if !selected(name) {
+				continue
+			}
 			if !regexp.MustCompile(`(?m)^\s*--- PASS: ` + regexp.QuoteMeta(name) + ` `).MatchString(r.Output) {
 				t.Errorf("%s: %s did not pass under cgroup v2 (skipped or absent)", vt.name, name)
 			}
 		}
 	}
+}
+
+// testRun is the -test.run of a test binary whose own is run:
+// TENON_VMTEST_RUN when set (e.g. "^TestLivePageOutIn$" with
+// TENON_VMTEST_ONLY=process, to run one test of a package on a loaded
+// host), else run.
+func testRun(run string) string {
+	if r := os.Getenv("TENON_VMTEST_RUN"); r != "" {
+		return r
+	}
+	return run
+}
+
+// selected reports whether the must-pass test name (or "Test/sub") is
+// selected by TENON_VMTEST_RUN (all are when it is unset).
+func selected(name string) bool {
+	r := os.Getenv("TENON_VMTEST_RUN")
+	if r == "" {
+		return true
+	}
+	re, err := regexp.Compile(r)
+	return err == nil && re.MatchString(strings.SplitN(name, "/", 2)[0])
 }
 
 // hostTools returns the host paths of the named programs; a missing one is

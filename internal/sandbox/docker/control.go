@@ -59,7 +59,8 @@ func (b *Backend) Stats(ctx context.Context, id string) (sandbox.Stats, error) {
 	if err != nil {
 		return sandbox.Stats{}, b.failed(ctx, bx, "reading memory", err)
 	}
-	st := sandbox.Stats{Memory: m.Usage + m.Swap, WorkingSet: m.WorkingSet, Peak: m.Peak, OOMKills: m.OOMKills}
+	st := sandbox.Stats{Memory: m.Usage + m.Swap, WorkingSet: m.WorkingSet, Peak: m.Peak, OOMKills: m.OOMKills,
+		Blocked: -1} // its threads' states are not read
 	if st.Peak != 0 && st.Peak < m.Usage {
 		st.Peak = m.Usage
 	}

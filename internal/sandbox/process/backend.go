@@ -215,11 +215,15 @@ func (b *Backend) Stats(ctx context.Context, id string) (sandbox.Stats, error) {
 	if cpu, err := bx.group.CPUUsage(); err == nil {
 		st.CPU = cpu
 	}
+	if p, err := bx.group.MemoryPressure(); err == nil && !p.Host {
+		st.MemStall = p.SomeTotal // the sandbox's own (v2); the host's says nothing of it
+	}
 	pids, err := bx.group.Pids()
 	if err != nil {
 		return sandbox.Stats{}, fmt.Errorf("stats of sandbox %s: %w", id, err)
 	}
 	st.Procs = len(pids)
+	st.Blocked = blockedTasks(b.procRoot(), pids)
 	return st, nil
 }
 

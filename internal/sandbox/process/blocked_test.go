@@ -1,0 +1,44 @@
+package process
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestBlockedTasks counts the D-state threads of a fake /proc: every
+// thread of each process is read, not only the main one, and processes
+// that are gone are skipped.
+func TestBlockedTasks(t *testing.T) {
+	root := t.TempDir()
+	for path, stat := range map[string]string{
+		"10/task/10/stat": "10 (memtool) S 1 10 10 0 -1",
+		"10/task/11/stat": "11 (memtool) D 1 10 10 0 -1", // the allocating thread, in the OOM wait
+		"10/task/12/stat": "12 (mem tool) (x) D 1 10 10 0 -1",
+		"20/task/20/stat": "20 (sleep) S 10 10 10 0 -1",
+		"30/task/30/stat": "30 (sh) R 1 30 30 0 -1",
+	} {
+		p := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(stat+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		pids []int
+		want int
+	}{
+		{"two blocked threads of one process", []int{10}, 2},
+		{"sleeping and running: none", []int{20, 30}, 0},
+		{"a process that exited is skipped", []int{10, 40, 20}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := blockedTasks(root, tc.pids); got != tc.want {
+				t.Fatalf("blockedTasks(%v) = %d, want %d", tc.pids, got, tc.want)
+			}
+		})
+	}
+}
