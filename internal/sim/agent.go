@@ -36,6 +36,9 @@ type agent struct {
 	waitN     int
 	idleSince time.Duration // when the current model wait or admission wait began
 	wantRemat bool          // the wait ended while the sandbox was being torn down
+	// faulting: its sandbox's page-in is under way (an evPagedIn is
+	// pending, which readies or starts the action when it is done).
+	faulting bool
 
 	before  int64         // sandbox memory when the running action started
 	started time.Duration // when the running action started

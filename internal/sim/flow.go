@@ -170,6 +170,7 @@ func (s *sim) start(ag *agent) {
 			s.pagingIn = append(s.pagingIn, ag)
 			return
 		}
+		ag.faulting = true
 		s.at(s.faultBack(sb), evPagedIn, ag, nil)
 		return
 	}
@@ -356,7 +357,7 @@ func (s *sim) pageIn(ag *agent) {
 		s.blocked = append(s.blocked, ag)
 		return
 	}
-	ag.phase = phEnsuring
+	ag.phase, ag.faulting = phEnsuring, true
 	s.at(s.faultBack(sb), evPagedIn, ag, nil)
 }
 
@@ -376,6 +377,7 @@ func (s *sim) retryPagingIn() {
 		switch {
 		case ag.phase != phPagingIn || ag.sb == nil || !ag.sb.paged:
 		case s.fits(ag.sb):
+			ag.faulting = true
 			s.at(s.faultBack(ag.sb), evPagedIn, ag, nil)
 		default:
 			keep = append(keep, ag)
@@ -411,6 +413,7 @@ func (s *sim) complete(ag *agent) {
 	s.debugf("workflow_done %s %d", ag.wf.ID, ag.attempt)
 	ag.phase = phDone
 	ag.gen++
+	ag.faulting = false
 	ag.res.Completed = true
 	ag.res.End = s.now
 	ag.res.Latency = s.now - ag.res.Submit
@@ -472,6 +475,7 @@ func (s *sim) timeout(ag *agent) {
 func (s *sim) failAttempt(ag *agent) {
 	s.res.FailedAttempts++
 	ag.gen++
+	ag.faulting = false
 	for i, b := range s.blocked {
 		if b == ag {
 			s.blocked = append(s.blocked[:i], s.blocked[i+1:]...)

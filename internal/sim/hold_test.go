@@ -239,3 +239,43 @@ func TestThawStartsActionAdmittedWhilePaged(t *testing.T) {
 		t.Fatalf("after the thaw: phase %d, action %v, active %v; want its action running", ag.phase, sb.act != nil, sb.activeIdx >= 0)
 	}
 }
+
+// TestThawDuringPageInStartsOnce: an action admitted while its sandbox is
+// paged out and frozen starts that sandbox's page-in (an evPagedIn is
+// pending); a thaw before the page-in is done must leave the start to it.
+// Starting it at the thaw too ran the action twice (found on the haiku
+// traces at the live time scale: "already has action 26 outstanding", or
+// a nil sandbox when the first run had ended).
+func TestThawDuringPageInStartsOnce(t *testing.T) {
+	s, err := newSim(Config{Workflows: []trajectory.Workflow{wf("a", 0, memAction(0, 10, 1, 1))},
+		Budget: 400 * tMiB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := s.agents[0]
+	sb := &sandbox{id: "s", ag: ag, state: sbLive, activeIdx: -1, allIdx: -1, floor: 30 * tMiB}
+	ag.sb = sb
+	s.h.add(sb)
+	s.h.setMem(sb, sb.floor)
+	s.pageOut(sb)
+	s.freeze(sb)
+	s.start(ag) // admitted: it fits, so its page-in starts
+	if ag.phase != phPagingIn || sb.paged || !ag.faulting {
+		t.Fatalf("setup: phase %d, paged %v, faulting %v; want the page-in under way", ag.phase, sb.paged, ag.faulting)
+	}
+	s.thaw(sb)
+	if sb.act != nil {
+		t.Fatal("the thaw started the action while its page-in was under way")
+	}
+	for s.q.len() > 0 {
+		ev := s.q.pop()
+		if ev.kind != evPagedIn {
+			continue
+		}
+		s.now = ev.t
+		s.handle(ev)
+	}
+	if ag.phase != phRunning || sb.act == nil || s.res.Actions != 1 {
+		t.Fatalf("after the page-in: phase %d, action %v, %d actions started; want it running, started once", ag.phase, sb.act != nil, s.res.Actions)
+	}
+}

@@ -295,11 +295,14 @@ func (s *sim) handle(ev *event) {
 			s.unfreeze(ev.sb)
 		}
 	case evPagedIn:
-		switch {
-		case ev.gen != ev.ag.gen:
-		case ev.ag.phase == phEnsuring:
+		if ev.gen != ev.ag.gen { // an attempt that ended (its faulting was reset then)
+			break
+		}
+		ev.ag.faulting = false
+		switch ev.ag.phase {
+		case phEnsuring:
 			s.ready(ev.ag)
-		case ev.ag.phase == phPagingIn:
+		case phPagingIn:
 			s.start(ev.ag)
 		}
 	case evOOMCheck:

@@ -86,7 +86,8 @@ func (s *sim) unfreeze(sb *sandbox) {
 	case sb.act != nil && !sb.oomWait: // a waiter stays waiting; resume goes on with it
 		s.h.setActive(sb, s.now, true)
 		s.schedulePhase(sb)
-	case sb.act == nil && sb.ag.sb == sb && sb.ag.phase == phPagingIn:
+	case sb.act == nil && sb.ag.sb == sb && sb.ag.phase == phPagingIn && !sb.ag.faulting:
+		// Not when its own page-in is under way: that starts it when done.
 		s.start(sb.ag)
 	}
 }
