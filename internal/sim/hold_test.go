@@ -208,18 +208,7 @@ func TestThawStartsActionAdmittedWhilePaged(t *testing.T) {
 	// An action admitted while its sandbox is paged out and frozen waits
 	// for the page-in (phPagingIn); a thaw that faults the memory back
 	// starts it, or nothing ever would.
-	s, err := newSim(Config{Workflows: []trajectory.Workflow{wf("a", 0, memAction(0, 10, 1, 1))},
-		Budget: 400 * tMiB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag := s.agents[0]
-	sb := &sandbox{id: "s", ag: ag, state: sbLive, activeIdx: -1, allIdx: -1, floor: 30 * tMiB}
-	ag.sb = sb
-	s.h.add(sb)
-	s.h.setMem(sb, sb.floor)
-	s.pageOut(sb)
-	s.freeze(sb)
+	s, ag, sb := pagedFrozen(t)
 	if !sb.paged {
 		t.Fatal("setup: the sandbox is not paged out")
 	}
@@ -247,18 +236,7 @@ func TestThawStartsActionAdmittedWhilePaged(t *testing.T) {
 // traces at the live time scale: "already has action 26 outstanding", or
 // a nil sandbox when the first run had ended).
 func TestThawDuringPageInStartsOnce(t *testing.T) {
-	s, err := newSim(Config{Workflows: []trajectory.Workflow{wf("a", 0, memAction(0, 10, 1, 1))},
-		Budget: 400 * tMiB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag := s.agents[0]
-	sb := &sandbox{id: "s", ag: ag, state: sbLive, activeIdx: -1, allIdx: -1, floor: 30 * tMiB}
-	ag.sb = sb
-	s.h.add(sb)
-	s.h.setMem(sb, sb.floor)
-	s.pageOut(sb)
-	s.freeze(sb)
+	s, ag, sb := pagedFrozen(t)
 	s.start(ag) // admitted: it fits, so its page-in starts
 	if ag.phase != phPagingIn || sb.paged || !ag.faulting {
 		t.Fatalf("setup: phase %d, paged %v, faulting %v; want the page-in under way", ag.phase, sb.paged, ag.faulting)
@@ -278,4 +256,23 @@ func TestThawDuringPageInStartsOnce(t *testing.T) {
 	if ag.phase != phRunning || sb.act == nil || s.res.Actions != 1 {
 		t.Fatalf("after the page-in: phase %d, action %v, %d actions started; want it running, started once", ag.phase, sb.act != nil, s.res.Actions)
 	}
+}
+
+// pagedFrozen is a simulator with one agent whose live sandbox (30 MiB) is
+// paged out and frozen, its action not started.
+func pagedFrozen(t *testing.T) (*sim, *agent, *sandbox) {
+	t.Helper()
+	s, err := newSim(Config{Workflows: []trajectory.Workflow{wf("a", 0, memAction(0, 10, 1, 1))},
+		Budget: 400 * tMiB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := s.agents[0]
+	sb := &sandbox{id: "s", ag: ag, state: sbLive, activeIdx: -1, allIdx: -1, floor: 30 * tMiB}
+	ag.sb = sb
+	s.h.add(sb)
+	s.h.setMem(sb, sb.floor)
+	s.pageOut(sb)
+	s.freeze(sb)
+	return s, ag, sb
 }
