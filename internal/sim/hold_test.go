@@ -215,14 +215,7 @@ func TestThawStartsActionAdmittedWhilePaged(t *testing.T) {
 	ag.phase = phPagingIn
 	s.pagingIn = append(s.pagingIn, ag)
 	s.thaw(sb)
-	for s.q.len() > 0 {
-		ev := s.q.pop()
-		if ev.kind != evThawed {
-			continue
-		}
-		s.now = ev.t
-		s.handle(ev)
-	}
+	handleAll(s, evThawed)
 	s.retryPagingIn()
 	if ag.phase != phRunning || sb.act == nil || sb.activeIdx < 0 {
 		t.Fatalf("after the thaw: phase %d, action %v, active %v; want its action running", ag.phase, sb.act != nil, sb.activeIdx >= 0)
@@ -245,14 +238,7 @@ func TestThawDuringPageInStartsOnce(t *testing.T) {
 	if sb.act != nil {
 		t.Fatal("the thaw started the action while its page-in was under way")
 	}
-	for s.q.len() > 0 {
-		ev := s.q.pop()
-		if ev.kind != evPagedIn {
-			continue
-		}
-		s.now = ev.t
-		s.handle(ev)
-	}
+	handleAll(s, evPagedIn)
 	if ag.phase != phRunning || sb.act == nil || s.res.Actions != 1 {
 		t.Fatalf("after the page-in: phase %d, action %v, %d actions started; want it running, started once", ag.phase, sb.act != nil, s.res.Actions)
 	}
@@ -275,4 +261,17 @@ func pagedFrozen(t *testing.T) (*sim, *agent, *sandbox) {
 	s.pageOut(sb)
 	s.freeze(sb)
 	return s, ag, sb
+}
+
+// handleAll pops every queued event and handles those of kind, in time
+// order, at their time.
+func handleAll(s *sim, kind evKind) {
+	for s.q.len() > 0 {
+		ev := s.q.pop()
+		if ev.kind != kind {
+			continue
+		}
+		s.now = ev.t
+		s.handle(ev)
+	}
 }
