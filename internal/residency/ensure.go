@@ -37,7 +37,7 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 	switch a.state {
 	case stateResident:
 		if a.pagedOut {
-			if err := m.waitRematAllowed(ctx, a, false, false); err != nil {
+			if err := m.waitRematAllowed(ctx, a, false); err != nil {
 				return "", err
 			}
 			if err := m.acquire(ctx, prioRestore); err != nil {
@@ -53,14 +53,14 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 		// A new sandbox takes memory as a rematerialization does: in red
 		// it waits, so a burst of agent starts does not add sandboxes to
 		// a domain at its budget.
-		if err := m.waitRematAllowed(ctx, a, false, true); err != nil {
+		if err := m.waitRematAllowed(ctx, a, true); err != nil {
 			return "", err
 		}
 		if err := m.create(ctx, a); err != nil {
 			return "", err
 		}
 	case stateAbsent:
-		if err := m.waitRematAllowed(ctx, a, false, false); err != nil {
+		if err := m.waitRematAllowed(ctx, a, false); err != nil {
 			return "", err
 		}
 		if err := m.acquire(ctx, prioRestore); err != nil {
@@ -81,22 +81,16 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 // a page-in, or with create a first sandbox's creation, which takes
 // memory the same way). A wait is counted and logged once, as a deferred
 // create or a deferred restore.
-func (m *Manager) waitRematAllowed(ctx context.Context, a *agent, predictive, create bool) error {
+func (m *Manager) waitRematAllowed(ctx context.Context, a *agent, create bool) error {
 	deferred := false
-	for !policy.MayRematerialize(m.cfg.Pressure(), predictive) {
+	for !policy.MayRematerialize(m.cfg.Pressure(), false) {
 		if !deferred {
 			deferred = true
-			kind := EventRematDeferred
-			m.metrics.update(func(x *Metrics) {
-				if create {
-					x.CreatesDeferred++
-				} else {
-					x.RematDeferred++
-				}
-			})
+			kind, count := EventRematDeferred, func(x *Metrics) { x.RematDeferred++ }
 			if create {
-				kind = EventCreateDeferred
+				kind, count = EventCreateDeferred, func(x *Metrics) { x.CreatesDeferred++ }
 			}
+			m.metrics.update(count)
 			m.emit(Event{Kind: kind, Agent: a.info.ID, Reason: m.cfg.Pressure().String() + " pressure"})
 		}
 		select {
