@@ -165,7 +165,7 @@ func (s IdleSandbox) best(cfg ResidencyConfig) (option, bool) {
 // otherwise: retain, unless the remaining predicted wait amortizes the
 // cost of bringing it back. Yellow and red: reclaim every one that can be.
 func DecideReclaim(now time.Time, p gate.Pressure, free float64, idle []IdleSandbox, cfg ResidencyConfig) []ReclaimDecision {
-	if cfg.AlwaysResident || p == gate.Green && Plentiful(free, cfg) {
+	if cfg.AlwaysResident || p == gate.Green && plentiful(free, cfg) {
 		return nil
 	}
 	k := cfg.GreenAmortize
@@ -207,9 +207,9 @@ func DecideReclaim(now time.Time, p gate.Pressure, free float64, idle []IdleSand
 	return out
 }
 
-// Plentiful reports whether free (a share of the budget, negative when
+// plentiful reports whether free (a share of the budget, negative when
 // unknown) is at least cfg.Plentiful (PlentifulShare by default).
-func Plentiful(free float64, cfg ResidencyConfig) bool {
+func plentiful(free float64, cfg ResidencyConfig) bool {
 	share := cfg.Plentiful
 	if share == 0 {
 		share = PlentifulShare
