@@ -73,6 +73,7 @@ type Policy struct {
 	pacer    *pacingActuator // the gate's pacing actuator, nil with the freezer
 	kick     chan struct{}
 	res      io.Closer
+	views    views // read without p.mu (views.go)
 }
 
 // Stats counts what the adapter carried out.
@@ -95,8 +96,10 @@ func New(m *policy.Machine, opts Options) *Policy {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Policy{m: m, opts: opts, log: opts.Logger, starts: map[string]chan struct{}{},
+	p := &Policy{m: m, opts: opts, log: opts.Logger, starts: map[string]chan struct{}{},
 		grants: map[string]chan policy.Grant{}, limited: map[string]bool{}, kick: make(chan struct{}, 1)}
+	p.publish()
+	return p
 }
 
 // Build resolves a policy name (policy.Build) and wraps its machine.
@@ -148,6 +151,7 @@ func (p *Policy) Start(ctx context.Context, env controller.Env) error {
 	p.mu.Lock()
 	p.env = env
 	p.mu.Unlock()
+	p.views.emit.Store(&env.Emit)
 	p.armHold(env)
 	if cfg.AgentCgroup && p.opts.Limits == nil {
 		p.opts.Limits = detectLimiter(env.Clock, p.log)
@@ -230,20 +234,6 @@ func (p *Policy) staller() controller.SandboxStaller {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.sbx
-}
-
-// pressure is the machine's pressure, for the residency manager.
-func (p *Policy) pressure() residency.Pressure {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.m.Pressure()
-}
-
-// freeShare is the machine's FreeShare, for the residency manager.
-func (p *Policy) freeShare() float64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.m.FreeShare()
 }
 
 // AgentReady submits the attempt and blocks until the machine starts it.
