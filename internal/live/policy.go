@@ -213,7 +213,7 @@ func (p *Policy) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
 		p.log.Warn("residency off: sandboxes stay resident", "policy", cfg.Name, "why", "no state directory for recovery records")
 		return controller.NewResident(h)
 	}
-	mgr, closer, err := p.opts.Residency(h, p.pressure, p.freeShare, p.residencyEvent)
+	mgr, closer, err := p.opts.Residency(h, p.Pressure, p.freeShare, p.residencyEvent)
 	if err != nil {
 		p.log.Warn("residency off: sandboxes stay resident", "err", err)
 		return controller.NewResident(h)
@@ -232,8 +232,9 @@ func (p *Policy) staller() controller.SandboxStaller {
 	return p.sbx
 }
 
-// pressure is the machine's pressure, for the residency manager.
-func (p *Policy) pressure() residency.Pressure {
+// Pressure is the machine's pressure (the gate's Q(t) at its last step),
+// for a residency manager or the node agent's Sandbox suspends.
+func (p *Policy) Pressure() residency.Pressure {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.m.Pressure()
