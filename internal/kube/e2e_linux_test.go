@@ -37,7 +37,7 @@ func sandboxOf(t *testing.T, a *kubetest.Admin, name string) *Sandbox {
 // and set back to Running on a resume request (and on a new claim).
 // agent-sandbox's controller runs beside them, deleting and creating the
 // Sandboxes' pods; there is no scheduler (the pods name the node) and the
-// kubelet is played by the test (fakeKubelet: pods run and go at once, no
+// kubelet is played by the test (kubetest.Kubelet: pods run and go at once, no
 // container starts). The node agent uses only testdata/clusterrole.yaml's
 // RBAC. It logs the times from pressure to Suspended and from a resume
 // request to Running and to Ready.
