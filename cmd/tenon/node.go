@@ -53,6 +53,7 @@ on and are re-adopted at the next start. See docs/kubernetes.md.`)
 	pol := fs.String("policy", "gate", "policy: gate (the gate alone) or tenon (gate, admission, residency; needs a harness: see above)")
 	stateDir := fs.String("state-dir", "", "directory of the predictor's measurements and models (required with --policy tenon)")
 	listen := fs.String("listen", "127.0.0.1:9464", `serve /metrics, /status, /healthz and the harness API on this TCP address ("" for none)`)
+	token := fs.String("token", os.Getenv("TENON_TOKEN"), "bearer token the harness API requires (default $TENON_TOKEN; none: keep --listen where only harnesses reach it)")
 	inCluster := fs.Bool("kube-in-cluster", false, "reach the API server with the pod's service account")
 	server := fs.String("kube-server", "", "reach the API server at this https:// URL (with --kube-token-file, --kube-ca-file)")
 	tokenFile := fs.String("kube-token-file", "", "bearer token file for --kube-server")
@@ -66,7 +67,7 @@ on and are re-adopted at the next start. See docs/kubernetes.md.`)
 		return err
 	}
 	return app.Node(ctx, app.NodeConfig{NRISocket: *socket, Domain: *domain, Budget: int64(budget), Policy: *pol,
-		StateDir: *stateDir, Kube: kc, NodeName: *nodeName, Listen: *listen, Status: env.stderr, Log: env.log})
+		StateDir: *stateDir, Kube: kc, NodeName: *nodeName, Listen: *listen, Token: *token, Status: env.stderr, Log: env.log})
 }
 
 // kubeConfig is the API server's configuration from the --kube-* flags,

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +56,10 @@ type NodeConfig struct {
 	// the resume route (kube.ResumePattern, with Kube and residency) on
 	// this TCP address; "" for none.
 	Listen string
+	// Token, when set, is the bearer token the harness API and the resume
+	// route require ("Authorization: Bearer T"); /metrics, /status and
+	// /healthz stay open.
+	Token string
 	// Reporter also receives every per-pod report (the apiserver path);
 	// nil: logs, metrics and /status only.
 	Reporter node.Reporter
@@ -153,7 +159,7 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 		}
 	}()
 	var connected atomic.Bool
-	stopHTTP, err := serveNode(cfg.Listen, n, cp, reg, &connected, log)
+	stopHTTP, err := serveNode(cfg.Listen, cfg.Token, n, cp, reg, &connected, log)
 	if err != nil {
 		return err
 	}
@@ -184,9 +190,26 @@ func domainHits(dom *cgroup.Domain) func() (int64, error) {
 	}
 }
 
+// requireToken passes requests with the bearer token to next and answers
+// the others 401; an empty token lets every request through.
+func requireToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="tenon-node"`)
+			http.Error(w, `{"error": "node: this API needs the node agent's token: send \"Authorization: Bearer <token>\" (tenon node --token)"}`, http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // serveNode serves the node's metrics, status and health on addr ("":
 // nothing) and returns what stops it.
-func serveNode(addr string, n *node.Node, cp *nodeKube, reg *prometheus.Registry, connected *atomic.Bool, log *slog.Logger) (func(), error) {
+func serveNode(addr, token string, n *node.Node, cp *nodeKube, reg *prometheus.Registry, connected *atomic.Bool, log *slog.Logger) (func(), error) {
 	if addr == "" {
 		return func() {}, nil
 	}
@@ -207,8 +230,10 @@ func serveNode(addr string, n *node.Node, cp *nodeKube, reg *prometheus.Registry
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
-	n.HandleHarness(mux)
-	cp.handle(mux)
+	api := http.NewServeMux()
+	n.HandleHarness(api)
+	cp.handle(api)
+	mux.Handle("/v1/", requireToken(token, api))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -46,6 +48,32 @@ func TestNodeConfigErrors(t *testing.T) {
 			err := Node(context.Background(), tc.cfg)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Node = %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRequireToken(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	tests := []struct {
+		name, token, header string
+		want                int
+	}{
+		{"no token configured", "", "", http.StatusNoContent},
+		{"the token", "s3cret", "Bearer s3cret", http.StatusNoContent},
+		{"a wrong token", "s3cret", "Bearer nope", http.StatusUnauthorized},
+		{"no header", "s3cret", "", http.StatusUnauthorized},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "/v1/pods/ns/a/actions", nil)
+			if tc.header != "" {
+				req.Header.Set("Authorization", tc.header)
+			}
+			rec := httptest.NewRecorder()
+			requireToken(tc.token, ok).ServeHTTP(rec, req)
+			if rec.Code != tc.want {
+				t.Errorf("status %d, want %d", rec.Code, tc.want)
 			}
 		})
 	}

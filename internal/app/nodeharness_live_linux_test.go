@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -20,7 +19,6 @@ import (
 	cri "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
-	"github.com/tenon-dev/tenon/internal/cgroup/cgrouptest"
 	"github.com/tenon-dev/tenon/internal/kube"
 	"github.com/tenon-dev/tenon/internal/kube/kubetest"
 	"github.com/tenon-dev/tenon/internal/node"
@@ -91,15 +89,20 @@ func (k *criKubelet) container(pod string) string {
 
 // harnessClient is an agent's harness talking to the node agent's API.
 type harnessClient struct {
-	t    *testing.T
-	base string
+	t           *testing.T
+	base, token string
 }
 
 func (h harnessClient) post(path string, body, out any) {
 	h.t.Helper()
 	b, _ := json.Marshal(body)
+	req, err := http.NewRequest(http.MethodPost, h.base+path, bytes.NewReader(b))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+h.token)
 	c := http.Client{Timeout: time.Minute}
-	resp, err := c.Post(h.base+path, "application/json", bytes.NewReader(b))
+	resp, err := c.Do(req)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -140,76 +143,28 @@ func freeAddr(t *testing.T) string {
 // admitted. It measures the time from that request to the action's
 // command having run in the new container.
 func TestLiveNodeHarness(t *testing.T) {
-	layout := cgrouptest.Live(t, "tenon node's harness test")
-	if m, _ := layout.Controller(cgroup.Memory); m.Version != cgroup.V1 {
-		t.Skip("tenon node's harness test runs containerd with the cgroupfs driver on cgroup v1 (this host's memory controller is v2)")
-	}
 	assets := kubetest.Assets(t)
+	layout, domain, d := startContainerd(t, "tenon node's harness test")
 	const budget = 256 * units.MiB
-	domain := "tenon-test-harness-" + strconv.Itoa(os.Getpid())
-	t.Cleanup(func() { containerdtest.RemoveCgroups(t, "/"+domain) })
-	const pause = "tenon.test/pause:1"
-	d := containerdtest.Start(t, pause)
-	d.Import(t, containerdtest.BusyboxArchive(t, pause, containerdtest.PauseCmd))
-
 	cp := kubetest.StartControlPlane(t, assets)
 	adm := kubetest.NewAdmin(t, cp)
 	kubetest.SetUp(t, adm, assets, "../kube/testdata", harnessNode)
 	kubetest.StartSandboxController(t, assets, cp)
-
 	// tenon node, with the node agent's RBAC only.
 	listen := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	connected := make(chan struct{}, 1)
-	errc := make(chan error, 1)
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	go func() {
-		errc <- Node(ctx, NodeConfig{NRISocket: d.NRISocket, Domain: domain, Budget: budget, Policy: "tenon",
-			StateDir: t.TempDir(), Kube: &kube.Config{Server: cp.Server, CAFile: cp.CAFile, TokenFile: cp.NodeTokenFile},
-			NodeName: harnessNode, KubePoll: 50 * time.Millisecond, Listen: listen, Log: log,
-			Connected: func(*node.Node) {
-				select {
-				case connected <- struct{}{}:
-				default:
-				}
-			}})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("tenon node: %v", err)
-		}
-	})
-	select {
-	case <-connected:
-	case err := <-errc:
-		t.Fatalf("tenon node ended: %v\n%s", err, d.Log())
-	case <-time.After(15 * time.Second):
-		t.Fatalf("tenon node did not connect to NRI\n%s", d.Log())
-	}
+	startNode(t, d, NodeConfig{Domain: domain, Budget: budget, Policy: "tenon", StateDir: t.TempDir(),
+		Kube:     &kube.Config{Server: cp.Server, CAFile: cp.CAFile, TokenFile: cp.NodeTokenFile},
+		NodeName: harnessNode, KubePoll: 50 * time.Millisecond, Listen: listen, Token: "harness-token"})
 
-	kl := &criKubelet{d: d, image: pause, pods: map[string]string{}, ctrs: map[string]string{}}
+	kl := &criKubelet{d: d, image: pauseImage, pods: map[string]string{}, ctrs: map[string]string{}}
 	kctx, stopKubelet := context.WithCancel(context.Background())
 	var kwg sync.WaitGroup
 	kwg.Go(func() { kubetest.Kubelet{Namespace: "default", Run: kl.run, Stop: kl.stop}.Serve(kctx, t, adm) })
 	t.Cleanup(func() { stopKubelet(); kwg.Wait() })
 
-	for _, sb := range []struct {
-		name        string
-		restartSafe bool
-	}{{"agent-a", true}, {"agent-b", false}} {
-		md := map[string]any{"name": sb.name}
-		if sb.restartSafe {
-			md["annotations"] = map[string]string{kube.RestartSafeAnnotation: "true"}
-		}
-		adm.CreateJSON("/apis/agents.x-k8s.io/v1beta1/namespaces/default/sandboxes", map[string]any{
-			"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox", "metadata": md,
-			"spec": map[string]any{"podTemplate": map[string]any{
-				"metadata": map[string]any{"annotations": map[string]string{node.AnnotationAgent: "true"}},
-				"spec": map[string]any{"nodeName": harnessNode,
-					"containers": []map[string]any{{"name": "agent", "image": pause}}}}},
-		})
-	}
+	agent := map[string]string{node.AnnotationAgent: "true"}
+	adm.CreateSandbox("default", "agent-a", harnessNode, pauseImage, map[string]string{kube.RestartSafeAnnotation: "true"}, agent)
+	adm.CreateSandbox("default", "agent-b", harnessNode, pauseImage, nil, agent)
 	sandbox := func(name string) *kube.Sandbox {
 		var s kube.Sandbox
 		if err := adm.Get("/apis/agents.x-k8s.io/v1beta1/namespaces/default/sandboxes/"+name, &s); err != nil {
@@ -221,7 +176,7 @@ func TestLiveNodeHarness(t *testing.T) {
 		return sandbox("agent-a").Ready() && sandbox("agent-b").Ready()
 	})
 
-	h := harnessClient{t, "http://" + listen}
+	h := harnessClient{t, "http://" + listen, "harness-token"}
 	rctx, rcancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer rcancel()
 	// action runs one action of pod's agent: start (admission, and the
@@ -285,7 +240,7 @@ func TestLiveNodeHarness(t *testing.T) {
 		cfg := d.PodConfig(name, "uid-"+name, d.CgroupParent+"/pod-"+name, map[string]string{node.AnnotationAgent: "true"})
 		hog := d.RunPod(rctx, t, cfg)
 		start := time.Now()
-		d.RunContainer(rctx, t, hog, cfg, containerdtest.Container{Name: "tool", Image: pause,
+		d.RunContainer(rctx, t, hog, cfg, containerdtest.Container{Name: "tool", Image: pauseImage,
 			Command: []string{"/bin/sh", "-c", "/tenon/app.test; exec sleep 3600"},
 			Env:     map[string]string{memToolEnv: "--peak 200MiB --ramp 500ms --hold forever"}, Mounts: mounts})
 		kubetest.WaitFor(t, "agent-a suspended under pressure, its container gone", time.Minute, func() bool {

@@ -53,22 +53,8 @@ func TestControlPlaneE2E(t *testing.T) {
 	kubelet.Go(func() { kubetest.Kubelet{Namespace: "agents"}.Serve(kctx, t, adm) })
 	defer kubelet.Wait()
 	defer stopKubelet()
-	for _, sb := range []struct {
-		name        string
-		restartSafe bool
-	}{{"agent-a", true}, {"agent-b", false}} {
-		md := map[string]any{"name": sb.name}
-		if sb.restartSafe {
-			md["annotations"] = map[string]string{RestartSafeAnnotation: "true"}
-		}
-		// The pod template names the node: no scheduler runs.
-		adm.CreateJSON(sandboxesPath+"/namespaces/agents/sandboxes", map[string]any{
-			"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox", "metadata": md,
-			"spec": map[string]any{"podTemplate": map[string]any{"spec": map[string]any{
-				"nodeName":   e2eNode,
-				"containers": []map[string]any{{"name": "agent", "image": "agent:e2e"}}}}},
-		})
-	}
+	adm.CreateSandbox("agents", "agent-a", e2eNode, "agent:e2e", map[string]string{RestartSafeAnnotation: "true"}, nil)
+	adm.CreateSandbox("agents", "agent-b", e2eNode, "agent:e2e", nil, nil)
 	kubetest.WaitFor(t, "both Sandboxes Ready on the node", time.Minute, func() bool {
 		return sandboxOf(t, adm, "agent-a").Ready() && sandboxOf(t, adm, "agent-b").Ready()
 	})

@@ -23,3 +23,18 @@ func SetUp(t *testing.T, a *Admin, assets, rbacDir, node string, namespaces ...s
 		return a.Get("/apis/agents.x-k8s.io/v1beta1/sandboxes", &struct{}{}) == nil
 	})
 }
+
+// CreateSandbox creates the agent-sandbox Sandbox namespace/name, with
+// annotations, whose pod (with podAnnotations) runs one container "agent"
+// of image on node: the pod template names the node, as no scheduler runs.
+func (a *Admin) CreateSandbox(namespace, name, node, image string, annotations, podAnnotations map[string]string) {
+	a.T.Helper()
+	a.CreateJSON("/apis/agents.x-k8s.io/v1beta1/namespaces/"+namespace+"/sandboxes", map[string]any{
+		"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox",
+		"metadata": map[string]any{"name": name, "annotations": annotations},
+		"spec": map[string]any{"podTemplate": map[string]any{
+			"metadata": map[string]any{"annotations": podAnnotations},
+			"spec": map[string]any{"nodeName": node,
+				"containers": []map[string]any{{"name": "agent", "image": image}}}}},
+	})
+}
