@@ -353,9 +353,10 @@ func (n *Node) harnessDown(pod PodRef, ctr string) {
 		return
 	}
 	pa.setContainer(n.firstContainer(ref))
-	gone := pa.ctr == "" && (n.cfg.Suspender == nil || !n.cfg.Suspender.Suspended(ref))
+	suspended := pa.ctr == "" && n.cfg.Suspender != nil && n.cfg.Suspender.Suspended(ref)
+	gone := pa.ctr == "" && !suspended
 	n.mu.Unlock()
-	if pa.ctr == "" && !gone {
+	if suspended {
 		n.report(pod, KindSuspended, "its Sandbox was suspended: the agent was idle and the node needed the memory; its harness's next action brings it back")
 	}
 	if gone {
