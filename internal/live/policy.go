@@ -217,7 +217,7 @@ func (p *Policy) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
 		p.log.Warn("residency off: sandboxes stay resident", "policy", cfg.Name, "why", "no state directory for recovery records")
 		return controller.NewResident(h)
 	}
-	mgr, closer, err := p.opts.Residency(h, p.pressure, p.freeShare, p.residencyEvent)
+	mgr, closer, err := p.opts.Residency(h, p.Pressure, p.freeShare, p.residencyEvent)
 	if err != nil {
 		p.log.Warn("residency off: sandboxes stay resident", "err", err)
 		return controller.NewResident(h)

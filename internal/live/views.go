@@ -29,9 +29,9 @@ func (p *Policy) publish() {
 	p.views.free.Store(math.Float64bits(p.m.FreeShare()))
 }
 
-// pressure is the machine's pressure at its last sample, for the residency
-// manager.
-func (p *Policy) pressure() residency.Pressure { return gate.Pressure(p.views.pressure.Load()) }
+// Pressure is the machine's pressure (the gate's Q(t)) at its last sample,
+// for a residency manager or the node agent's Sandbox suspends.
+func (p *Policy) Pressure() residency.Pressure { return gate.Pressure(p.views.pressure.Load()) }
 
 // freeShare is the machine's FreeShare at its last sample, for the
 // residency manager.
