@@ -29,7 +29,7 @@ type modelFile struct {
 	Avg            *Forest   `json:"avg"`
 	Peak           *Forest   `json:"peak"`
 	Heavy          *Forest   `json:"heavy"`
-	P90            *Quantile `json:"p90,omitempty"`         // absent in files written before it
+	P90            *Quantile `json:"p90,omitempty"`         // absent: trained on one task
 	TrainTasks     []string  `json:"train_tasks,omitempty"` // absent in files written before it
 }
 
@@ -111,13 +111,18 @@ func Decode(r io.Reader) (*Model, error) {
 	if f.FeatureSet != FeatureSetCurrent && f.FeatureSet != FeatureSetStatic {
 		return nil, modelErr(ErrModelFormat, "unknown feature set %q", f.FeatureSet)
 	}
-	if q := f.P90; q != nil && (q.Q <= 0 || q.Q >= 1 || q.Residual < 0 || math.IsNaN(q.Residual)) {
-		return nil, modelErr(ErrModelFormat, "p90: quantile %g with residual %g, want a quantile in (0, 1) and a residual >= 0", q.Q, q.Residual)
-	}
-	for _, fr := range []struct {
+	type namedForest struct {
 		name string
 		f    *Forest
-	}{{"avg", f.Avg}, {"peak", f.Peak}, {"heavy", f.Heavy}} {
+	}
+	forests := []namedForest{{"avg", f.Avg}, {"peak", f.Peak}, {"heavy", f.Heavy}}
+	if q := f.P90; q != nil {
+		if q.Q <= 0 || q.Q >= 1 || q.Residual < 0 || math.IsNaN(q.Residual) {
+			return nil, modelErr(ErrModelFormat, "p90: quantile %g with residual %g, want a quantile in (0, 1) and a residual >= 0", q.Q, q.Residual)
+		}
+		forests = append(forests, namedForest{"p90 scale", q.Scale})
+	}
+	for _, fr := range forests {
 		if fr.f == nil || len(fr.f.Trees) == 0 {
 			return nil, modelErr(ErrModelFormat, "forest %q is missing or empty", fr.name)
 		}

@@ -66,7 +66,7 @@ type Model struct {
 	Avg, Peak      *Forest
 	Heavy          *Forest
 	// P90 calibrates PredP90 (PeakQuantile); nil (fewer than two training
-	// tasks, or a file written before it) makes PredP90 equal PredPeak.
+	// tasks) makes PredP90 equal PredPeak.
 	P90 *Quantile
 	// TrainTasks are the workflow ids of the training examples, sorted, so
 	// that an evaluation can keep them out of its test set and fit its
@@ -188,7 +188,7 @@ func (m *Model) Predict(ctx ActionContext) Descriptor {
 	peak := m.fromTarget(target)
 	p90 := peak
 	if m.P90 != nil {
-		p90 = max(m.fromTarget(target+m.P90.residual(cls)), peak)
+		p90 = max(m.fromTarget(m.P90.bound(target, x)), peak)
 	}
 	risk := min(max(m.Heavy.Predict(x), 0), 1)
 	if m.FeatureSet == FeatureSetCurrent {
