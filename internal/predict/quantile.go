@@ -52,17 +52,6 @@ type Quantile struct {
 	Center float64 `json:"center"`
 }
 
-// median is the point prediction, in target space, of an action whose peak
-// forest predicts target from features x: target + Center × scale. The
-// forest fits the mean of log1p(MiB), which in a class of mostly light
-// runs with a few heavy ones sits above what most runs need; the
-// out-of-fold median residual moves it to the conditional median, the
-// prediction that minimizes the absolute error (batch18 held out: P90 APE
-// 637 -> 315 %, MAE 14.6 -> 14.2 MiB; see bench/results/predict.md).
-func (q *Quantile) median(target float64, x []float64) float64 {
-	return target + q.Center*max(q.Scale.Predict(x), minScale)
-}
-
 // around returns the point prediction and the upper quantile, in target
 // space, of an action whose peak forest predicts target from features x:
 // target + Center × scale and target + Residual × scale.
