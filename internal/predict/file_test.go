@@ -91,6 +91,7 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 			tr["feature"].([]any)[0] = 1000
 		}), ErrModelFormat, "splits on feature 1000"},
 		{"unknown target", edit(func(v map[string]any) { v["target"] = "sqrt" }), ErrModelFormat, `unknown target "sqrt"`},
+		{"p90 without its scale", edit(func(v map[string]any) { delete(v["p90"].(map[string]any), "scale") }), ErrModelFormat, `forest "p90 scale" is missing`},
 		{"negative p90 residual", edit(func(v map[string]any) { v["p90"].(map[string]any)["residual"] = -1 }), ErrModelFormat, "p90: quantile 0.9 with residual -1"},
 	}
 	for _, tc := range tests {
