@@ -112,3 +112,36 @@ func TestCommandFeaturesNormalized(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownResidentIsTheTrainingMedian checks that a model trained on
+// recorded sandbox levels predicts an action whose level is unknown (a
+// host that does not measure it) as if the sandbox held the training
+// median, not a level it never saw.
+func TestUnknownResidentIsTheTrainingMedian(t *testing.T) {
+	ex := ExamplesFromWorkflows(synthWorkflows(30, 3))
+	m, err := Train(ex, TrainConfig{Trees: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var levels []int64
+	for _, e := range ex {
+		levels = append(levels, e.Ctx.ResidentBytes)
+	}
+	if m.Resident != median(levels) || m.Resident <= 0 {
+		t.Fatalf("model median level %d, want the examples' %d", m.Resident, median(levels))
+	}
+	differs := false
+	for _, e := range ex {
+		known := e.Ctx
+		known.ResidentBytes = m.Resident
+		unknown := e.Ctx
+		unknown.ResidentBytes = 0
+		if a, b := m.Predict(unknown), m.Predict(known); a != b {
+			t.Fatalf("%s/%d: unknown level predicted %+v, at the median level %+v", e.Ctx.WorkflowID, e.Index, a, b)
+		}
+		differs = differs || m.Predict(e.Ctx) != m.Predict(unknown)
+	}
+	if !differs {
+		t.Error("no prediction depends on the level: the test is not testing anything")
+	}
+}

@@ -31,6 +31,7 @@ type modelFile struct {
 	Heavy          *Forest   `json:"heavy"`
 	P90            *Quantile `json:"p90,omitempty"`         // absent: trained on one task
 	TrainTasks     []string  `json:"train_tasks,omitempty"` // absent in files written before it
+	Resident       int64     `json:"resident_bytes,omitempty"`
 }
 
 // Encode writes the model as JSON.
@@ -42,7 +43,7 @@ func (m *Model) Encode(w io.Writer) error {
 	f := modelFile{Format: FileFormat, Version: FileVersion, FeatureCount: FeatureCount,
 		HashBuckets: HashBuckets, FeatureSet: m.FeatureSet, Target: target,
 		HeavyThreshold: m.HeavyThreshold, IDF: m.IDF, Avg: m.Avg, Peak: m.Peak, Heavy: m.Heavy,
-		P90: m.P90, TrainTasks: m.TrainTasks}
+		P90: m.P90, TrainTasks: m.TrainTasks, Resident: m.Resident}
 	if err := json.NewEncoder(w).Encode(f); err != nil {
 		return fmt.Errorf("encoding model: %w", err)
 	}
@@ -100,7 +101,8 @@ func Decode(r io.Reader) (*Model, error) {
 		return nil, modelErr(ErrFeatureCount, "feature count %d does not match this tenon's %d (hash buckets %d vs %d, %d idf weights): retrain the model", f.FeatureCount, FeatureCount, f.HashBuckets, HashBuckets, len(f.IDF))
 	}
 	m := &Model{FeatureSet: f.FeatureSet, HeavyThreshold: f.HeavyThreshold, IDF: f.IDF,
-		Avg: f.Avg, Peak: f.Peak, Heavy: f.Heavy, P90: f.P90, TrainTasks: f.TrainTasks}
+		Avg: f.Avg, Peak: f.Peak, Heavy: f.Heavy, P90: f.P90, TrainTasks: f.TrainTasks,
+		Resident: f.Resident}
 	switch f.Target {
 	case "log1p_mib":
 	case "mib":

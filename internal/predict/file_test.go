@@ -39,6 +39,9 @@ func TestModelRoundTrip(t *testing.T) {
 	if got.P90 == nil || got.P90.Q != PeakQuantile {
 		t.Errorf("loaded p90 calibration %+v, want quantile %g", got.P90, PeakQuantile)
 	}
+	if got.Resident != m.Resident || m.Resident == 0 {
+		t.Errorf("loaded median sandbox level %d, saved %d (want it known: the examples record it)", got.Resident, m.Resident)
+	}
 	if len(got.TrainTasks) != 30 || !slices.Equal(got.TrainTasks, m.TrainTasks) {
 		t.Errorf("loaded train tasks %v, want the 30 saved %v", got.TrainTasks, m.TrainTasks)
 	}
