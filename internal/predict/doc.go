@@ -24,6 +24,14 @@
 // ({"format":"tenon-predict","version":1,...}) and loading rejects other
 // formats, versions and feature counts with an error naming the file.
 //
+// Every model is calibrated on its training tasks alone (Quantile): a
+// scale forest predicts how far the peak forest misses an action, from
+// out-of-fold residuals (5 folds by task); the 90th percentile of the
+// residuals divided by the scale widens each prediction to PredP90, and
+// their median moves the point prediction from the forest's log-space mean
+// to the conditional median. A model trained on recorded sandbox levels
+// assumes the training median level where a host does not give one.
+//
 // A model of the current feature set adds one rule to its forests: the
 // repeat floor. An action that repeats an earlier action of its workflow
 // (same class and command skeleton, e.g. the test suite run again after an
