@@ -42,7 +42,7 @@ const (
 // quantile over all actions rather than one per class: the scale already
 // separates the classes, and a class quantile fitted on one trace set
 // under-covered the other (haiku -> batch18: 77 % of peaks at or below
-// the bound, against 90 % with the scale; see bench/results/predict.md).
+// the bound, against 86-88 % with the scale; see bench/results/predict.md).
 type Quantile struct {
 	Q        float64 `json:"q"`
 	Residual float64 `json:"residual"` // q-quantile of residual / scale, at least 0
