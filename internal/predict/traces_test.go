@@ -2,6 +2,7 @@ package predict
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -171,40 +172,122 @@ func (f foldPredictors) Name() string {
 
 func (f foldPredictors) Predict(ctx ActionContext) Descriptor { return f[ctx.WorkflowID].Predict(ctx) }
 
-// TestP90CoverageOnTraces checks on held-out tasks of the real traces that
-// the calibrated upper quantile holds: for five task splits (70/30), the
-// share of held-out peaks at or below PredP90 is near 90 % (the measured
-// range at the commit that added it was 84-93 %), and well above the share
-// at or below the point prediction.
+// TestP90CoverageOnTraces checks on tasks the model never saw that the
+// calibrated upper quantile holds on both real trace sets and across them:
+// for five 70/30 task splits of each set, and trained on all of one set and
+// tested on the other (seeds 1-3), the share of test peaks at or below
+// PredP90 is near 90 % and well above the share at or below the point
+// prediction. The per-class residual quantile this replaced covered 77 % of
+// batch18's peaks when trained on haiku; the scale forest is what holds it
+// there (measured 85.6-95.0 % at the commit that added it).
 func TestP90CoverageOnTraces(t *testing.T) {
-	if _, err := os.Stat(tracesDir); err != nil {
-		t.Skipf("AgentCgroup traces not available at %s: %v", tracesDir, err)
-	}
 	if testing.Short() || raceEnabled {
 		t.Skip("-short or -race: skipping the trace evaluation (pure computation, run it without -race)")
 	}
-	wfs, _, err := agentcgroup.Import(tracesDir)
-	if err != nil {
-		t.Fatal(err)
+	haiku := loadTraceExamples(t, tracesDir)
+	batch := loadTraceExamples(t, batchDir)
+	type split struct {
+		name        string
+		train, test []Example
+		seed        uint64
 	}
-	all := ExamplesFromWorkflows(wfs)
+	var splits []split
 	for seed := uint64(1); seed <= 5; seed++ {
-		train, test := SplitByTask(all, 0.3, seed)
-		m, err := Train(train, TrainConfig{Seed: seed})
+		for _, set := range []struct {
+			name string
+			ex   []Example
+		}{{"haiku", haiku}, {"batch18", batch}} {
+			train, test := SplitByTask(set.ex, 0.3, seed)
+			splits = append(splits, split{fmt.Sprintf("%s split %d", set.name, seed), train, test, seed})
+		}
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		splits = append(splits, split{fmt.Sprintf("haiku -> batch18 seed %d", seed), haiku, batch, seed},
+			split{fmt.Sprintf("batch18 -> haiku seed %d", seed), batch, haiku, seed})
+	}
+	for _, sp := range splits {
+		m, err := Train(sp.train, TrainConfig{Seed: sp.seed})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := Score([]Predictor{m}, test, ScoreConfig{})
+		s := Score([]Predictor{m}, sp.test, ScoreConfig{})
 		var point int
-		for _, e := range test {
+		for _, e := range sp.test {
 			if e.PeakBytes <= m.Predict(e.Ctx).PredPeak {
 				point++
 			}
 		}
-		cov, pcov := s.P90Coverage[0], percent(point, len(test))
-		t.Logf("seed %d: %d held-out actions, %.1f %% at or below PredP90, %.1f %% at or below PredPeak", seed, len(test), cov, pcov)
-		if cov < 80 || cov > 97 || cov < pcov+15 {
-			t.Errorf("seed %d: PredP90 covers %.1f %% of held-out peaks (point %.1f %%), want 80-97 and 15 points above the point prediction", seed, cov, pcov)
+		cov, pcov := s.P90Coverage[0], percent(point, len(sp.test))
+		t.Logf("%s: %d test actions, %.1f %% at or below PredP90, %.1f %% at or below PredPeak", sp.name, len(sp.test), cov, pcov)
+		if cov < 83 || cov > 97 || cov < pcov+15 {
+			t.Errorf("%s: PredP90 covers %.1f %% of the test peaks (point %.1f %%), want 83-97 and 15 points above the point prediction", sp.name, cov, pcov)
 		}
 	}
 }
+
+// TestMedianShiftOnTraces checks on tasks the model never saw that moving
+// the forest's point prediction by the calibrated median residual
+// (Quantile.Center) does what it is for: against the same model with
+// Center 0, the P90 APE of the point prediction falls by a quarter on the
+// five pooled held-out splits of batch18 and trained on batch18, tested on
+// haiku (measured 637 -> 315 % and 316 -> 175 %), and the MAE rises by no
+// more than 2 % on any of the four cases (it fell by up to 3 %, or rose
+// by 0.1 % on haiku -> batch18, where the P90 APE rose 257 -> 274 %).
+func TestMedianShiftOnTraces(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("-short or -race: skipping the trace evaluation (pure computation, run it without -race)")
+	}
+	haiku := loadTraceExamples(t, tracesDir)
+	batch := loadTraceExamples(t, batchDir)
+	cases := []struct {
+		name     string
+		sets     func(seed uint64) (train, test []Example)
+		seeds    uint64
+		apeDrops bool
+	}{
+		{"haiku held-out", func(s uint64) ([]Example, []Example) { return SplitByTask(haiku, 0.3, s) }, 5, false},
+		{"batch18 held-out", func(s uint64) ([]Example, []Example) { return SplitByTask(batch, 0.3, s) }, 5, true},
+		{"haiku -> batch18", func(uint64) ([]Example, []Example) { return haiku, batch }, 1, false},
+		{"batch18 -> haiku", func(uint64) ([]Example, []Example) { return batch, haiku }, 1, true},
+	}
+	for _, c := range cases {
+		var with, without apeAcc
+		for seed := uint64(1); seed <= c.seeds; seed++ {
+			train, test := c.sets(seed)
+			m, err := Train(train, TrainConfig{Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			flat := *m
+			q := *m.P90
+			q.Center = 0
+			flat.P90 = &q
+			with.add(m, test)
+			without.add(&flat, test)
+		}
+		t.Logf("%s: MAE %.2f MiB, P90 APE %.1f %% (Center 0: %.2f MiB, %.1f %%)", c.name, with.mae(), with.p90APE(), without.mae(), without.p90APE())
+		if with.mae() > 1.02*without.mae() {
+			t.Errorf("%s: MAE %.2f MiB with the median shift, %.2f without: want at most 2 %% more", c.name, with.mae(), without.mae())
+		}
+		if c.apeDrops && with.p90APE() > 0.75*without.p90APE() {
+			t.Errorf("%s: P90 APE %.1f %% with the median shift, %.1f %% without: want a quarter less", c.name, with.p90APE(), without.p90APE())
+		}
+	}
+}
+
+// apeAcc pools a predictor's absolute errors and APEs over test sets.
+type apeAcc struct {
+	abs  float64
+	apes []float64
+}
+
+func (a *apeAcc) add(p Predictor, test []Example) {
+	for _, e := range test {
+		diff := math.Abs(float64(p.Predict(e.Ctx).PredPeak - e.PeakBytes))
+		a.abs += diff / mib
+		a.apes = append(a.apes, 100*diff/float64(max(e.PeakBytes, APEFloor)))
+	}
+}
+
+func (a *apeAcc) mae() float64    { return a.abs / float64(len(a.apes)) }
+func (a *apeAcc) p90APE() float64 { return quantileOf(a.apes, 0.9) }
