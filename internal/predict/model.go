@@ -194,9 +194,8 @@ func (m *Model) fromTarget(v float64) int64 {
 // Name is the model's feature set: "current" or "static".
 func (m *Model) Name() string { return m.FeatureSet }
 
-// Predict computes the descriptor of the action in ctx: the peak forest's
-// prediction moved to the conditional median and widened to PredP90 by
-// the calibration (Quantile.around). A model of the current feature set (it sees the task's history) raises the forest's peak
+// Predict computes the descriptor of the action in ctx. A model of the
+// current feature set (it sees the task's history) raises the forest's peak
 // and PredP90 to the median peak of the latest earlier runs of the command
 // the action repeats (same class and command skeleton, see Skeleton): the
 // repeat floor.
@@ -211,9 +210,7 @@ func (m *Model) Predict(ctx ActionContext) Descriptor {
 	peak := m.fromTarget(target)
 	p90 := peak
 	if m.P90 != nil {
-		med, bound := m.P90.around(target, x)
-		peak = m.fromTarget(med)
-		p90 = max(m.fromTarget(bound), peak)
+		p90 = max(m.fromTarget(m.P90.bound(target, x)), peak)
 	}
 	risk := min(max(m.Heavy.Predict(x), 0), 1)
 	if m.FeatureSet == FeatureSetCurrent {

@@ -29,8 +29,7 @@ const (
 // action's features, how far the peak forest typically misses (the
 // absolute residual, in the model's target space: log1p MiB by default);
 // Residual is the q-quantile of the residuals divided by that scale. The
-// bound of an action is prediction + Residual × scale (and its point
-// prediction is moved by Center × scale, see around): wide for actions
+// bound of an action is prediction + Residual × scale: wide for actions
 // like those the forest missed by much in training (a test run of a task
 // whose runs vary), narrow for actions it always got right (a file read).
 //
@@ -47,30 +46,18 @@ type Quantile struct {
 	Q        float64 `json:"q"`
 	Residual float64 `json:"residual"` // q-quantile of residual / scale, at least 0
 	Scale    *Forest `json:"scale"`
-	// Center is the median of the same normalized residuals (negative
-	// when the forest over-predicts most actions).
-	Center float64 `json:"center"`
 }
 
-// around returns the point prediction and the upper quantile, in target
-// space, of an action whose peak forest predicts target from features x:
-// target + Center × scale and target + Residual × scale.
-//
-// Center moves the point prediction: the forest fits the mean of
-// log1p(MiB), which in a class of mostly light runs with a few heavy ones
-// sits above what most runs need; the out-of-fold median residual moves it
-// to the conditional median, the prediction that minimizes the absolute
-// error (batch18 held out: P90 APE 637 -> 315 %, MAE 14.6 -> 14.2 MiB; see
-// bench/results/predict.md).
-func (q *Quantile) around(target float64, x []float64) (median, bound float64) {
-	s := max(q.Scale.Predict(x), minScale)
-	return target + q.Center*s, target + q.Residual*s
+// bound is the upper quantile, in target space, of an action whose peak
+// forest predicts target from features x.
+func (q *Quantile) bound(target float64, x []float64) float64 {
+	return target + q.Residual*max(q.Scale.Predict(x), minScale)
 }
 
 // fitQuantile cross-fits the peak forest by task (quantileFolds folds of
 // whole workflows), then the scale forest on the other folds' absolute
 // residuals, and returns the q-quantile of the out-of-fold normalized
-// residuals and their median, with a scale forest fitted on all of them. It returns nil with
+// residuals with a scale forest fitted on all of them. It returns nil with
 // fewer than two tasks.
 func fitQuantile(examples []Example, X [][]float64, y []float64, allowed []int, fc ForestConfig, q float64) *Quantile {
 	ids := shuffledWorkflows(examples, fc.Seed, 0x9a11)
@@ -121,9 +108,7 @@ func fitQuantile(examples []Example, X [][]float64, y []float64, allowed []int, 
 		res[i] /= max(sc[i], minScale)
 	}
 	fc.Seed ^= 0x2545f4914f6cdd1d
-	slices.Sort(res)
-	return &Quantile{Q: q, Residual: quantileOf(res, q), Center: res[(len(res)-1)/2],
-		Scale: FitForest(X, abs, allowed, fc)}
+	return &Quantile{Q: q, Residual: quantileOf(res, q), Scale: FitForest(X, abs, allowed, fc)}
 }
 
 // quantileOf is the nearest-rank q-quantile of v, at least 0.
