@@ -198,8 +198,7 @@ Every model also carries a calibration fitted on the training tasks alone
 (5 folds by task): a forest that predicts how far the peak forest misses an
 action, the 90th percentile of the misses divided by it (the upper quantile
 PredP90, pred_p90_bytes: about nine peaks in ten at or below it on tasks the
-model never saw) and their median, which moves the point prediction to the
-conditional median.
+model never saw).
 
 Features: the action's class and command, the task's history (last, max and
 trend of the peaks, counts of earlier peaks at or above 64 and 256 MiB, time
