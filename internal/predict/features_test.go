@@ -118,7 +118,8 @@ func TestCommandFeaturesNormalized(t *testing.T) {
 // host that does not measure it) as if the sandbox held the training
 // median, not a level it never saw.
 func TestUnknownResidentIsTheTrainingMedian(t *testing.T) {
-	ex := ExamplesFromWorkflows(synthWorkflows(30, 3))
+	wfs := synthWorkflows(30, 3)
+	ex := withLevels(wfs, ExamplesFromWorkflows(wfs))
 	m, err := Train(ex, TrainConfig{Trees: 8, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

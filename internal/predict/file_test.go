@@ -13,7 +13,8 @@ import (
 
 func trainSmall(t *testing.T) (*Model, []Example) {
 	t.Helper()
-	ex := ExamplesFromWorkflows(synthWorkflows(30, 3))
+	wfs := synthWorkflows(30, 3)
+	ex := withLevels(wfs, ExamplesFromWorkflows(wfs))
 	m, err := Train(ex, TrainConfig{Trees: 8, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
