@@ -108,16 +108,21 @@ const (
 	HoldResolved            // the wait ended without a kill (log it)
 	HoldRelease             // release the hold (v1 oom_kill_disable=0, v2 memory.high=max): the OOM killer acts
 	HoldRearm               // arm the hold again
+	// HoldPreempt: the wait is deadlocked and the host restarts preempted
+	// attempts (hold_preempt.go): it kills Step.Preempt's action and
+	// restarts that attempt; the hold stays armed and goes on waiting.
+	HoldPreempt
 )
 
 // HoldStats counts what the OOM hold did.
 type HoldStats struct {
-	Holds    uint64        // waits that began
-	Resolved uint64        // waits that ended with memory freed, no kill
-	Released uint64        // waits released to the OOM killer (the timeout without progress, or MaxWait)
-	Held     time.Duration // total time tasks waited under the hold
-	Froze    uint64        // sandboxes the freezing hold froze (hold_freeze.go; v2)
-	Thawed   uint64        // resting sandboxes whose gate denial a wait lifted (hold_rest.go), counted once per run of periods
+	Holds     uint64        // waits that began
+	Resolved  uint64        // waits that ended with memory freed, no kill
+	Released  uint64        // waits released to the OOM killer (the timeout without progress, or MaxWait)
+	Held      time.Duration // total time tasks waited under the hold
+	Froze     uint64        // sandboxes the freezing hold froze (hold_freeze.go; v2)
+	Thawed    uint64        // resting sandboxes whose gate denial a wait lifted (hold_rest.go), counted once per run of periods
+	Preempted uint64        // actions the hold preempted to end a deadlock instead of releasing (hold_preempt.go)
 }
 
 // OOMHold is the hold's decision logic, with no I/O: the live gate runner
@@ -142,6 +147,14 @@ func (h *OOMHold) Stats() HoldStats { return h.stats }
 // acts on the result (SetOOMHold(false) on a HoldRelease, true on a
 // HoldRearm).
 func (h *OOMHold) Step(now time.Time, under, progress bool) HoldAction {
+	return h.step(now, under, progress, false)
+}
+
+// step is Step where preempt says whether the host can preempt a victim
+// now (hold_preempt.go): then a wait that has lasted the timeout with
+// nothing progressing returns HoldPreempt instead of HoldRelease and goes
+// on waiting, with a new timeout for the victim's memory to come back.
+func (h *OOMHold) step(now time.Time, under, progress, preempt bool) HoldAction {
 	switch h.state {
 	case holdArmed:
 		if under {
@@ -159,6 +172,11 @@ func (h *OOMHold) Step(now time.Time, under, progress bool) HoldAction {
 		}
 		if progress {
 			h.moved = now
+		}
+		if preempt && now.Sub(h.moved) >= h.Timeout {
+			h.moved = now
+			h.stats.Preempted++
+			return HoldPreempt
 		}
 		if now.Sub(h.moved) >= h.Timeout || waited >= max(h.MaxWait, h.Timeout) {
 			h.state, h.since = holdReleased, now

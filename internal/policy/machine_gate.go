@@ -31,6 +31,9 @@ type Step struct {
 	// HoldFrozen lists the sandboxes the freezing hold holds (oldest
 	// first), denied in Gate whatever the gate decided.
 	HoldFrozen []string
+	// Preempt is the action to preempt when Hold is HoldPreempt; its
+	// sandbox is allowed in Gate until the action ends.
+	Preempt Preemption
 }
 
 // MachineStats counts decisions beyond the gate's and the hold's.
@@ -68,12 +71,24 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 		// Under the freezing hold, a sandbox it holds waits as a v1 task
 		// sleeping in the OOM wait does.
 		under := obs.UnderOOM || (m.freeze != nil && m.freeze.holding())
-		st.Hold = m.hold.Step(now, under, progress)
+		m.notePreempted()
+		var victim *agentState
+		if m.preempt && waiting {
+			victim = m.holdVictim()
+		}
+		st.Hold = m.hold.step(now, under, progress, victim != nil)
 		if st.Hold == HoldResolved || st.Hold == HoldRelease {
 			st.Held = now.Sub(since)
 		}
+		if st.Hold == HoldPreempt {
+			st.Preempt = Preemption{Agent: victim.id, Sandbox: victim.sandbox}
+			if m.preempted == nil {
+				m.preempted = map[string]bool{}
+			}
+			m.preempted[victim.sandbox] = true
+		}
 		if m.freeze != nil {
-			m.freeze.step(m.hold.state, obs.UnderOOM, obs.AboveHoldLine, obs.Sandboxes)
+			m.freeze.step(m.hold.state, obs.UnderOOM, obs.AboveHoldLine, obs.Sandboxes, m.preempted)
 			st.HoldFrozen = slices.Clone(m.freeze.held)
 		}
 	}
@@ -108,6 +123,7 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	if m.hold != nil && m.hold.state == holdWaiting {
 		m.holdThawed += m.thawResting(&st.Gate)
 	}
+	m.allowPreempted(&st.Gate)
 	m.noteDenied(now, st.Gate)
 	m.frozen = st.Gate.Denied
 	m.pressure = st.Gate.Pressure

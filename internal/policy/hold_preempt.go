@@ -1,0 +1,95 @@
+package policy
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/tenon-dev/tenon/internal/gate"
+)
+
+// The hold's preemption ends a deadlock without losing a workflow. A wait
+// with nothing progressing for the hold's timeout means no running action
+// will end and free memory: every sandbox is mid-ramp at the limit (four
+// 96 MiB ramps starting together in 256 MiB), frozen by the gate or the
+// freezing hold, or stuck in the kernel's wait. Releasing the hold then
+// lets the OOM killer take the largest sandbox (on v2, after the thawed
+// growers meet at memory.max, often more than one), and a workflow with
+// no retries left is lost. Where the host restarts a preempted attempt
+// without charging it a retry (SetHoldPreempt: the replay, whose every
+// attempt starts over in a fresh sandbox and workspace, so restarting one
+// is safe), the hold instead preempts one victim: the host kills that
+// attempt's action and restarts the attempt, and the hold stays armed, so
+// the other sandboxes keep waiting (v1) or stay frozen (v2's freezing
+// hold) and take the victim's memory, one at a time where the freezing
+// hold thaws them. If the domain is still stuck a timeout later, the next
+// victim goes.
+//
+// The victim is the attempt that started last among those running an
+// action (the least work lost, the cheapest restart), and never the one
+// that started first: that attempt is never preempted, so it finishes (or,
+// alone at the limit, is the OOM killer's after a release), and every
+// preemption makes room for older work. With fewer than two candidates the
+// hold releases as before. A preempted sandbox is allowed in the gate's
+// decision until its action has ended, so a frozen victim is thawed and
+// its kill lands (v1's freezer holds a SIGKILL until the thaw).
+
+// Preemption names the action the hold preempts: the host kills the
+// running action of Agent's attempt in Sandbox and restarts the attempt.
+type Preemption struct {
+	Agent   string
+	Sandbox string
+}
+
+// SetHoldPreempt tells the machine that the host restarts an attempt whose
+// action the hold preempts (HoldPreempt) without counting it as a retry,
+// so a deadlocked wait may preempt a victim instead of releasing the hold
+// to the OOM killer. A machine without the hold ignores it.
+func (m *Machine) SetHoldPreempt() {
+	if m.hold != nil {
+		m.preempt = true
+	}
+}
+
+// holdVictim returns the attempt the hold would preempt now, or nil: the
+// one that started last among those running an action and not preempted
+// yet, when at least two are.
+func (m *Machine) holdVictim() *agentState {
+	run := m.runningSandboxes()
+	var cand []*agentState
+	for _, a := range m.started { // in start order
+		if run[a.sandbox] && a.act != nil && !m.preempted[a.sandbox] {
+			cand = append(cand, a)
+		}
+	}
+	if len(cand) < 2 {
+		return nil
+	}
+	return cand[len(cand)-1]
+}
+
+// notePreempted forgets preempted sandboxes whose action has ended.
+func (m *Machine) notePreempted() {
+	if len(m.preempted) == 0 {
+		return
+	}
+	run := m.runningSandboxes()
+	maps.DeleteFunc(m.preempted, func(id string, _ bool) bool { return !run[id] })
+}
+
+// allowPreempted allows, in the gate's decision d, every sandbox whose
+// action the hold preempted and that is still running it.
+func (m *Machine) allowPreempted(d *gate.Decision) {
+	for i := range d.Sandboxes {
+		if sd := &d.Sandboxes[i]; !sd.Allowed && m.preempted[sd.ID] {
+			allow(d, sd)
+		}
+	}
+}
+
+// allow turns sd, a denied sandbox of d, into an allowed one.
+func allow(d *gate.Decision, sd *gate.SandboxDecision) {
+	sd.Allowed = true
+	d.Denied = slices.DeleteFunc(slices.Clone(d.Denied), func(id string) bool { return id == sd.ID })
+	d.Permitted = append(slices.Clone(d.Permitted), sd.ID)
+	slices.Sort(d.Permitted)
+}
