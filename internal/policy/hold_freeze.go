@@ -76,15 +76,8 @@ func (f *holdFreezer) deny(d *gate.Decision) {
 		return
 	}
 	for i := range d.Sandboxes {
-		sd := &d.Sandboxes[i]
-		if !sd.Allowed || !slices.Contains(f.held, sd.ID) {
-			continue
-		}
-		sd.Allowed = false
-		d.Permitted = slices.DeleteFunc(slices.Clone(d.Permitted), func(id string) bool { return id == sd.ID })
-		if !slices.Contains(d.Denied, sd.ID) {
-			d.Denied = append(slices.Clone(d.Denied), sd.ID)
-			slices.Sort(d.Denied)
+		if sd := &d.Sandboxes[i]; sd.Allowed && slices.Contains(f.held, sd.ID) {
+			deny(d, sd)
 		}
 	}
 }

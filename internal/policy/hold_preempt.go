@@ -3,6 +3,7 @@ package policy
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/tenon-dev/tenon/internal/gate"
 )
@@ -25,13 +26,23 @@ import (
 // victim goes.
 //
 // The victim is the attempt that started last among those running an
-// action (the least work lost, the cheapest restart), and never the one
-// that started first: that attempt is never preempted, so it finishes (or,
+// action since before the wait began (the least work lost, the cheapest
+// restart; one that started during the wait, such as a victim's restart,
+// is not part of the deadlock and holds little to free), and never the
+// one that started first: that attempt is never preempted, so it finishes (or,
 // alone at the limit, is the OOM killer's after a release), and every
 // preemption makes room for older work. With fewer than two candidates the
-// hold releases as before. A preempted sandbox is allowed in the gate's
+// hold releases as before. While the wait lasts, the sandboxes of attempts
+// that started during it (the victims' restarts) are denied, so what a
+// preemption frees goes to the work the wait holds. A preempted sandbox is allowed in the gate's
 // decision until its action has ended, so a frozen victim is thawed and
 // its kill lands (v1's freezer holds a SIGKILL until the thaw).
+
+// MaxPreempts bounds the attempts of one workflow a host restarts after
+// the hold preempted them without charging a retry: a livelock guard (the
+// hold never preempts the first-started running attempt, so older work
+// always goes on); beyond it a preemption counts as any failure.
+const MaxPreempts = 10
 
 // Preemption names the action the hold preempts: the host kills the
 // running action of Agent's attempt in Sandbox and restarts the attempt.
@@ -50,14 +61,15 @@ func (m *Machine) SetHoldPreempt() {
 	}
 }
 
-// holdVictim returns the attempt the hold would preempt now, or nil: the
-// one that started last among those running an action and not preempted
-// yet, when at least two are.
-func (m *Machine) holdVictim() *agentState {
+// holdVictim returns the attempt the hold would preempt now, in the wait
+// that began at since, or nil: the one that started last among those
+// running an action, started before the wait and not preempted yet, when
+// at least two are.
+func (m *Machine) holdVictim(since time.Time) *agentState {
 	run := m.runningSandboxes()
 	var cand []*agentState
 	for _, a := range m.started { // in start order
-		if run[a.sandbox] && a.act != nil && !m.preempted[a.sandbox] {
+		if run[a.sandbox] && a.act != nil && !m.preempted[a.sandbox] && !a.start.After(since) {
 			cand = append(cand, a)
 		}
 	}
@@ -83,6 +95,34 @@ func (m *Machine) allowPreempted(d *gate.Decision) {
 		if sd := &d.Sandboxes[i]; !sd.Allowed && m.preempted[sd.ID] {
 			allow(d, sd)
 		}
+	}
+}
+
+// denyNewcomers denies, in the gate's decision d, every sandbox whose
+// attempt started after the wait that began at since (a preempted
+// attempt's restart among them): the memory a preemption frees is for the
+// work the wait holds, not for new work to take and deadlock again.
+func (m *Machine) denyNewcomers(d *gate.Decision, since time.Time) {
+	late := map[string]bool{}
+	for _, a := range m.started {
+		if a.sandbox != "" && a.start.After(since) {
+			late[a.sandbox] = true
+		}
+	}
+	for i := range d.Sandboxes {
+		if sd := &d.Sandboxes[i]; sd.Allowed && late[sd.ID] {
+			deny(d, sd)
+		}
+	}
+}
+
+// deny turns sd, an allowed sandbox of d, into a denied one.
+func deny(d *gate.Decision, sd *gate.SandboxDecision) {
+	sd.Allowed = false
+	d.Permitted = slices.DeleteFunc(slices.Clone(d.Permitted), func(id string) bool { return id == sd.ID })
+	if !slices.Contains(d.Denied, sd.ID) {
+		d.Denied = append(slices.Clone(d.Denied), sd.ID)
+		slices.Sort(d.Denied)
 	}
 }
 

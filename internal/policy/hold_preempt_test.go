@@ -121,3 +121,50 @@ func TestHoldPreempt(t *testing.T) {
 		})
 	}
 }
+
+// TestHoldPreemptNewcomer: an attempt that starts during a deadlocked wait
+// (a victim's restart) is denied while the wait lasts, whatever the gate
+// decided, and is never the victim: the next goes to the youngest of
+// those the wait holds.
+func TestHoldPreemptNewcomer(t *testing.T) {
+	const mib = 1 << 20
+	m := mustMachine(t, Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 1 << 30, Hold: 3 * time.Second})
+	m.SetHoldPreempt()
+	obs := &fakeObs{avail: 1 << 30}
+	start := func(ms int, id string) {
+		submit(t, m, ms, id, wfPeak(id, 96), obs)
+		if _, ok, err := m.ActionReady(at(ms), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil || !ok {
+			t.Fatalf("%s: ActionReady: ok %v, err %v", id, ok, err)
+		}
+	}
+	start(-200, "a")
+	start(-100, "b")
+	start(-50, "c")
+	sample := func(ms int, ids ...string) Step {
+		var smp []gate.Sample
+		for _, id := range ids {
+			smp = append(smp, gate.Sample{ID: "s" + id, Footprint: 80 * mib, Blocked: 1})
+		}
+		return m.Sample(at(ms), Observation{Available: 1 << 29, Sandboxes: smp, UnderOOM: true})
+	}
+	sample(0, "a", "b", "c")
+	if st := sample(3000, "a", "b", "c"); st.Hold != HoldPreempt || st.Preempt.Agent != "c" {
+		t.Fatalf("first timeout: %v %+v, want c preempted", st.Hold, st.Preempt)
+	}
+	if err := m.ActionDone(at(3050), "c", Done{PeakBytes: 80 * mib}); err != nil {
+		t.Fatal(err)
+	}
+	m.AgentEnd(at(3050), "c", obs)
+	start(3100, "d") // c's restart, say
+	st := sample(3200, "a", "b", "d")
+	if !slices.Contains(st.Gate.Denied, "sd") || slices.Contains(st.Gate.Denied, "sa") {
+		t.Errorf("during the wait: denied %v, want sd (a newcomer) and not sa (the gate is green)", st.Gate.Denied)
+	}
+	if st := sample(6100, "a", "b", "d"); st.Hold != HoldPreempt || st.Preempt.Agent != "b" {
+		t.Fatalf("second timeout: %v %+v, want b preempted (d started during the wait)", st.Hold, st.Preempt)
+	}
+	// Once the wait is over, the newcomer is the gate's again.
+	if st := m.Sample(at(6200), Observation{Available: 1 << 29, Sandboxes: []gate.Sample{{ID: "sa", Footprint: 80 * mib}, {ID: "sd", Footprint: mib}}}); st.Hold != HoldResolved || slices.Contains(st.Gate.Denied, "sd") {
+		t.Errorf("after the wait: hold %v, denied %v; want resolved, sd allowed", st.Hold, st.Gate.Denied)
+	}
+}

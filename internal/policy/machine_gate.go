@@ -74,7 +74,7 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 		m.notePreempted()
 		var victim *agentState
 		if m.preempt && waiting {
-			victim = m.holdVictim()
+			victim = m.holdVictim(since)
 		}
 		st.Hold = m.hold.step(now, under, progress, victim != nil)
 		if st.Hold == HoldResolved || st.Hold == HoldRelease {
@@ -122,6 +122,9 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	}
 	if m.hold != nil && m.hold.state == holdWaiting {
 		m.holdThawed += m.thawResting(&st.Gate)
+		if m.preempt {
+			m.denyNewcomers(&st.Gate, m.hold.since)
+		}
 	}
 	m.allowPreempted(&st.Gate)
 	m.noteDenied(now, st.Gate)

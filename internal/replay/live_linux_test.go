@@ -159,14 +159,14 @@ func liveRunOpts(t *testing.T, layout *cgroup.Layout, budget int64, policyName s
 		t.Fatalf("Run: %v", err)
 	}
 	hs := p.Machine().HoldStats()
-	t.Logf("%s %v: makespan %.1fs attempts %d failed %d oom %d timeouts %d lost %d completed %d/%d peak %s; OOM hold armed %v: %d waits, %d resolved, %d released, %.1fs held, %d sandboxes frozen by it, %d resting ones thawed",
-		res.Policy, params, res.Makespan.Seconds(), res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost,
-		res.Completed, len(wfs), units.FormatSize(res.PeakBytes), p.Machine().HoldArmed(), hs.Holds, hs.Resolved, hs.Released, hs.Held.Seconds(), hs.Froze, hs.Thawed)
+	t.Logf("%s %v: makespan %.1fs attempts %d failed %d oom %d timeouts %d lost %d preempted %d completed %d/%d peak %s; OOM hold armed %v: %d waits, %d resolved, %d released, %d preempted, %.1fs held, %d sandboxes frozen by it, %d resting ones thawed",
+		res.Policy, params, res.Makespan.Seconds(), res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost, res.Preempted,
+		res.Completed, len(wfs), units.FormatSize(res.PeakBytes), p.Machine().HoldArmed(), hs.Holds, hs.Resolved, hs.Released, hs.Preempted, hs.Held.Seconds(), hs.Froze, hs.Thawed)
 	if res.Completed+res.Failed != len(wfs) || len(res.Workflows) != len(wfs) {
 		t.Errorf("completed %d + failed %d != %d workflows", res.Completed, res.Failed, len(wfs))
 	}
-	if res.FailedAttempts != res.OOMEvents+res.Timeouts+res.Lost {
-		t.Errorf("failed attempts %d != oom %d + timeouts %d + lost %d", res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost)
+	if res.FailedAttempts != res.OOMEvents+res.Timeouts+res.Lost+res.Preempted {
+		t.Errorf("failed attempts %d != oom %d + timeouts %d + lost %d + preempted %d", res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost, res.Preempted)
 	}
 	if res.PeakBytes == 0 || res.PeakBytes > budget+units.MiB {
 		t.Errorf("peak %s, want in (0, budget]", units.FormatSize(res.PeakBytes))
