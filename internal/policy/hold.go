@@ -22,7 +22,10 @@ import (
 // frozen), or after HoldMaxWait however busy the others are: a grower at its
 // peak that is still running its tests will exit and free its memory, and
 // killing it — the largest process is the OOM killer's choice — would throw
-// away the work closest to done. When released, the OOM killer picks its
+// away the work closest to done. Where the host restarts preempted
+// attempts (SetHoldPreempt), a wait with nothing progressing is not
+// released: it preempts the youngest running attempt instead and goes on
+// (hold_preempt.go). When released, the OOM killer picks its
 // victim exactly as it would have without the hold, and the hold is re-armed
 // once the domain is out of OOM. A kill is delayed, never avoided by
 // relabelling: every kill still counts as an OOM event.

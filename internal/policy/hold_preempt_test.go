@@ -12,8 +12,8 @@ import (
 // three attempts (a, b, c, started in that order) run actions whose
 // sandboxes are all stuck at the limit (a thread in D state, no CPU, no
 // growth), so nothing progresses. With preemption (SetHoldPreempt) each
-// timeout preempts the attempt that started last and not preempted yet,
-// never the first, and the hold stays armed; without it the hold releases
+// timeout preempts the stuck attempt that started last and not preempted
+// yet, never the first, and the hold stays armed; without it the hold releases
 // at the first timeout, as before.
 func TestHoldPreempt(t *testing.T) {
 	const mib = 1 << 20
@@ -28,6 +28,7 @@ func TestHoldPreempt(t *testing.T) {
 		name      string
 		preempt   bool
 		freeze    bool
+		calm      string // an attempt whose sandbox is not stuck: no thread blocked (it creeps, uses no CPU)
 		periods   []period
 		preempted uint64
 	}{
@@ -43,6 +44,9 @@ func TestHoldPreempt(t *testing.T) {
 			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "c"},
 			{3100, "c", HoldNone, ""}, {6000, "", HoldPreempt, "b"},
 		}, preempted: 2},
+		{name: "a younger sandbox that is not stuck is never the victim", preempt: true, calm: "c", periods: []period{
+			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "b"}, {6000, "", HoldRelease, ""},
+		}, preempted: 1},
 		{name: "the freezing hold keeps the others frozen and thaws the victim", preempt: true, freeze: true, periods: []period{
 			{0, "", HoldNone, ""}, {100, "", HoldBegan, ""}, {3100, "", HoldPreempt, "c"}, {3200, "", HoldNone, ""},
 		}, preempted: 1},
@@ -83,6 +87,9 @@ func TestHoldPreempt(t *testing.T) {
 					mem, blocked := int64(80*mib), 1
 					if tc.freeze && p.ms == 0 {
 						mem, blocked = 50*mib, 0
+					}
+					if id == tc.calm {
+						mem, blocked = mem+int64(p.ms)<<10, 0
 					}
 					smp = append(smp, gate.Sample{ID: "s" + id, Footprint: mem, Blocked: blocked})
 				}
