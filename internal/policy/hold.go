@@ -49,16 +49,14 @@ import (
 // (bench/results/v2-hold.md): throttling alone did not keep the gate from
 // kills (3 kills in 2 runs with it); with the freezing the racing
 // allocators stop below memory.max, but the gate alone still lost a
-// workflow in 2 of 5 runs (each after the release on the timeout with
-// nothing progressing) against 2 of 4 without the hold; with sandboxes
-// resting at their peak counted as progress (hold_rest.go) in 7 of 11,
-// each after a release with no sandbox resting: four 96 MiB ramps
-// starting together in 256 MiB, all mid-ramp at the limit, leave nothing
-// to wait for. In the simulator on the real traces (tenon sim --cgroup
-// v2) it cuts kills against no hold (tenon 3, 6, 1 to 0 at 1, 2, 4 GiB;
-// the gate alone 24 to 13 at 2 GiB). So the hosts arm it on v2 only when
-// asked (replay.CgroupDomain.HoldV2): the gate alone is not kill-free
-// with it live, and tenon was kill-free without it in every VM run.
+// workflow in 7 of 11 runs with the progress signal (hold_rest.go), each
+// after a release with no sandbox resting: four 96 MiB ramps starting
+// together in 256 MiB, all mid-ramp at the limit, leave nothing to wait
+// for. With the preemption (hold_preempt.go), which ends such a deadlock
+// by restarting the youngest stuck attempt instead of releasing, it lost
+// none in 8 (bench/results/gate-hold-v2.md), so the hosts arm the v2 hold
+// as they arm v1's. In the simulator on the real traces (tenon sim
+// --cgroup v2) the hold cuts kills against no hold at every budget.
 
 // HoldTimeout is how long tasks may wait under the hold with nothing
 // progressing before it is released (HoldMaxWait bounds the whole wait), for the hold= parameter (hold) and the gate configuration gc (already on
