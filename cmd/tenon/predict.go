@@ -192,7 +192,19 @@ predictions is printed to stderr with the example and task counts.
 
 A current model predicts a re-run at least at the median peak of the latest
 three runs of the same command in the task (same class and program skeleton:
-"python -m pytest a.py" and "python -m pytest b.py -k x" are one command).`)
+"python -m pytest a.py" and "python -m pytest b.py -k x" are one command).
+
+Every model also carries a calibration fitted on the training tasks alone
+(5 folds by task): a forest that predicts how far the peak forest misses an
+action, the 90th percentile of the misses divided by it (the upper quantile
+PredP90, pred_p90_bytes: about nine peaks in ten at or below it on tasks the
+model never saw).
+
+Features: the action's class and command, the task's history (last, max and
+trend of the peaks, counts of earlier peaks at or above 64 and 256 MiB, time
+since the start and since the last action) and what the sandbox held before
+the action (the recorded before_mib the trace importer writes; tenon's own
+event log and the daemon do not record it yet, so there it is unknown).`)
 	in := addPredictInputs(fs)
 	features := fs.String("features", predict.FeatureSetCurrent, "feature set: current (with task history) or static")
 	out := fs.String("o", "", "model file to write (required)")

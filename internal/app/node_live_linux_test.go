@@ -96,45 +96,10 @@ func (r *reportLog) wait(t *testing.T, what string, timeout time.Duration, ok fu
 // the OOM hold) are classified, and a pod without the annotation is not
 // touched.
 func TestLiveNodeNRI(t *testing.T) {
-	layout := cgrouptest.Live(t, "tenon node's NRI test")
-	if m, _ := layout.Controller(cgroup.Memory); m.Version != cgroup.V1 {
-		t.Skip("tenon node's NRI test runs containerd with the cgroupfs driver on cgroup v1 (this host's memory controller is v2)")
-	}
+	layout, domain, d := startContainerd(t, "tenon node's NRI test")
 	const budget = 512 * units.MiB
-	domain := "tenon-test-node-" + strconv.Itoa(os.Getpid())
-	// Registered first, so it runs last: after tenon node and the pods.
-	t.Cleanup(func() { containerdtest.RemoveCgroups(t, "/"+domain) })
-	const pause = "tenon.test/pause:1"
-	d := containerdtest.Start(t, pause)
-	d.Import(t, containerdtest.BusyboxArchive(t, pause, containerdtest.PauseCmd))
-
 	reps := &reportLog{}
-	ctx, cancel := context.WithCancel(context.Background())
-	connected := make(chan struct{}, 1)
-	errc := make(chan error, 1)
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	go func() {
-		errc <- Node(ctx, NodeConfig{NRISocket: d.NRISocket, Domain: domain, Budget: budget, Policy: "gate",
-			Reporter: reps, Connected: func(*node.Node) {
-				select {
-				case connected <- struct{}{}:
-				default:
-				}
-			}, Log: log})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("tenon node: %v", err)
-		}
-	})
-	select {
-	case <-connected:
-	case err := <-errc:
-		t.Fatalf("tenon node ended: %v\n%s", err, d.Log())
-	case <-time.After(15 * time.Second):
-		t.Fatalf("tenon node did not connect to NRI\n%s", d.Log())
-	}
+	startNode(t, d, NodeConfig{Domain: domain, Budget: budget, Policy: "gate", Reporter: reps})
 
 	exe, err := os.Executable()
 	if err != nil {
@@ -156,12 +121,12 @@ func TestLiveNodeNRI(t *testing.T) {
 	}
 
 	// A pod without the annotation: left where kubelet put it.
-	plain, _ := run("plain", nil, containerdtest.Container{Name: "sleeper", Image: pause, Command: containerdtest.PauseCmd})
+	plain, _ := run("plain", nil, containerdtest.Container{Name: "sleeper", Image: pauseImage, Command: containerdtest.PauseCmd})
 
 	// 1. An agent whose tool passes its own limit: adopted, and the kill
 	// is classified as the container's.
 	cmd, env := tool("--peak 96MiB --ramp 1s --hold 1s")
-	limited, t0 := run("limited", agent, containerdtest.Container{Name: "tool", Image: pause, Command: cmd, Env: env, Mounts: mounts, MemoryLimit: 48 * units.MiB})
+	limited, t0 := run("limited", agent, containerdtest.Container{Name: "tool", Image: pauseImage, Command: cmd, Env: env, Mounts: mounts, MemoryLimit: 48 * units.MiB})
 	adopt := reps.wait(t, "the limited agent's adoption", 10*time.Second, func(r node.Report) bool { return r.Kind == node.KindAdopted && r.Sandbox == limited })
 	t.Logf("measured: create -> adopted %v (NRI CreateContainer -> adopted %v)", adopt.Time.Sub(t0), adopt.Took)
 	checkUnder(t, layout, domain, limited, true)
@@ -185,7 +150,7 @@ func TestLiveNodeNRI(t *testing.T) {
 	for _, name := range []string{"grow-a", "grow-b"} {
 		cfg := d.PodConfig(name, "uid-"+name, d.CgroupParent+"/pod-"+name, agent)
 		pod := d.RunPod(rctx, t, cfg)
-		id := d.RunContainer(rctx, t, pod, cfg, containerdtest.Container{Name: "tool", Image: pause, Command: cmd, Env: env, Mounts: mounts})
+		id := d.RunContainer(rctx, t, pod, cfg, containerdtest.Container{Name: "tool", Image: pauseImage, Command: cmd, Env: env, Mounts: mounts})
 		grow[id] = pod
 		growIDs = append(growIDs, id)
 	}
@@ -212,7 +177,7 @@ func TestLiveNodeNRI(t *testing.T) {
 	// grower run, the OOM hold holds it at the budget, releases it when
 	// nothing progresses, and the kill is classified as the budget's.
 	cmd, env = tool("--peak 640MiB --ramp 3s --hold forever")
-	hog, _ := run("hog", agent, containerdtest.Container{Name: "tool", Image: pause, Command: cmd, Env: env, Mounts: mounts})
+	hog, _ := run("hog", agent, containerdtest.Container{Name: "tool", Image: pauseImage, Command: cmd, Env: env, Mounts: mounts})
 	budgetKill := reps.wait(t, "an OOM kill at the node budget", 60*time.Second, func(r node.Report) bool {
 		return r.Kind == node.KindOOMKill && r.Sandbox == hog
 	})
@@ -233,6 +198,57 @@ func TestLiveNodeNRI(t *testing.T) {
 	st, err := d.Runtime.ContainerStatus(rctx, &cri.ContainerStatusRequest{ContainerId: plain})
 	if err != nil || st.Status.State != cri.ContainerState_CONTAINER_RUNNING {
 		t.Errorf("plain container: %v, %v; want running", st.GetStatus().GetState(), err)
+	}
+}
+
+// pauseImage is the image of the tests' pods: busybox looping.
+const pauseImage = "tenon.test/pause:1"
+
+// startContainerd starts what the tenon node tests (what) need: a
+// containerd of the test's own with pauseImage imported, on a host whose
+// memory controller is cgroup v1, and a domain name removed at cleanup.
+func startContainerd(t *testing.T, what string) (*cgroup.Layout, string, *containerdtest.Daemon) {
+	t.Helper()
+	layout := cgrouptest.Live(t, what)
+	if m, _ := layout.Controller(cgroup.Memory); m.Version != cgroup.V1 {
+		t.Skip(what + " runs containerd with the cgroupfs driver on cgroup v1 (this host's memory controller is v2)")
+	}
+	domain := "tenon-test-node-" + strconv.Itoa(os.Getpid())
+	// Registered first, so it runs last: after tenon node and the pods.
+	t.Cleanup(func() { containerdtest.RemoveCgroups(t, "/"+domain) })
+	d := containerdtest.Start(t, pauseImage)
+	d.Import(t, containerdtest.BusyboxArchive(t, pauseImage, containerdtest.PauseCmd))
+	return layout, domain, d
+}
+
+// startNode runs tenon node with cfg over d's NRI socket until the test
+// ends, logging to the test, and returns once it is connected.
+func startNode(t *testing.T, d *containerdtest.Daemon, cfg NodeConfig) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	connected := make(chan struct{}, 1)
+	errc := make(chan error, 1)
+	cfg.NRISocket = d.NRISocket
+	cfg.Log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg.Connected = func(*node.Node) {
+		select {
+		case connected <- struct{}{}:
+		default:
+		}
+	}
+	go func() { errc <- Node(ctx, cfg) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("tenon node: %v", err)
+		}
+	})
+	select {
+	case <-connected:
+	case err := <-errc:
+		t.Fatalf("tenon node ended: %v\n%s", err, d.Log())
+	case <-time.After(15 * time.Second):
+		t.Fatalf("tenon node did not connect to NRI\n%s", d.Log())
 	}
 }
 

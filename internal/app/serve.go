@@ -144,32 +144,43 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	return errors.Join(serveErr, err)
 }
 
-// servePolicy builds the daemon's policy with its residency state in the
-// state directory and, for a policy with admission, the learner: the
-// predictor starts from --model, the saved model or the class priors and
-// learns from the daemon's measured actions.
+// servePolicy builds the daemon's policy (learningPolicy) with its
+// residency state in the state directory.
 func servePolicy(cfg ServeConfig, pacing *live.Pacing, log *slog.Logger) (*live.Policy, *learner, error) {
-	sp, err := policy.ParseSpec(cfg.Policy)
+	return learningPolicy(cfg.Policy, cfg.Model, cfg.StateDir, cfg.Budget, true, live.Options{Logger: log, Pacing: pacing})
+}
+
+// learningPolicy builds the live policy called name and, for a policy with
+// admission, the learner: the predictor starts from model, the saved model
+// in stateDir or the class priors and learns from the host's measured
+// actions. residency keeps the residency manager's state in stateDir
+// (false: sandboxes stay resident).
+func learningPolicy(name, model, stateDir string, budget int64, residency bool, lo live.Options) (*live.Policy, *learner, error) {
+	log := lo.Logger
+	sp, err := policy.ParseSpec(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	popts := policy.Options{Budget: cfg.Budget}
-	lo := live.Options{Logger: log, Pacing: pacing}
+	popts := policy.Options{Budget: budget}
 	var lrn *learner
 	switch {
-	case sp.Admission && sp.Predictor != policy.PredCurrent && cfg.Model == "":
-		return nil, nil, fmt.Errorf("policy %q uses the %s predictor, which the daemon does not learn online: pass --model with a model of that kind (tenon predict train), or use --policy tenon", cfg.Policy, sp.Predictor)
+	case sp.Admission && sp.Predictor != policy.PredCurrent && model == "":
+		return nil, nil, fmt.Errorf("policy %q uses the %s predictor, which tenon does not learn online: pass --model with a model of that kind (tenon predict train), or use --policy tenon", name, sp.Predictor)
 	case sp.Admission:
-		if lrn, popts.Predictor, err = openLearner(filepath.Join(cfg.StateDir, "model"), cfg.Model, cfg.Budget/8, RetrainEvery, log); err != nil {
+		if lrn, popts.Predictor, err = openLearner(filepath.Join(stateDir, "model"), model, budget/8, RetrainEvery, log); err != nil {
 			return nil, nil, err
 		}
 		lo.Measured = lrn.Record
-	case cfg.Model != "":
-		log.Warn("--model unused: the policy has no admission, hence no predictor", "policy", cfg.Policy)
+	case model != "":
+		log.Warn("--model unused: the policy has no admission, hence no predictor", "policy", name)
+	}
+	resDir := ""
+	if residency {
+		resDir = stateDir
 	}
 	// The agents' workspaces are the API server's (its files API, its
 	// disk limit, kept across restarts): residency leaves them in place.
-	p, err := buildLive(cfg.Policy, popts, cfg.StateDir, true, lo)
+	p, err := buildLive(name, popts, resDir, true, lo)
 	if err != nil {
 		if lrn != nil {
 			lrn.Close()

@@ -58,6 +58,32 @@ func (g *group) Memory() (MemoryStats, error) {
 	return s, nil
 }
 
+// Charged reads the group's usage plus its swapped memory (Memory's Usage +
+// Swap) from the two counters alone.
+func (g *group) Charged() (int64, error) {
+	d, v, err := g.dir(Memory)
+	if err != nil {
+		return 0, err
+	}
+	usage, swap := "memory.usage_in_bytes", "memory.memsw.usage_in_bytes"
+	if v != V1 {
+		usage, swap = "memory.current", "memory.swap.current"
+	}
+	u, err := readInt(filepath.Join(d, usage))
+	if err != nil {
+		return 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
+	}
+	sw, err := readOptionalInt(filepath.Join(d, swap))
+	if err != nil {
+		return 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
+	}
+	if v == V1 && sw > 0 {
+		// memsw counts memory and swap together.
+		return max(sw, u), nil
+	}
+	return u + sw, nil
+}
+
 func memoryV1(d string) (MemoryStats, error) {
 	var s MemoryStats
 	var err error

@@ -56,6 +56,7 @@ func TestMemoryV1(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkStats(t, got, tc.want)
+			checkCharged(t, g, tc.want)
 			if got.Stat["total_rss"] != 8<<20 || got.Stat["cache"] != 1<<20 {
 				t.Errorf("Stat = %v, want every memory.stat key", got.Stat)
 			}
@@ -98,10 +99,20 @@ func TestMemoryV2(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkStats(t, got, tc.want)
+			checkCharged(t, g, tc.want)
 			if got.Stat["anon"] != 8<<20 {
 				t.Errorf("Stat = %v, want every memory.stat key", got.Stat)
 			}
 		})
+	}
+}
+
+// checkCharged checks that Charged, from its two counters, is Memory's
+// Usage + Swap.
+func checkCharged(t *testing.T, g *group, want MemoryStats) {
+	t.Helper()
+	if c, err := g.Charged(); err != nil || c != want.Usage+want.Swap {
+		t.Errorf("Charged() = %d, %v, want %d", c, err, want.Usage+want.Swap)
 	}
 }
 

@@ -2,12 +2,9 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,66 +14,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/kube/kubetest"
 	"github.com/tenon-dev/tenon/internal/residency"
 )
 
 const e2eNode = "tenon-e2e-node"
 
-// admin is the operators' and agent-sandbox controller's side of the test.
-type admin struct {
-	t *testing.T
-	c *Client
-}
-
-func (a admin) create(path string, body []byte, ctype string) {
-	a.t.Helper()
-	if err := a.c.do(context.Background(), http.MethodPost, path, ctype, body, nil); err != nil {
-		a.t.Fatalf("creating %s: %v", path, err)
-	}
-}
-
-func (a admin) createFile(path, file string) {
-	a.t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	a.create(path, b, "application/yaml")
-}
-
-func (a admin) createJSON(path string, obj any) {
-	a.t.Helper()
-	b, _ := json.Marshal(obj)
-	a.create(path, b, "application/json")
-}
-
-func (a admin) patch(path string, body any) {
-	a.t.Helper()
-	if err := a.c.patch(context.Background(), path, body, nil); err != nil {
-		a.t.Fatalf("patching %s: %v", path, err)
-	}
-}
-
-func (a admin) sandbox(name string) *Sandbox {
-	a.t.Helper()
+// sandboxOf reads the Sandbox agents/name as the admin.
+func sandboxOf(t *testing.T, a *kubetest.Admin, name string) *Sandbox {
+	t.Helper()
 	var s Sandbox
-	if err := a.c.get(context.Background(), SandboxRef{"agents", name}.path(), &s); err != nil {
-		a.t.Fatal(err)
+	if err := a.Get(SandboxRef{"agents", name}.path(), &s); err != nil {
+		t.Fatal(err)
 	}
 	return &s
-}
-
-// waitFor polls cond every 2 ms for up to d and returns how long it took.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return time.Since(start)
 }
 
 // TestControlPlaneE2E runs the node agent's control-plane side against a
@@ -86,55 +37,30 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) time.
 // and set back to Running on a resume request (and on a new claim).
 // agent-sandbox's controller runs beside them, deleting and creating the
 // Sandboxes' pods; there is no scheduler (the pods name the node) and the
-// kubelet is played by the test (fakeKubelet: pods run and go at once, no
+// kubelet is played by the test (kubetest.Kubelet: pods run and go at once, no
 // container starts). The node agent uses only testdata/clusterrole.yaml's
 // RBAC. It logs the times from pressure to Suspended and from a resume
 // request to Running and to Ready.
 func TestControlPlaneE2E(t *testing.T) {
-	assets := kubeAssets(t)
-	cp := startControlPlane(t, assets)
-	t.Logf("etcd and kube-apiserver %s ready in %v", kubeVersion, cp.Started.Round(time.Millisecond))
-	ac, err := NewClient(cp.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adm := admin{t, ac}
-	adm.createJSON("/api/v1/nodes", map[string]any{"metadata": map[string]any{"name": e2eNode}})
-	adm.createJSON("/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": "agents"}})
-	adm.createFile("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", filepath.Join(assets, "crds", sandboxCRD))
-	adm.createFile("/apis/rbac.authorization.k8s.io/v1/clusterroles", "testdata/clusterrole.yaml")
-	adm.createFile("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", "testdata/clusterrolebinding.yaml")
-	waitFor(t, "the Sandbox CRD served", time.Minute, func() bool {
-		return ac.get(context.Background(), sandboxesPath+"/sandboxes", &struct{}{}) == nil
-	})
-	startSandboxController(t, assets, cp)
+	assets := kubetest.Assets(t)
+	cp := kubetest.StartControlPlane(t, assets)
+	t.Logf("etcd and kube-apiserver %s ready in %v", kubetest.Version, cp.Started.Round(time.Millisecond))
+	adm := kubetest.NewAdmin(t, cp)
+	kubetest.SetUp(t, adm, assets, "testdata", e2eNode, "agents")
+	kubetest.StartSandboxController(t, assets, cp)
 	kctx, stopKubelet := context.WithCancel(context.Background())
 	var kubelet sync.WaitGroup
-	kubelet.Go(func() { fakeKubelet(kctx, t, ac, "agents") })
+	kubelet.Go(func() { kubetest.Kubelet{Namespace: "agents"}.Serve(kctx, t, adm) })
 	defer kubelet.Wait()
 	defer stopKubelet()
-	for _, sb := range []struct {
-		name        string
-		restartSafe bool
-	}{{"agent-a", true}, {"agent-b", false}} {
-		md := map[string]any{"name": sb.name}
-		if sb.restartSafe {
-			md["annotations"] = map[string]string{RestartSafeAnnotation: "true"}
-		}
-		// The pod template names the node: no scheduler runs.
-		adm.createJSON(sandboxesPath+"/namespaces/agents/sandboxes", map[string]any{
-			"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox", "metadata": md,
-			"spec": map[string]any{"podTemplate": map[string]any{"spec": map[string]any{
-				"nodeName":   e2eNode,
-				"containers": []map[string]any{{"name": "agent", "image": "agent:e2e"}}}}},
-		})
-	}
-	waitFor(t, "both Sandboxes Ready on the node", time.Minute, func() bool {
-		return adm.sandbox("agent-a").Ready() && adm.sandbox("agent-b").Ready()
+	adm.CreateSandbox("agents", "agent-a", e2eNode, "agent:e2e", map[string]string{RestartSafeAnnotation: "true"}, nil)
+	adm.CreateSandbox("agents", "agent-b", e2eNode, "agent:e2e", nil, nil)
+	kubetest.WaitFor(t, "both Sandboxes Ready on the node", time.Minute, func() bool {
+		return sandboxOf(t, adm, "agent-a").Ready() && sandboxOf(t, adm, "agent-b").Ready()
 	})
 
 	// The node agent, with its own credentials.
-	nc, err := NewClient(cp.NodeUser)
+	nc, err := NewClient(Config{Server: cp.Server, CAFile: cp.CAFile, TokenFile: cp.NodeTokenFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,14 +90,14 @@ func TestControlPlaneE2E(t *testing.T) {
 		var n struct {
 			Status struct{ Capacity, Allocatable map[string]string }
 		}
-		if err := ac.get(context.Background(), "/api/v1/nodes/"+e2eNode, &n); err != nil {
+		if err := adm.Get("/api/v1/nodes/"+e2eNode, &n); err != nil {
 			t.Fatal(err)
 		}
 		return n.Status.Capacity[SlotsResource], n.Status.Allocatable[SlotsResource]
 	}
-	waitFor(t, "node shows 3 agent slots", 30*time.Second, func() bool { c, a := nodeSlots(); return c == "3" && a == "3" })
+	kubetest.WaitFor(t, "node shows 3 agent slots", 30*time.Second, func() bool { c, a := nodeSlots(); return c == "3" && a == "3" })
 	slots.Store(1)
-	took := waitFor(t, "node shows 1 agent slot", 10*time.Second, func() bool { c, a := nodeSlots(); return c == "1" && a == "1" })
+	took := kubetest.WaitFor(t, "node shows 1 agent slot", 10*time.Second, func() bool { c, a := nodeSlots(); return c == "1" && a == "1" })
 	t.Logf("headroom change to node status: %v (poll 20 ms)", took.Round(time.Millisecond))
 
 	// The node agent's RBAC is all it has: it may not touch the node itself.
@@ -180,7 +106,7 @@ func TestControlPlaneE2E(t *testing.T) {
 		t.Errorf("node agent patched the node object: %v (want 403: RBAC grants nodes/status only)", err)
 	}
 
-	waitFor(t, "residency tracks both sandboxes", 30*time.Second, func() bool { return res.Stats().Tracked == 2 })
+	kubetest.WaitFor(t, "residency tracks both sandboxes", 30*time.Second, func() bool { return res.Stats().Tracked == 2 })
 	a, b := SandboxRef{"agents", "agent-a"}, SandboxRef{"agents", "agent-b"}
 	quiet := residency.Observation{ActionExited: true, ResultRecorded: true}
 	const rounds = 10
@@ -190,15 +116,15 @@ func TestControlPlaneE2E(t *testing.T) {
 		res.Idle(b, quiet, 1<<30, 0)
 		start := time.Now()
 		pressure.Store(int32(gate.Red))
-		toSuspend = append(toSuspend, waitFor(t, "agent-a Suspended under red pressure", 10*time.Second, func() bool { return adm.sandbox("agent-a").Suspended() }))
-		waitFor(t, "agent-a's pod deleted", 30*time.Second, func() bool { return adm.sandbox("agent-a").condition("Suspended") == "True" })
+		toSuspend = append(toSuspend, kubetest.WaitFor(t, "agent-a Suspended under red pressure", 10*time.Second, func() bool { return sandboxOf(t, adm, "agent-a").Suspended() }))
+		kubetest.WaitFor(t, "agent-a's pod deleted", 30*time.Second, func() bool { return sandboxOf(t, adm, "agent-a").condition("Suspended") == "True" })
 		toPodGone = append(toPodGone, time.Since(start))
 		pressure.Store(int32(gate.Green))
 		start = time.Now()
 		if i == rounds-1 {
 			// The last resume comes from a new claim of the Sandbox.
 			ctrl := true
-			adm.patch(a.path(), map[string]any{"metadata": map[string]any{"ownerReferences": []map[string]any{{
+			adm.Patch(a.path(), map[string]any{"metadata": map[string]any{"ownerReferences": []map[string]any{{
 				"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxClaim", "name": "claim", "uid": "claim-uid-1", "controller": &ctrl}}}})
 		} else {
 			resp, err := http.Post(api.URL+"/v1/sandboxes/agents/agent-a/resume", "", nil)
@@ -210,11 +136,11 @@ func TestControlPlaneE2E(t *testing.T) {
 				t.Fatalf("resume request through the node agent's API: %s", resp.Status)
 			}
 		}
-		toResume = append(toResume, waitFor(t, "agent-a Running after the resume request", 10*time.Second, func() bool { return !adm.sandbox("agent-a").Suspended() }))
-		waitFor(t, "agent-a Ready again", 30*time.Second, func() bool { return adm.sandbox("agent-a").Ready() })
+		toResume = append(toResume, kubetest.WaitFor(t, "agent-a Running after the resume request", 10*time.Second, func() bool { return !sandboxOf(t, adm, "agent-a").Suspended() }))
+		kubetest.WaitFor(t, "agent-a Ready again", 30*time.Second, func() bool { return sandboxOf(t, adm, "agent-a").Ready() })
 		toReady = append(toReady, time.Since(start))
 	}
-	if adm.sandbox("agent-b").Suspended() {
+	if sandboxOf(t, adm, "agent-b").Suspended() {
 		t.Error("agent-b, without the restart-safe annotation, was suspended")
 	}
 	logTimes := func(what string, ds []time.Duration) {

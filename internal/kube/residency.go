@@ -133,6 +133,14 @@ func (r *Residency) Resume(ref SandboxRef) bool {
 	return ok
 }
 
+// Suspended reports whether tenon suspended ref's Sandbox (or is
+// suspending it) and has not decided to resume it yet.
+func (r *Residency) Suspended(ref SandboxRef) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m.Suspended(ref.String())
+}
+
 func (r *Residency) poke() {
 	select {
 	case r.kick <- struct{}{}:

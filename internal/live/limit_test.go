@@ -175,6 +175,11 @@ type fakeGroup struct {
 
 func (g *fakeGroup) Path() string { return "tenon/sb-1" }
 
+func (g *fakeGroup) Charged() (int64, error) {
+	m, err := g.Memory()
+	return m.Usage, err
+}
+
 func (g *fakeGroup) Memory() (cgroup.MemoryStats, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -34,6 +34,10 @@ func (o observer) Memory(id string) (int64, bool) {
 	if id == "" || o.env.Backend == nil {
 		return 0, false
 	}
+	if r, ok := o.env.Backend.(sandbox.MemoryReader); ok {
+		v, err := r.Memory(o.ctx, id)
+		return v, err == nil
+	}
 	st, err := o.env.Backend.Stats(o.ctx, id)
 	if err != nil {
 		return 0, false
@@ -127,6 +131,7 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 	step := func(now time.Time, obs gate.Observation) gate.Decision {
 		p.mu.Lock()
 		st := p.m.Sample(now, policy.Observation{Available: obs.Available, Sandboxes: obs.Sandboxes, UnderOOM: underOOM, AboveHoldLine: above})
+		p.publish()
 		p.mu.Unlock()
 		p.applyHold(env, st)
 		return st.Gate

@@ -74,6 +74,7 @@ type Policy struct {
 	pacer    *pacingActuator // the gate's pacing actuator, nil with the freezer
 	kick     chan struct{}
 	res      io.Closer
+	views    views // read without p.mu (views.go)
 }
 
 // Stats counts what the adapter carried out.
@@ -97,9 +98,11 @@ func New(m *policy.Machine, opts Options) *Policy {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Policy{m: m, opts: opts, log: opts.Logger, starts: map[string]chan struct{}{},
+	p := &Policy{m: m, opts: opts, log: opts.Logger, starts: map[string]chan struct{}{},
 		grants: map[string]chan policy.Grant{}, limited: map[string]bool{}, kick: make(chan struct{}, 1),
 		preempts: map[string]context.CancelCauseFunc{}}
+	p.publish()
+	return p
 }
 
 // Build resolves a policy name (policy.Build) and wraps its machine.
@@ -151,6 +154,7 @@ func (p *Policy) Start(ctx context.Context, env controller.Env) error {
 	p.mu.Lock()
 	p.env = env
 	p.mu.Unlock()
+	p.views.emit.Store(&env.Emit)
 	p.armHold(env)
 	if cfg.AgentCgroup && p.opts.Limits == nil {
 		p.opts.Limits = detectLimiter(env.Clock, p.log)
@@ -216,7 +220,7 @@ func (p *Policy) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
 		p.log.Warn("residency off: sandboxes stay resident", "policy", cfg.Name, "why", "no state directory for recovery records")
 		return controller.NewResident(h)
 	}
-	mgr, closer, err := p.opts.Residency(h, p.pressure, p.freeShare, p.residencyEvent)
+	mgr, closer, err := p.opts.Residency(h, p.Pressure, p.freeShare, p.residencyEvent)
 	if err != nil {
 		p.log.Warn("residency off: sandboxes stay resident", "err", err)
 		return controller.NewResident(h)
@@ -233,20 +237,6 @@ func (p *Policy) staller() controller.SandboxStaller {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.sbx
-}
-
-// pressure is the machine's pressure, for the residency manager.
-func (p *Policy) pressure() residency.Pressure {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.m.Pressure()
-}
-
-// freeShare is the machine's FreeShare, for the residency manager.
-func (p *Policy) freeShare() float64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.m.FreeShare()
 }
 
 // AgentReady submits the attempt and blocks until the machine starts it.

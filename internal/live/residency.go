@@ -10,12 +10,11 @@ import (
 // residencyEvent writes the residency manager's boundary, teardown,
 // rematerialization, page-out and page-in events to the run's event log.
 func (p *Policy) residencyEvent(e residency.Event) {
-	p.mu.Lock()
-	emit := p.env.Emit
-	p.mu.Unlock()
-	if emit == nil {
+	ep := p.views.emit.Load()
+	if ep == nil {
 		return
 	}
+	emit := *ep
 	ev := controller.Event{Policy: p.Name(), Workflow: e.Agent, Sandbox: e.Sandbox, Reason: e.Reason, Error: e.Error}
 	switch e.Kind {
 	case residency.EventBoundary:

@@ -19,7 +19,9 @@ func TestResidencyEventsPageOutIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []controller.Event
-	p := &Policy{m: m, env: controller.Env{Emit: func(e controller.Event) { got = append(got, e) }}}
+	p := New(m, Options{})
+	emit := func(e controller.Event) { got = append(got, e) }
+	p.views.emit.Store(&emit)
 	p.residencyEvent(residency.Event{Kind: residency.EventPageOut, Agent: "a", Sandbox: "sb-1",
 		Bytes: 64 << 20, Freed: 68 << 20, WorkingSet: 70 << 20, Duration: 100 * time.Millisecond})
 	p.residencyEvent(residency.Event{Kind: residency.EventPageIn, Agent: "a", Sandbox: "sb-1",

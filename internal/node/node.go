@@ -43,8 +43,12 @@ type Config struct {
 	Clock   clock.Clock  // nil: the real clock
 	Log     *slog.Logger // nil discards
 	// OOMPeriod is how often the adopted containers' OOM counters are
-	// read (0: 100 ms, the gate's period).
+	// read (0: 100 ms, the gate's period); each read is also a sample of
+	// a running action's memory (harness.go).
 	OOMPeriod time.Duration
+	// Suspender is residency through the cluster (nil: pods are never
+	// suspended; the harness API still drives admission and pacing).
+	Suspender Suspender
 }
 
 // Node adopts agent pods' containers and reports what the policy did to
@@ -61,6 +65,8 @@ type Node struct {
 	released time.Time              // when the OOM hold was last released to the OOM killer
 	domHits  int64                  // the domain's limit hits at the last OOM check
 	domHitAt time.Time              // when they last rose
+	agents   map[PodRef]*podAgent   // pods whose harness talks to the node (namespace and name)
+	seq      int                    // actions started through the harness
 }
 
 // adoptedCtr is one adopted container.
@@ -87,7 +93,7 @@ func New(cfg Config) *Node {
 		cfg.OOMPeriod = 100 * time.Millisecond
 	}
 	return &Node{cfg: cfg, log: cfg.Log, rep: newReports(cfg.Log, cfg.Reporter, cfg.Metrics),
-		created: map[string]time.Time{}, adopted: map[string]*adoptedCtr{}}
+		created: map[string]time.Time{}, adopted: map[string]*adoptedCtr{}, agents: map[PodRef]*podAgent{}}
 }
 
 // Status is what tenon did to each agent pod so far.
@@ -126,6 +132,7 @@ func (n *Node) Start(pod PodRef, name, containerID, cgroupsPath string) error {
 	now := n.cfg.Clock.Now()
 	n.mu.Lock()
 	n.adopted[containerID] = c
+	n.harnessUp(pod, containerID)
 	t0, seen := n.created[containerID]
 	delete(n.created, containerID)
 	n.mu.Unlock()
@@ -163,6 +170,7 @@ func (n *Node) Stop(ctx context.Context, containerID, why string) error {
 	err := n.cfg.Backend.Remove(ctx, containerID)
 	n.cfg.Policy.SandboxDown(c.agent, containerID)
 	n.rep.record(Report{Time: n.cfg.Clock.Now(), Pod: c.pod, Container: c.name, Sandbox: containerID, Kind: KindReleased, Reason: why})
+	n.harnessDown(c.pod, containerID)
 	return err
 }
 
@@ -288,6 +296,7 @@ func (n *Node) checkOne(id string, c *adoptedCtr) {
 		c.hitAt = now
 	}
 	c.full = full
+	n.sampleAction(c.pod, id, m.Usage)
 	cause := ClassifyOOM(now, c.hitAt, n.domHitAt)
 	released := !n.released.IsZero() && now.Sub(n.released) <= releaseWindow
 	n.mu.Unlock()

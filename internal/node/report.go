@@ -17,6 +17,10 @@ const (
 	KindResumed  = "resumed"    // the gate thawed it
 	KindOOMKill  = "oom_killed" // a task of it was OOM-killed; Cause says why
 	KindReleased = "released"   // it stopped and tenon let go of it
+	// KindSuspended and KindUnsuspended are about the pod: tenon suspended
+	// its Sandbox (the pod went) and it came back at its harness's request.
+	KindSuspended   = "suspended"
+	KindUnsuspended = "unsuspended"
 )
 
 // Report is one thing tenon did to an agent pod's container, with why.
@@ -44,6 +48,7 @@ type PodStatus struct {
 	Pod        PodRef          `json:"pod"`
 	Containers int             `json:"containers"` // adopted and running
 	Paused     int             `json:"paused"`     // times the gate froze one of its containers
+	Suspended  int             `json:"suspended"`  // times tenon suspended its Sandbox
 	OOMKills   map[Cause]int   `json:"oom_kills,omitempty"`
 	Last       string          `json:"last,omitempty"` // the latest reason
 	LastTime   time.Time       `json:"last_time,omitzero"`
@@ -110,6 +115,8 @@ func (r *reports) record(rep Report) {
 		r.adoptSec.Observe(rep.Took.Seconds())
 	case KindReleased:
 		delete(ps.byID, rep.Sandbox)
+	case KindSuspended:
+		ps.Suspended++
 	case KindPaused:
 		ps.Paused++
 		r.pauses.WithLabelValues(rep.Pod.Namespace, rep.Pod.Name).Inc()
@@ -130,6 +137,11 @@ func (r *reports) record(rep Report) {
 	if r.next != nil {
 		r.next.Report(rep)
 	}
+}
+
+// report records a report about pod as a whole (no container).
+func (n *Node) report(pod PodRef, kind, reason string) {
+	n.rep.record(Report{Time: n.cfg.Clock.Now(), Pod: pod, Kind: kind, Reason: reason})
 }
 
 // status returns every pod's status sorted by pod.

@@ -37,6 +37,9 @@ type Completed struct {
 	AvgBytes   int64   `json:"avg_bytes"`
 	DurationS  float64 `json:"duration_s"`
 	EndOffsetS float64 `json:"end_offset_s"` // end time, seconds since the workflow started
+	// ResidentBytes is what the sandbox held just before the action; 0:
+	// unknown.
+	ResidentBytes int64 `json:"resident_bytes,omitempty"`
 }
 
 // ActionContext is everything a predictor may see before an action starts.
@@ -48,6 +51,10 @@ type ActionContext struct {
 	Hints      trajectory.Hints
 	History    []Completed // completed actions of the same workflow, oldest first
 	ElapsedS   float64     // seconds since the workflow started, at action-ready
+	// ResidentBytes is what the sandbox holds now, at action-ready: its
+	// whole memory usage, the level the action's peak will be measured
+	// above. 0: unknown (a host that does not sample the sandbox).
+	ResidentBytes int64
 }
 
 // ContextFor builds the context of action a from the workflow's completed

@@ -37,10 +37,11 @@ func ExamplesFromWorkflows(wfs []trajectory.Workflow) []Example {
 				continue
 			}
 			peak, avg := int64(r.PeakMiB*mib), int64(r.AvgMiB*mib)
+			ctx.ResidentBytes = int64(r.BeforeMiB * mib)
 			out = append(out, Example{Ctx: ctx, Index: i, PeakBytes: peak, AvgBytes: avg, DurationS: r.DurationS})
 			t += r.DurationS
 			hist = append(hist, Completed{Class: a.Class, Command: a.Command, PeakBytes: peak, AvgBytes: avg,
-				DurationS: r.DurationS, EndOffsetS: t})
+				DurationS: r.DurationS, EndOffsetS: t, ResidentBytes: ctx.ResidentBytes})
 		}
 	}
 	return out
@@ -64,21 +65,24 @@ const EventActionDone = "action_done"
 //	duration_s  run time of the action, seconds
 //	start_s     when the action started, seconds since the workflow started
 //	end_s       when the action ended, seconds since the workflow started
+//	before_bytes what the sandbox held just before the action (optional; 0 or
+//	            absent: not measured)
 //
 // A workflow retried after a failure should log only the attempt that
 // completed (or the replay should give attempts distinct workflow ids).
 type ActionRecord struct {
-	Event      string  `json:"event"`
-	WorkflowID string  `json:"workflow"`
-	Index      int     `json:"action"`
-	Class      string  `json:"class"`
-	Command    string  `json:"command"`
-	Background bool    `json:"background,omitempty"`
-	AvgBytes   int64   `json:"avg_bytes"`
-	PeakBytes  int64   `json:"peak_bytes"`
-	DurationS  float64 `json:"duration_s"`
-	StartS     float64 `json:"start_s"`
-	EndS       float64 `json:"end_s"`
+	Event       string  `json:"event"`
+	WorkflowID  string  `json:"workflow"`
+	Index       int     `json:"action"`
+	Class       string  `json:"class"`
+	Command     string  `json:"command"`
+	Background  bool    `json:"background,omitempty"`
+	AvgBytes    int64   `json:"avg_bytes"`
+	PeakBytes   int64   `json:"peak_bytes"`
+	DurationS   float64 `json:"duration_s"`
+	StartS      float64 `json:"start_s"`
+	EndS        float64 `json:"end_s"`
+	BeforeBytes int64   `json:"before_bytes,omitempty"`
 }
 
 // ExamplesFromRecords builds examples from event-log records. Records of
@@ -106,12 +110,14 @@ func ExamplesFromRecords(recs []ActionRecord) []Example {
 			for _, p := range rs[:i] {
 				if p.EndS <= r.StartS {
 					hist = append(hist, Completed{Class: p.Class, Command: p.Command, PeakBytes: p.PeakBytes,
-						AvgBytes: p.AvgBytes, DurationS: p.DurationS, EndOffsetS: p.EndS})
+						AvgBytes: p.AvgBytes, DurationS: p.DurationS, EndOffsetS: p.EndS, ResidentBytes: p.BeforeBytes})
 				}
 			}
 			a := trajectory.Action{Class: r.Class, Command: r.Command,
 				Hints: trajectory.Hints{Background: r.Background}}
-			out = append(out, Example{Ctx: ContextFor(id, a, hist, r.StartS), Index: r.Index,
+			ctx := ContextFor(id, a, hist, r.StartS)
+			ctx.ResidentBytes = r.BeforeBytes
+			out = append(out, Example{Ctx: ctx, Index: r.Index,
 				PeakBytes: r.PeakBytes, AvgBytes: r.AvgBytes, DurationS: r.DurationS})
 		}
 	}

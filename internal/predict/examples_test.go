@@ -21,7 +21,10 @@ func TestExamplesFromRecordsMatchesWorkflows(t *testing.T) {
 		recs = append(recs, ActionRecord{Event: EventActionDone, WorkflowID: e.Ctx.WorkflowID, Index: e.Index,
 			Class: e.Ctx.Class, Command: e.Ctx.Command, Background: e.Ctx.Hints.Background,
 			AvgBytes: e.AvgBytes, PeakBytes: e.PeakBytes, DurationS: e.DurationS,
-			StartS: start, EndS: start + e.DurationS})
+			StartS: start, EndS: start + e.DurationS, BeforeBytes: e.Ctx.ResidentBytes})
+	}
+	if r := fromWF[3].Ctx.ResidentBytes; r != 156*mib {
+		t.Fatalf("action 3 of a workflow: resident %d bytes, want the recorded before_mib 156 MiB", r)
 	}
 	recs = append(recs, ActionRecord{Event: "wait_begin", WorkflowID: "noise"})
 	slices.Reverse(recs)

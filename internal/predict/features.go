@@ -15,7 +15,7 @@ const (
 	// HistoryK is how many of the latest completed peaks are averaged.
 	HistoryK = 3
 
-	numHistory   = 11
+	numHistory   = 17
 	offClass     = 0
 	offHints     = offClass + numClasses
 	offTokens    = offHints + 1
@@ -139,16 +139,29 @@ func Features(ctx ActionContext, idf []float64, dst []float64) []float64 {
 	return x
 }
 
+// Lines of the heavy-history counts: admission's heavy line at a 512 MiB
+// and a 2 GiB budget (budget/8).
+const (
+	heavyLineLow  = 64 * mib
+	heavyLineHigh = 256 * mib
+)
+
 // historyFeatures fills count, last peak, max peak, mean of the last HistoryK
 // peaks, last average, last duration, elapsed time, time since the last
-// completion, the last and max peak of earlier actions of the same class, and
+// completion, the last and max peak of earlier actions of the same class,
 // the last peak of an earlier action with the same command (-1 when there are
-// none). Memory is in MiB, time in seconds.
+// none), and then what the sandbox holds now and how much it grew since the
+// workflow's first action (-1 when not measured), the trend of the peaks,
+// the number of earlier actions that peaked at or above heavyLineLow and
+// heavyLineHigh, and how many actions ago the latest of them at or above
+// heavyLineLow ran (-1: none). Memory is in MiB, time in seconds.
 func historyFeatures(ctx ActionContext, h []float64) {
 	n := len(ctx.History)
 	h[0] = float64(n)
 	h[6] = ctx.ElapsedS
 	h[8], h[9], h[10] = -1, -1, -1
+	residentFeatures(ctx, h[11:13])
+	heavyHistory(ctx.History, h[13:17])
 	if n == 0 {
 		h[7] = ctx.ElapsedS
 		return
@@ -178,4 +191,55 @@ func historyFeatures(ctx ActionContext, h []float64) {
 	h[4] = toMiB(last.AvgBytes)
 	h[5] = last.DurationS
 	h[7] = ctx.ElapsedS - last.EndOffsetS
+}
+
+// residentFeatures fills what the sandbox holds now and its growth since
+// the first action of the workflow whose level was measured, in MiB; -1
+// when the level now is unknown.
+func residentFeatures(ctx ActionContext, h []float64) {
+	if ctx.ResidentBytes <= 0 {
+		h[0], h[1] = -1, -1
+		return
+	}
+	h[0] = toMiB(ctx.ResidentBytes)
+	first := ctx.ResidentBytes
+	for _, c := range ctx.History {
+		if c.ResidentBytes > 0 {
+			first = c.ResidentBytes
+			break
+		}
+	}
+	h[1] = toMiB(ctx.ResidentBytes - first)
+}
+
+// heavyHistory fills the trend of the peaks (mean of the latest HistoryK
+// peaks minus the mean of the HistoryK before them, MiB; 0 with fewer than
+// two), the counts of peaks at or above heavyLineLow and heavyLineHigh, and
+// the distance in actions to the latest peak at or above heavyLineLow (-1:
+// none).
+func heavyHistory(hist []Completed, h []float64) {
+	n := len(hist)
+	h[3] = -1
+	for i, c := range hist {
+		if c.PeakBytes >= heavyLineLow {
+			h[1]++
+			h[3] = float64(n - i)
+		}
+		if c.PeakBytes >= heavyLineHigh {
+			h[2]++
+		}
+	}
+	if n < 2 {
+		return
+	}
+	k := min(HistoryK, n/2)
+	h[0] = meanPeakMiB(hist[n-k:]) - meanPeakMiB(hist[max(n-2*k, 0):n-k])
+}
+
+func meanPeakMiB(cs []Completed) float64 {
+	var sum float64
+	for _, c := range cs {
+		sum += toMiB(c.PeakBytes)
+	}
+	return sum / float64(len(cs))
 }

@@ -46,21 +46,28 @@ func TestHistoryFeatures(t *testing.T) {
 	const M = 1 << 20
 	hist := []Completed{
 		{Class: "read", PeakBytes: 10 * M, AvgBytes: 5 * M, DurationS: 1, EndOffsetS: 3},
-		{Class: "test", PeakBytes: 400 * M, AvgBytes: 200 * M, DurationS: 20, EndOffsetS: 30},
-		{Class: "read", Command: "a.py", PeakBytes: 4 * M, AvgBytes: 2 * M, DurationS: 2, EndOffsetS: 40},
-		{Class: "edit", PeakBytes: 1 * M, AvgBytes: 1 * M, DurationS: 1, EndOffsetS: 45},
+		{Class: "test", PeakBytes: 400 * M, AvgBytes: 200 * M, DurationS: 20, EndOffsetS: 30, ResidentBytes: 150 * M},
+		{Class: "read", Command: "a.py", PeakBytes: 4 * M, AvgBytes: 2 * M, DurationS: 2, EndOffsetS: 40, ResidentBytes: 170 * M},
+		{Class: "edit", PeakBytes: 1 * M, AvgBytes: 1 * M, DurationS: 1, EndOffsetS: 45, ResidentBytes: 160 * M},
 	}
+	// The history columns after the eleven of the first layout: resident
+	// now and its growth since the first measured level (-1: not
+	// measured), peak trend, peaks at or above 64 and 256 MiB, and actions
+	// since the latest one at or above 64 MiB.
 	tests := []struct {
 		name string
 		ctx  ActionContext
 		want []float64
 	}{
 		{"first action", ActionContext{Class: "test", ElapsedS: 5},
-			[]float64{0, 0, 0, 0, 0, 0, 5, 5, -1, -1, -1}},
-		{"same class and command seen", ActionContext{Class: "Read", Command: "a.py", History: hist, ElapsedS: 50},
-			[]float64{4, 1, 400, (400 + 4 + 1) / 3.0, 1, 1, 50, 5, 4, 10, 4}},
-		{"class unseen", ActionContext{Class: "build", Command: "a.py", History: hist[:2], ElapsedS: 31},
-			[]float64{2, 400, 400, 205, 200, 20, 31, 1, -1, -1, -1}},
+			[]float64{0, 0, 0, 0, 0, 0, 5, 5, -1, -1, -1, -1, -1, 0, 0, 0, -1}},
+		{"first action, resident measured", ActionContext{Class: "test", ElapsedS: 5, ResidentBytes: 180 * M},
+			[]float64{0, 0, 0, 0, 0, 0, 5, 5, -1, -1, -1, 180, 0, 0, 0, 0, -1}},
+		// Trend: the latest two peaks (4, 1) against the two before (10, 400).
+		{"same class and command seen", ActionContext{Class: "Read", Command: "a.py", History: hist, ElapsedS: 50, ResidentBytes: 200 * M},
+			[]float64{4, 1, 400, (400 + 4 + 1) / 3.0, 1, 1, 50, 5, 4, 10, 4, 200, 50, 2.5 - 205, 1, 1, 3}},
+		{"class unseen, resident not measured", ActionContext{Class: "build", Command: "a.py", History: hist[:2], ElapsedS: 31},
+			[]float64{2, 400, 400, 205, 200, 20, 31, 1, -1, -1, -1, -1, -1, 390, 1, 1, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,5 +110,38 @@ func TestCommandFeaturesNormalized(t *testing.T) {
 		if v != 0 {
 			t.Fatalf("empty command has token features %v", empty[offTokens:offHistory])
 		}
+	}
+}
+
+// TestUnknownResidentIsTheTrainingMedian checks that a model trained on
+// recorded sandbox levels predicts an action whose level is unknown (a
+// host that does not measure it) as if the sandbox held the training
+// median, not a level it never saw.
+func TestUnknownResidentIsTheTrainingMedian(t *testing.T) {
+	ex := ExamplesFromWorkflows(synthWorkflows(30, 3))
+	m, err := Train(ex, TrainConfig{Trees: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var levels []int64
+	for _, e := range ex {
+		levels = append(levels, e.Ctx.ResidentBytes)
+	}
+	if m.Resident != median(levels) || m.Resident <= 0 {
+		t.Fatalf("model median level %d, want the examples' %d", m.Resident, median(levels))
+	}
+	differs := false
+	for _, e := range ex {
+		known := e.Ctx
+		known.ResidentBytes = m.Resident
+		unknown := e.Ctx
+		unknown.ResidentBytes = 0
+		if a, b := m.Predict(unknown), m.Predict(known); a != b {
+			t.Fatalf("%s/%d: unknown level predicted %+v, at the median level %+v", e.Ctx.WorkflowID, e.Index, a, b)
+		}
+		differs = differs || m.Predict(e.Ctx) != m.Predict(unknown)
+	}
+	if !differs {
+		t.Error("no prediction depends on the level: the test is not testing anything")
 	}
 }

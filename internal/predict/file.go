@@ -29,8 +29,9 @@ type modelFile struct {
 	Avg            *Forest   `json:"avg"`
 	Peak           *Forest   `json:"peak"`
 	Heavy          *Forest   `json:"heavy"`
-	P90            *Quantile `json:"p90,omitempty"`         // absent in files written before it
+	P90            *Quantile `json:"p90,omitempty"`         // absent: trained on one task
 	TrainTasks     []string  `json:"train_tasks,omitempty"` // absent in files written before it
+	Resident       int64     `json:"resident_bytes,omitempty"`
 }
 
 // Encode writes the model as JSON.
@@ -42,7 +43,7 @@ func (m *Model) Encode(w io.Writer) error {
 	f := modelFile{Format: FileFormat, Version: FileVersion, FeatureCount: FeatureCount,
 		HashBuckets: HashBuckets, FeatureSet: m.FeatureSet, Target: target,
 		HeavyThreshold: m.HeavyThreshold, IDF: m.IDF, Avg: m.Avg, Peak: m.Peak, Heavy: m.Heavy,
-		P90: m.P90, TrainTasks: m.TrainTasks}
+		P90: m.P90, TrainTasks: m.TrainTasks, Resident: m.Resident}
 	if err := json.NewEncoder(w).Encode(f); err != nil {
 		return fmt.Errorf("encoding model: %w", err)
 	}
@@ -100,7 +101,8 @@ func Decode(r io.Reader) (*Model, error) {
 		return nil, modelErr(ErrFeatureCount, "feature count %d does not match this tenon's %d (hash buckets %d vs %d, %d idf weights): retrain the model", f.FeatureCount, FeatureCount, f.HashBuckets, HashBuckets, len(f.IDF))
 	}
 	m := &Model{FeatureSet: f.FeatureSet, HeavyThreshold: f.HeavyThreshold, IDF: f.IDF,
-		Avg: f.Avg, Peak: f.Peak, Heavy: f.Heavy, P90: f.P90, TrainTasks: f.TrainTasks}
+		Avg: f.Avg, Peak: f.Peak, Heavy: f.Heavy, P90: f.P90, TrainTasks: f.TrainTasks,
+		Resident: f.Resident}
 	switch f.Target {
 	case "log1p_mib":
 	case "mib":
@@ -111,13 +113,18 @@ func Decode(r io.Reader) (*Model, error) {
 	if f.FeatureSet != FeatureSetCurrent && f.FeatureSet != FeatureSetStatic {
 		return nil, modelErr(ErrModelFormat, "unknown feature set %q", f.FeatureSet)
 	}
-	if q := f.P90; q != nil && (q.Q <= 0 || q.Q >= 1 || q.Residual < 0 || math.IsNaN(q.Residual)) {
-		return nil, modelErr(ErrModelFormat, "p90: quantile %g with residual %g, want a quantile in (0, 1) and a residual >= 0", q.Q, q.Residual)
-	}
-	for _, fr := range []struct {
+	type namedForest struct {
 		name string
 		f    *Forest
-	}{{"avg", f.Avg}, {"peak", f.Peak}, {"heavy", f.Heavy}} {
+	}
+	forests := []namedForest{{"avg", f.Avg}, {"peak", f.Peak}, {"heavy", f.Heavy}}
+	if q := f.P90; q != nil {
+		if q.Q <= 0 || q.Q >= 1 || q.Residual < 0 || math.IsNaN(q.Residual) {
+			return nil, modelErr(ErrModelFormat, "p90: quantile %g with residual %g, want a quantile in (0, 1) and a residual >= 0", q.Q, q.Residual)
+		}
+		forests = append(forests, namedForest{"p90 scale", q.Scale})
+	}
+	for _, fr := range forests {
 		if fr.f == nil || len(fr.f.Trees) == 0 {
 			return nil, modelErr(ErrModelFormat, "forest %q is missing or empty", fr.name)
 		}

@@ -39,6 +39,9 @@ func TestModelRoundTrip(t *testing.T) {
 	if got.P90 == nil || got.P90.Q != PeakQuantile {
 		t.Errorf("loaded p90 calibration %+v, want quantile %g", got.P90, PeakQuantile)
 	}
+	if got.Resident != m.Resident || m.Resident == 0 {
+		t.Errorf("loaded median sandbox level %d, saved %d (want it known: the examples record it)", got.Resident, m.Resident)
+	}
 	if len(got.TrainTasks) != 30 || !slices.Equal(got.TrainTasks, m.TrainTasks) {
 		t.Errorf("loaded train tasks %v, want the 30 saved %v", got.TrainTasks, m.TrainTasks)
 	}
@@ -91,6 +94,7 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 			tr["feature"].([]any)[0] = 1000
 		}), ErrModelFormat, "splits on feature 1000"},
 		{"unknown target", edit(func(v map[string]any) { v["target"] = "sqrt" }), ErrModelFormat, `unknown target "sqrt"`},
+		{"p90 without its scale", edit(func(v map[string]any) { delete(v["p90"].(map[string]any), "scale") }), ErrModelFormat, `forest "p90 scale" is missing`},
 		{"negative p90 residual", edit(func(v map[string]any) { v["p90"].(map[string]any)["residual"] = -1 }), ErrModelFormat, "p90: quantile 0.9 with residual -1"},
 	}
 	for _, tc := range tests {

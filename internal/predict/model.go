@@ -66,8 +66,14 @@ type Model struct {
 	Avg, Peak      *Forest
 	Heavy          *Forest
 	// P90 calibrates PredP90 (PeakQuantile); nil (fewer than two training
-	// tasks, or a file written before it) makes PredP90 equal PredPeak.
+	// tasks) makes PredP90 equal PredPeak.
 	P90 *Quantile
+	// Resident is the median of the sandbox levels (ActionContext.
+	// ResidentBytes) known in the training examples, 0 when none was:
+	// Predict assumes it for an action whose level is unknown, so that a
+	// model trained on recorded levels and asked by a host that does not
+	// measure them sees a typical level rather than one it never saw.
+	Resident int64
 	// TrainTasks are the workflow ids of the training examples, sorted, so
 	// that an evaluation can keep them out of its test set and fit its
 	// baselines on them.
@@ -98,7 +104,8 @@ func Train(examples []Example, cfg TrainConfig) (*Model, error) {
 		cmds[i] = e.Ctx.Command
 	}
 	m := &Model{FeatureSet: cfg.FeatureSet, Linear: cfg.Linear,
-		HeavyThreshold: cfg.HeavyThreshold, IDF: learnIDF(cmds), TrainTasks: Tasks(examples)}
+		HeavyThreshold: cfg.HeavyThreshold, IDF: learnIDF(cmds), TrainTasks: Tasks(examples),
+		Resident: medianResident(examples)}
 	X := make([][]float64, len(examples))
 	ya := make([]float64, len(examples))
 	yp := make([]float64, len(examples))
@@ -120,6 +127,18 @@ func Train(examples []Example, cfg TrainConfig) (*Model, error) {
 	fc.Seed = cfg.Seed ^ 0x3c6ef372fe94f82a
 	m.Heavy = FitForest(X, yh, allowed, fc)
 	return m, nil
+}
+
+// medianResident is the median of the examples' known sandbox levels, 0
+// when none is known.
+func medianResident(examples []Example) int64 {
+	var v []int64
+	for _, e := range examples {
+		if e.Ctx.ResidentBytes > 0 {
+			v = append(v, e.Ctx.ResidentBytes)
+		}
+	}
+	return median(v)
 }
 
 // Tasks returns the distinct workflow ids of examples, sorted.
@@ -181,6 +200,9 @@ func (m *Model) Name() string { return m.FeatureSet }
 // the action repeats (same class and command skeleton, see Skeleton): the
 // repeat floor.
 func (m *Model) Predict(ctx ActionContext) Descriptor {
+	if ctx.ResidentBytes <= 0 {
+		ctx.ResidentBytes = m.Resident
+	}
 	var buf [FeatureCount]float64
 	x := Features(ctx, m.IDF, buf[:])
 	cls := NormalizeClass(ctx.Class)
@@ -188,7 +210,7 @@ func (m *Model) Predict(ctx ActionContext) Descriptor {
 	peak := m.fromTarget(target)
 	p90 := peak
 	if m.P90 != nil {
-		p90 = max(m.fromTarget(target+m.P90.residual(cls)), peak)
+		p90 = max(m.fromTarget(m.P90.bound(target, x)), peak)
 	}
 	risk := min(max(m.Heavy.Predict(x), 0), 1)
 	if m.FeatureSet == FeatureSetCurrent {

@@ -9,7 +9,8 @@ import (
 
 // synthWorkflows makes workflows whose memory depends on the command (pytest
 // and pip are heavy-ish, builds grow with the workflow's "size") and on the
-// workflow itself (a per-workflow scale that history can learn).
+// workflow itself (a per-workflow scale that history can learn); the
+// sandbox's level before an action grows by 2 MiB an action from 150 MiB.
 func synthWorkflows(n int, seed uint64) []trajectory.Workflow {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	cmds := []struct {
@@ -34,7 +35,8 @@ func synthWorkflows(n int, seed uint64) []trajectory.Workflow {
 			peak := c.base * scale * (0.8 + 0.4*rng.Float64())
 			wf.Actions = append(wf.Actions, trajectory.Action{
 				Wait: 1 + 5*rng.Float64(), Class: c.class, Command: c.cmd,
-				Recorded: &trajectory.Recorded{DurationS: 0.5 + rng.Float64()*10, AvgMiB: peak * 0.6, PeakMiB: peak},
+				Recorded: &trajectory.Recorded{DurationS: 0.5 + rng.Float64()*10, AvgMiB: peak * 0.6, PeakMiB: peak,
+					BeforeMiB: 150 + 2*float64(len(wf.Actions))},
 			})
 		}
 		wfs = append(wfs, wf)

@@ -171,40 +171,55 @@ func (f foldPredictors) Name() string {
 
 func (f foldPredictors) Predict(ctx ActionContext) Descriptor { return f[ctx.WorkflowID].Predict(ctx) }
 
-// TestP90CoverageOnTraces checks on held-out tasks of the real traces that
-// the calibrated upper quantile holds: for five task splits (70/30), the
-// share of held-out peaks at or below PredP90 is near 90 % (the measured
-// range at the commit that added it was 84-93 %), and well above the share
-// at or below the point prediction.
+// TestP90CoverageOnTraces checks on tasks the model never saw that the
+// calibrated upper quantile holds on both real trace sets and across them:
+// for five 70/30 task splits of each set, and trained on all of one set and
+// tested on the other (seeds 1-3), the share of test peaks at or below
+// PredP90 is near 90 % and well above the share at or below the point
+// prediction. The per-class residual quantile this replaced covered 77 % of
+// batch18's peaks when trained on haiku; the scale forest is what holds it
+// there (measured 85.6-95.0 % at the commit that added it).
 func TestP90CoverageOnTraces(t *testing.T) {
-	if _, err := os.Stat(tracesDir); err != nil {
-		t.Skipf("AgentCgroup traces not available at %s: %v", tracesDir, err)
-	}
 	if testing.Short() || raceEnabled {
 		t.Skip("-short or -race: skipping the trace evaluation (pure computation, run it without -race)")
 	}
-	wfs, _, err := agentcgroup.Import(tracesDir)
-	if err != nil {
-		t.Fatal(err)
+	haiku := loadTraceExamples(t, tracesDir)
+	batch := loadTraceExamples(t, batchDir)
+	type split struct {
+		name        string
+		train, test []Example
+		seed        uint64
 	}
-	all := ExamplesFromWorkflows(wfs)
+	var splits []split
 	for seed := uint64(1); seed <= 5; seed++ {
-		train, test := SplitByTask(all, 0.3, seed)
-		m, err := Train(train, TrainConfig{Seed: seed})
+		for _, set := range []struct {
+			name string
+			ex   []Example
+		}{{"haiku", haiku}, {"batch18", batch}} {
+			train, test := SplitByTask(set.ex, 0.3, seed)
+			splits = append(splits, split{fmt.Sprintf("%s split %d", set.name, seed), train, test, seed})
+		}
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		splits = append(splits, split{fmt.Sprintf("haiku -> batch18 seed %d", seed), haiku, batch, seed},
+			split{fmt.Sprintf("batch18 -> haiku seed %d", seed), batch, haiku, seed})
+	}
+	for _, sp := range splits {
+		m, err := Train(sp.train, TrainConfig{Seed: sp.seed})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := Score([]Predictor{m}, test, ScoreConfig{})
+		s := Score([]Predictor{m}, sp.test, ScoreConfig{})
 		var point int
-		for _, e := range test {
+		for _, e := range sp.test {
 			if e.PeakBytes <= m.Predict(e.Ctx).PredPeak {
 				point++
 			}
 		}
-		cov, pcov := s.P90Coverage[0], percent(point, len(test))
-		t.Logf("seed %d: %d held-out actions, %.1f %% at or below PredP90, %.1f %% at or below PredPeak", seed, len(test), cov, pcov)
-		if cov < 80 || cov > 97 || cov < pcov+15 {
-			t.Errorf("seed %d: PredP90 covers %.1f %% of held-out peaks (point %.1f %%), want 80-97 and 15 points above the point prediction", seed, cov, pcov)
+		cov, pcov := s.P90Coverage[0], percent(point, len(sp.test))
+		t.Logf("%s: %d test actions, %.1f %% at or below PredP90, %.1f %% at or below PredPeak", sp.name, len(sp.test), cov, pcov)
+		if cov < 83 || cov > 97 || cov < pcov+15 {
+			t.Errorf("%s: PredP90 covers %.1f %% of the test peaks (point %.1f %%), want 83-97 and 15 points above the point prediction", sp.name, cov, pcov)
 		}
 	}
 }

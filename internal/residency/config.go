@@ -13,8 +13,9 @@ type Config struct {
 	// StateDir holds blobs (StateDir/blobs) and staging directories
 	// (StateDir/staging). Required.
 	StateDir string
-	// LifecycleLimit bounds concurrent create/teardown/rematerialization
-	// operations; default 2 (seed 000 Figure 16).
+	// LifecycleLimit bounds concurrent teardown, rematerialization,
+	// page-out and page-in operations; default 2 (seed 000 Figure 16).
+	// First sandboxes (creates) take no slot.
 	LifecycleLimit int
 	// MaxRematAttempts bounds rematerialization tries per Ensure; default 4.
 	MaxRematAttempts int

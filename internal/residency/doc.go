@@ -40,9 +40,11 @@
 //     bringing it back; in yellow and red every one that can be; a first
 //     sandbox is created under the same rule as a rematerialization, never
 //     in red), the lifecycle concurrency limit (Config.LifecycleLimit slots,
-//     slots.go: a freed slot goes to a waiting teardown or page-out before
-//     any create, rematerialization or page-in, so reclaim is never queued
-//     behind a burst of agent starts), the "always resident" ablation,
+//     slots.go; a first sandbox's creation takes none: under pressure a
+//     freed slot goes to a waiting teardown or page-out before any
+//     rematerialization or page-in, in green in turn with them, and a
+//     reclaim whose turn came is decided again and dropped when residency
+//     would no longer choose it), the "always resident" ablation,
 //     metrics and events, and crash recovery (Manager.Recover).
 //
 // It talks to sandboxes only through the Host interface and to disk only

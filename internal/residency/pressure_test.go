@@ -3,6 +3,7 @@ package residency
 import (
 	"context"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -293,5 +294,112 @@ func TestLifecycleLimit(t *testing.T) {
 	}
 	if mt := e.m.Metrics(); mt.Teardowns != 4 {
 		t.Errorf("teardowns = %d, want 4", mt.Teardowns)
+	}
+}
+
+// TestStaleReclaimDropped: reclaims decided in red wait for the one
+// lifecycle slot; once the first teardown brought pressure back to green
+// with memory plentiful, the others are decided again when their turn
+// comes and dropped: they no longer free anything that is needed.
+func TestStaleReclaimDropped(t *testing.T) {
+	var free atomic.Value
+	free.Store(0.1)
+	var e *env
+	e = newEnv(t, func(c *Config) {
+		c.LifecycleLimit = 1
+		c.Free = func() float64 { return free.Load().(float64) }
+	})
+	e.host.destroyErr = func(string) error {
+		e.press.Store(int32(Green))
+		free.Store(0.8)
+		return nil
+	}
+	idleAgents(t, e, map[string]int64{"a": 100 << 20, "b": 300 << 20, "c": 200 << 20})
+	e.press.Store(int32(Red))
+	if ds := e.m.Tick(); len(ds) != 3 {
+		t.Fatalf("red: decided %v, want all three", ds)
+	}
+	e.m.Wait()
+	if mt := e.m.Metrics(); mt.Teardowns != 1 || mt.ReclaimsDropped != 2 || e.host.live() != 2 {
+		t.Errorf("teardowns %d, dropped %d, live %d; want 1, 2, 2 (metrics %+v)", mt.Teardowns, mt.ReclaimsDropped, e.host.live(), mt)
+	}
+}
+
+// TestGreenReclaimWaitsItsTurn: a reclaim decided in green only amortizes
+// an idle sandbox's wait; it takes a lifecycle slot in turn with
+// rematerializations, not before an agent's sandbox that was already
+// waiting for one.
+func TestGreenReclaimWaitsItsTurn(t *testing.T) { synctest.Test(t, testGreenReclaimWaitsItsTurn) }
+
+func testGreenReclaimWaitsItsTurn(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.LifecycleLimit = 1
+		c.Free = func() float64 { return 0.1 }
+		c.TeardownCostPrior = time.Second
+		c.RematCostPrior = time.Second
+	})
+	ctx := t.Context()
+	for _, a := range []string{"long", "next"} {
+		if _, err := e.m.Ensure(ctx, info(a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.m.Boundary(ctx, "next", clean)
+	if err := e.m.Teardown(ctx, "next"); err != nil {
+		t.Fatal(err)
+	}
+	b := clean
+	b.PredictedWait = time.Hour
+	e.m.Boundary(ctx, "long", b)
+	var mu sync.Mutex
+	var order []string
+	e.host.createErr = func(_ int, spec Spec) error {
+		mu.Lock()
+		order = append(order, "rematerialize "+spec.AgentID)
+		mu.Unlock()
+		return nil
+	}
+	e.host.destroyErr = func(string) error {
+		mu.Lock()
+		order = append(order, "teardown")
+		mu.Unlock()
+		return nil
+	}
+	if err := e.m.acquire(ctx, prioRestore); err != nil { // the one slot is busy
+		t.Fatal(err)
+	}
+	go func() {
+		if _, err := e.m.Ensure(ctx, info("next")); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitWaiters(t, e.m.lifecycle, prioRestore, 1)
+	if ds := e.m.Tick(); len(ds) != 1 || ds[0].ID != "long" {
+		t.Fatalf("green, long wait: decided %v, want long's teardown", ds)
+	}
+	synctest.Wait()
+	e.m.release()
+	e.m.Wait()
+	synctest.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"rematerialize next", "teardown"}
+	if !reflect.DeepEqual(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+}
+
+// TestCreateTakesNoSlot: an agent's first sandbox is created while every
+// lifecycle slot is busy (agent pacing bounds agent starts, not the slots).
+func TestCreateTakesNoSlot(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.LifecycleLimit = 1 })
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := e.m.acquire(ctx, prioRestore); err != nil {
+		t.Fatal(err)
+	}
+	defer e.m.release()
+	if _, err := e.m.Ensure(ctx, info("a")); err != nil {
+		t.Fatalf("first sandbox with the only slot busy: %v", err)
 	}
 }

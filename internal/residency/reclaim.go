@@ -2,7 +2,9 @@ package residency
 
 import (
 	"context"
+	"time"
 
+	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/policy"
 )
 
@@ -28,29 +30,25 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		if !a.mu.TryLock() {
 			continue
 		}
-		stalled := m.stalledFor(a, now)
-		if a.state == stateResident && (!a.busy && a.haveVerdict || stalled > 0) && !m.isPending(a) {
-			ws := a.workingSet // measured at the boundary
-			if stalled > 0 && !a.pagedOut {
-				// Mid-action (waiting for admission or frozen by the
-				// gate): what it holds now.
-				if cur, err := m.host.WorkingSet(m.bg, a.sandbox); err == nil {
-					ws = cur
-				}
+		if !m.isPending(a) {
+			if is, ok := m.idleOf(a, now, tdc, rmc, ratio); ok {
+				idle = append(idle, is)
 			}
-			is := policy.IdleSandbox{
-				ID: a.info.ID, WorkingSet: ws, Restartable: a.verdict.Restartable,
-				IdleSince: a.idleSince, PredictedWait: a.wait, TeardownCost: tdc, RematCost: rmc,
-				PagedOut: a.pagedOut, PageFrees: pageFrees(ws, ratio), PageInCost: m.pageInCost(ws),
-				Stalled: stalled,
-			}
-			idle = append(idle, is)
 		}
 		a.mu.Unlock()
 	}
-	ds := policy.DecideReclaim(now, m.cfg.Pressure(), m.cfg.Free(), idle, m.cfg.Policy)
+	pressure := m.cfg.Pressure()
+	ds := policy.DecideReclaim(now, pressure, m.cfg.Free(), idle, m.cfg.Policy)
 	if len(ds) == 0 {
 		return nil
+	}
+	// Under pressure a reclaim takes the next free lifecycle slot before
+	// any create, rematerialization or page-in; in green it is not urgent
+	// and waits its turn behind them, so an agent's next sandbox is not
+	// held up by reclaims that only amortize.
+	prio := prioReclaim
+	if pressure == gate.Green {
+		prio = prioRestore
 	}
 	type job struct {
 		a    *agent
@@ -73,7 +71,7 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 	go func() {
 		defer m.wg.Done()
 		for _, j := range queue {
-			if err := m.acquire(m.bg, prioReclaim); err != nil {
+			if err := m.acquire(m.bg, prio); err != nil {
 				m.clearPending(j.a)
 				continue
 			}
@@ -89,16 +87,55 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 	return ds
 }
 
+// idleOf is agent a as policy.DecideReclaim sees it (a.mu held); ok is
+// false when a is not a candidate (not resident, or busy with an action
+// that has not stalled).
+func (m *Manager) idleOf(a *agent, now time.Time, tdc, rmc time.Duration, ratio float64) (policy.IdleSandbox, bool) {
+	stalled := m.stalledFor(a, now)
+	if a.state != stateResident || !(!a.busy && a.haveVerdict || stalled > 0) {
+		return policy.IdleSandbox{}, false
+	}
+	ws := a.workingSet // measured at the boundary
+	if stalled > 0 && !a.pagedOut {
+		// Mid-action (waiting for admission or frozen by the gate): what
+		// it holds now.
+		if cur, err := m.host.WorkingSet(m.bg, a.sandbox); err == nil {
+			ws = cur
+		}
+	}
+	return policy.IdleSandbox{
+		ID: a.info.ID, WorkingSet: ws, Restartable: a.verdict.Restartable,
+		IdleSince: a.idleSince, PredictedWait: a.wait, TeardownCost: tdc, RematCost: rmc,
+		PagedOut: a.pagedOut, PageFrees: pageFrees(ws, ratio), PageInCost: m.pageInCost(ws),
+		Stalled: stalled,
+	}, true
+}
+
 // reclaimOne tears down or pages out an idle sandbox unless its agent
-// moved on.
+// moved on or, now that its turn for a lifecycle slot came, residency
+// would no longer reclaim it (pressure fell, its wait is nearly over):
+// the decision is taken again for it alone, with the pressure and free
+// memory of now.
 func (m *Manager) reclaimOne(a *agent, kind policy.ReclaimKind) {
 	if !a.mu.TryLock() {
 		return // Ensure or another lifecycle operation holds it: not idle
 	}
 	defer a.mu.Unlock()
-	if a.state != stateResident || a.busy && (m.stalledFor(a, m.cfg.Clock.Now()) == 0 || kind != policy.ReclaimPageOut) {
+	now := m.cfg.Clock.Now()
+	if a.state != stateResident || a.busy && (m.stalledFor(a, now) == 0 || kind != policy.ReclaimPageOut) {
 		return // moved on; a stalled action's sandbox is only paged out
 	}
+	tdc, rmc := m.Costs()
+	is, ok := m.idleOf(a, now, tdc, rmc, m.compressionRatio())
+	var again []policy.ReclaimDecision
+	if ok {
+		again = policy.DecideReclaim(now, m.cfg.Pressure(), m.cfg.Free(), []policy.IdleSandbox{is}, m.cfg.Policy)
+	}
+	if len(again) == 0 {
+		m.metrics.update(func(x *Metrics) { x.ReclaimsDropped++ })
+		return
+	}
+	kind = again[0].Kind
 	// Failures are logged and counted; the sandbox stays resident.
 	if kind == policy.ReclaimPageOut {
 		_ = m.pageOutLocked(m.bg, a)

@@ -11,8 +11,8 @@ type slotPriority int
 const (
 	// prioReclaim is a teardown or page-out: it frees memory.
 	prioReclaim slotPriority = iota
-	// prioRestore is a create, rematerialization or page-in: it takes
-	// memory.
+	// prioRestore is a rematerialization or page-in (it takes memory),
+	// or a reclaim decided in green (not urgent).
 	prioRestore
 	numPriorities
 )

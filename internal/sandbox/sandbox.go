@@ -104,6 +104,14 @@ type Stats struct {
 	Blocked int
 }
 
+// MemoryReader is the optional interface of a backend that reads a
+// sandbox's memory (Stats.Memory) alone, cheaper than Stats: the read on
+// admission's path, which otherwise reads every Stats field of every
+// admitted action's sandbox. Callers check for it with a type assertion.
+type MemoryReader interface {
+	Memory(ctx context.Context, id string) (int64, error)
+}
+
 // ImageResolver is the optional interface of a backend that keeps images
 // of its own (the process backend with an image store). ResolveImage
 // returns the reference that names an image for good ("" and "host" as

@@ -61,6 +61,10 @@ type Recorded struct {
 	DurationS float64 `json:"duration_s"`
 	AvgMiB    float64 `json:"avg_mib"`  // average memory above the level before the action
 	PeakMiB   float64 `json:"peak_mib"` // peak memory above the level before the action
+	// BeforeMiB is what the sandbox held just before the action (its whole
+	// memory usage, the level AvgMiB and PeakMiB are measured above); 0:
+	// not recorded.
+	BeforeMiB float64 `json:"before_mib,omitempty"`
 }
 
 // FileEdit is an agent's file edit, applied in the sandbox's workspace by

@@ -79,7 +79,7 @@ func (a Action) validate(p string) error {
 		for _, f := range []struct {
 			name string
 			v    float64
-		}{{"duration_s", r.DurationS}, {"avg_mib", r.AvgMiB}, {"peak_mib", r.PeakMiB}} {
+		}{{"duration_s", r.DurationS}, {"avg_mib", r.AvgMiB}, {"peak_mib", r.PeakMiB}, {"before_mib", r.BeforeMiB}} {
 			if err := nonNeg(p+".recorded."+f.name, f.v); err != nil {
 				return err
 			}

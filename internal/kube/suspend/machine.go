@@ -175,6 +175,13 @@ func (m *Machine) Ready(id string, now time.Time) {
 	}
 }
 
+// Suspended reports whether the agent's Sandbox is suspended or being
+// suspended (a resume not yet decided): its pod going is tenon's doing.
+func (m *Machine) Suspended(id string) bool {
+	a, ok := m.agents[id]
+	return ok && (a.mode == suspending || a.mode == suspended)
+}
+
 // Costs returns the current suspend and resume cost estimates.
 func (m *Machine) Costs() (suspend, resume time.Duration) { return m.suspendCost, m.resumeCost }
 

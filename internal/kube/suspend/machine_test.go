@@ -124,3 +124,31 @@ func TestNeededAgentIsNotSuspended(t *testing.T) {
 		t.Errorf("Tick after Forget = %v", actions(got))
 	}
 }
+
+// Suspended is true from the suspend decision until the resume is decided:
+// the node agent takes a pod going in that window as tenon's doing.
+func TestSuspendedFromDecisionToResume(t *testing.T) {
+	m := New(Config{})
+	m.Track("ns/a", false)
+	m.Idle("ns/a", t0, Idle{WorkingSet: 1 << 30, Restartable: true})
+	if m.Suspended("ns/a") || m.Suspended("ns/unknown") {
+		t.Fatal("Suspended before any decision")
+	}
+	if got := actions(m.Tick(t0, gate.Red)); !slices.Equal(got, []string{"suspend ns/a"}) {
+		t.Fatalf("Tick = %v", got)
+	}
+	if !m.Suspended("ns/a") {
+		t.Error("not Suspended while the suspend is applied")
+	}
+	m.Applied("ns/a", Suspend, t0, nil)
+	m.Needed("ns/a")
+	if !m.Suspended("ns/a") {
+		t.Error("not Suspended while the resume waits for the pressure")
+	}
+	if got := actions(m.Tick(t0, gate.Green)); !slices.Equal(got, []string{"resume ns/a"}) {
+		t.Fatalf("Tick = %v", got)
+	}
+	if m.Suspended("ns/a") {
+		t.Error("Suspended after the resume was decided")
+	}
+}

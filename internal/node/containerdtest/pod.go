@@ -2,6 +2,7 @@ package containerdtest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -50,6 +51,16 @@ type Container struct {
 // RunContainer creates and starts c in pod and returns its id.
 func (d *Daemon) RunContainer(ctx context.Context, t *testing.T, pod string, podCfg *cri.PodSandboxConfig, c Container) string {
 	t.Helper()
+	id, err := d.StartContainer(ctx, pod, podCfg, c)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, d.Log())
+	}
+	return id
+}
+
+// StartContainer is RunContainer returning its error, for goroutines
+// other than the test's.
+func (d *Daemon) StartContainer(ctx context.Context, pod string, podCfg *cri.PodSandboxConfig, c Container) (string, error) {
 	cfg := &cri.ContainerConfig{
 		Metadata: &cri.ContainerMetadata{Name: c.Name},
 		Image:    &cri.ImageSpec{Image: c.Image},
@@ -65,12 +76,12 @@ func (d *Daemon) RunContainer(ctx context.Context, t *testing.T, pod string, pod
 	}
 	r, err := d.Runtime.CreateContainer(ctx, &cri.CreateContainerRequest{PodSandboxId: pod, Config: cfg, SandboxConfig: podCfg})
 	if err != nil {
-		t.Fatalf("CreateContainer %s: %v\n%s", c.Name, err, d.Log())
+		return "", fmt.Errorf("CreateContainer %s: %w", c.Name, err)
 	}
 	if _, err := d.Runtime.StartContainer(ctx, &cri.StartContainerRequest{ContainerId: r.ContainerId}); err != nil {
-		t.Fatalf("StartContainer %s: %v\n%s", c.Name, err, d.Log())
+		return "", fmt.Errorf("StartContainer %s: %w", c.Name, err)
 	}
-	return r.ContainerId
+	return r.ContainerId, nil
 }
 
 // ContainerLog is what container name of pod wrote so far (CRI log format).

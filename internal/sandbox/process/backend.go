@@ -227,6 +227,20 @@ func (b *Backend) Stats(ctx context.Context, id string) (sandbox.Stats, error) {
 	return st, nil
 }
 
+// Memory is Stats' Memory alone (sandbox.MemoryReader): the group's usage
+// plus its swapped memory.
+func (b *Backend) Memory(_ context.Context, id string) (int64, error) {
+	bx, err := b.get(id)
+	if err != nil {
+		return 0, err
+	}
+	v, err := bx.group.Charged()
+	if err != nil {
+		return 0, fmt.Errorf("memory of sandbox %s: %w", id, err)
+	}
+	return v, nil
+}
+
 // Destroy kills the sandbox's processes and removes its cgroup and files.
 // The workspace is removed only when the backend made it (Spec.Workspace
 // empty). Destroying an unknown id is not an error.

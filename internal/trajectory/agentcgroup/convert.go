@@ -26,7 +26,8 @@ const (
 //     call's window is S[lo..hi] — the samples inside the call widened to the
 //     nearest sample on each side, so a call shorter than the sampling period
 //     still sees the sample before and after it;
-//   - before = S[lo], the level just before the call; after = S[hi];
+//   - before = S[lo], the level just before the call (recorded as
+//     before_mib: what the sandbox held); after = S[hi];
 //   - recorded peak = max(window) - before, avg = mean(window) - before,
 //     both floored at 0; duration = end - start;
 //   - wait = start - previous call's end (for the first call: start - first
@@ -102,12 +103,13 @@ func Convert(id, image string, samples []Sample, calls []Call) trajectory.Workfl
 			m.FilesMiB = kept
 		}
 		w.Actions = append(w.Actions, trajectory.Action{
-			Wait:     r3(math.Max(0, start-prevEnd)),
-			Class:    class,
-			Command:  truncate(cmd, MaxCommandBytes),
-			Mem:      m,
-			Hints:    trajectory.Hints{Background: bg},
-			Recorded: &trajectory.Recorded{DurationS: r3(dur), AvgMiB: r1(recAvg), PeakMiB: r1(recPeak)},
+			Wait:    r3(math.Max(0, start-prevEnd)),
+			Class:   class,
+			Command: truncate(cmd, MaxCommandBytes),
+			Mem:     m,
+			Hints:   trajectory.Hints{Background: bg},
+			Recorded: &trajectory.Recorded{DurationS: r3(dur), AvgMiB: r1(recAvg), PeakMiB: r1(recPeak),
+				BeforeMiB: r1(before)},
 		})
 		prevEnd = end
 	}

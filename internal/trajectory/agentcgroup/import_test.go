@@ -45,6 +45,7 @@ type wantAction struct {
 	class              string
 	wait, dur          float64
 	peak, avg, retain  float64
+	before             float64 // what the container held before the call
 	background, hintBG bool
 }
 
@@ -56,18 +57,18 @@ func TestImportRules(t *testing.T) {
 	}{
 		// alpha samples (MiB): 100, 100 (as 104.8576MB), 150, 300, [stopped, dropped], 120, 128 (0.125GiB), 128 (131072KiB), 130
 		{0, []wantAction{
-			{name: "short call widened to samples 0 and 1; first wait from first sample", class: "read", wait: 0.5, dur: 0.1},
-			{name: "window 100,150,300,120 against level 100; retains 20 as files (no process evidence)", class: "test", wait: 0.9, dur: 2, peak: 200, avg: 67.5, retain: 20},
-			{name: "level before is the sample at +5 (120); floor rises to 28", class: "edit", wait: 1.7, dur: 0.1, peak: 8, avg: 4, retain: 8},
-			{name: "install with run_in_background: a process holds what it retains", class: "install", wait: 1.7, dur: 0.5, peak: 2, avg: 1, retain: 2, background: true, hintBG: true},
-			{name: "overlapping call waits 0", class: "search", wait: 0, dur: 0.05, peak: 2, avg: 1},
-			{name: "other tools lowercased; window is samples +7 and +8", class: "todowrite", wait: 0.15, dur: 0.1, peak: 2, avg: 1},
+			{name: "short call widened to samples 0 and 1; first wait from first sample", class: "read", wait: 0.5, dur: 0.1, before: 100},
+			{name: "window 100,150,300,120 against level 100; retains 20 as files (no process evidence)", class: "test", wait: 0.9, dur: 2, peak: 200, avg: 67.5, retain: 20, before: 100},
+			{name: "level before is the sample at +5 (120); floor rises to 28", class: "edit", wait: 1.7, dur: 0.1, peak: 8, avg: 4, retain: 8, before: 120},
+			{name: "install with run_in_background: a process holds what it retains", class: "install", wait: 1.7, dur: 0.5, peak: 2, avg: 1, retain: 2, background: true, hintBG: true, before: 128},
+			{name: "overlapping call waits 0", class: "search", wait: 0, dur: 0.05, peak: 2, avg: 1, before: 128},
+			{name: "other tools lowercased; window is samples +7 and +8", class: "todowrite", wait: 0.15, dur: 0.1, peak: 2, avg: 1, before: 128},
 		}},
 		// gamma samples (MiB): 200, 400, 200, 250, 250
 		{1, []wantAction{
-			{name: "peak falls back: no retention", class: "build", wait: 0.5, dur: 1, peak: 200, avg: 66.7},
-			{name: "floor rises 50 above the first level; the command has a lone &: a process holds it", class: "bash", wait: 1, dur: 0.1, peak: 50, avg: 25, retain: 50, background: true, hintBG: true},
-			{name: "flat", class: "run", wait: 0.6, dur: 0.1},
+			{name: "peak falls back: no retention", class: "build", wait: 0.5, dur: 1, peak: 200, avg: 66.7, before: 200},
+			{name: "floor rises 50 above the first level; the command has a lone &: a process holds it", class: "bash", wait: 1, dur: 0.1, peak: 50, avg: 25, retain: 50, background: true, hintBG: true, before: 200},
+			{name: "flat", class: "run", wait: 0.6, dur: 0.1, before: 250},
 		}},
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 0.051 }
@@ -88,9 +89,9 @@ func TestImportRules(t *testing.T) {
 				}
 				if a.Class != want.class || !near(a.Wait, want.wait) || !near(r.DurationS, want.dur) ||
 					!near(r.PeakMiB, want.peak) || !near(r.AvgMiB, want.avg) || !near(m.RetainMiB, process) || !near(m.FilesMiB, files) ||
-					m.Background != want.background || a.Hints.Background != want.hintBG {
-					t.Errorf("action %d = class %s wait %g dur %g peak %g avg %g retain %g files %g bg %v hint %v; want %+v",
-						i, a.Class, a.Wait, r.DurationS, r.PeakMiB, r.AvgMiB, m.RetainMiB, m.FilesMiB, m.Background, a.Hints.Background, want)
+					m.Background != want.background || a.Hints.Background != want.hintBG || !near(r.BeforeMiB, want.before) {
+					t.Errorf("action %d = class %s wait %g dur %g peak %g avg %g retain %g files %g bg %v hint %v before %g; want %+v",
+						i, a.Class, a.Wait, r.DurationS, r.PeakMiB, r.AvgMiB, m.RetainMiB, m.FilesMiB, m.Background, a.Hints.Background, r.BeforeMiB, want)
 				}
 				if wantPeak := math.Max(1, math.Max(want.peak, want.retain)); !near(m.PeakMiB, wantPeak) {
 					t.Errorf("mem.peak_mib = %g, want %g", m.PeakMiB, wantPeak)

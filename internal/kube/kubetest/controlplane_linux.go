@@ -1,14 +1,12 @@
-package kube
+package kubetest
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,25 +16,25 @@ import (
 	"time"
 )
 
-// The control plane the end-to-end test runs against, as
+// The control plane the end-to-end tests run against, as
 // tools/kube/install.sh puts it into the cache.
 const (
-	kubeVersion = "v1.37.2"
-	sandboxCRD  = "agents.x-k8s.io_sandboxes.yaml" // agent-sandbox v0.5.6's, in assets/crds
+	Version    = "v1.37.2"
+	SandboxCRD = "agents.x-k8s.io_sandboxes.yaml" // agent-sandbox v0.5.6's, in assets/crds
 )
 
 // Tokens of the API server's static token file: the admin stands for the
 // cluster's operators, agent-sandbox's controller and the kubelet; the
-// node agent has only the RBAC of testdata/clusterrole.yaml.
+// node agent (user NodeUser) has only the RBAC the test binds to it.
 const (
 	adminToken = "tenon-e2e-admin"
 	nodeToken  = "tenon-e2e-node"
-	nodeUser   = "tenon-node"
+	NodeUser   = "tenon-node"
 )
 
-// kubeAssets returns the directory with kube-apiserver, etcd and the CRDs,
+// Assets returns the directory with kube-apiserver, etcd and the CRDs,
 // or skips (fails under TENON_KUBE=require, as in CI) when they are absent.
-func kubeAssets(t *testing.T) string {
+func Assets(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("TENON_KUBE_ASSETS")
 	if dir == "" {
@@ -44,11 +42,11 @@ func kubeAssets(t *testing.T) string {
 		if err != nil {
 			t.Skipf("no home directory for the kube assets cache: %v", err)
 		}
-		dir = filepath.Join(home, ".cache", "tenon", "kube", kubeVersion)
+		dir = filepath.Join(home, ".cache", "tenon", "kube", Version)
 	}
-	for _, f := range []string{"kube-apiserver", "etcd", "agent-sandbox-controller", filepath.Join("crds", sandboxCRD)} {
+	for _, f := range []string{"kube-apiserver", "etcd", "agent-sandbox-controller", filepath.Join("crds", SandboxCRD)} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			msg := fmt.Sprintf("no %s in %s (kube-apiserver %s, etcd 3.5.16, agent-sandbox v0.5.6's controller and CRD): run tools/kube/install.sh", f, dir, kubeVersion)
+			msg := fmt.Sprintf("no %s in %s (kube-apiserver %s, etcd 3.5.16, agent-sandbox v0.5.6's controller and CRD): run tools/kube/install.sh", f, dir, Version)
 			if os.Getenv("TENON_KUBE") == "require" {
 				t.Fatal(msg)
 			}
@@ -58,11 +56,13 @@ func kubeAssets(t *testing.T) string {
 	return dir
 }
 
-// controlPlane is an etcd and a kube-apiserver on loopback.
-type controlPlane struct {
-	Server, CAFile  string
-	Admin, NodeUser Config
-	Started         time.Duration // from starting etcd to the API server ready
+// ControlPlane is an etcd and a kube-apiserver on loopback.
+type ControlPlane struct {
+	Server, CAFile string
+	// AdminTokenFile and NodeTokenFile hold the admin's and the node
+	// agent's (NodeUser's) bearer tokens.
+	AdminTokenFile, NodeTokenFile string
+	Started                       time.Duration // from starting etcd to the API server ready
 }
 
 // freePorts returns n distinct loopback ports free a moment ago.
@@ -121,9 +121,9 @@ func writeFile(t *testing.T, path string, b []byte) {
 	}
 }
 
-// startControlPlane starts etcd and kube-apiserver (RBAC on, static
+// StartControlPlane starts etcd and kube-apiserver (RBAC on, static
 // tokens) and waits until the API server is ready.
-func startControlPlane(t *testing.T, assets string) *controlPlane {
+func StartControlPlane(t *testing.T, assets string) *ControlPlane {
 	t.Helper()
 	dir := t.TempDir()
 	begin := time.Now()
@@ -146,7 +146,7 @@ func startControlPlane(t *testing.T, assets string) *controlPlane {
 	}
 	writeFile(t, filepath.Join(dir, "sa.key"), pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
 	writeFile(t, filepath.Join(dir, "sa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
-	writeFile(t, filepath.Join(dir, "tokens.csv"), []byte(adminToken+",admin,admin-uid,\"system:masters\"\n"+nodeToken+","+nodeUser+",node-uid\n"))
+	writeFile(t, filepath.Join(dir, "tokens.csv"), []byte(adminToken+",admin,admin-uid,\"system:masters\"\n"+nodeToken+","+NodeUser+",node-uid\n"))
 	writeFile(t, filepath.Join(dir, "admin.token"), []byte(adminToken))
 	writeFile(t, filepath.Join(dir, "node.token"), []byte(nodeToken))
 	certs := filepath.Join(dir, "certs")
@@ -160,9 +160,8 @@ func startControlPlane(t *testing.T, assets string) *controlPlane {
 		"--service-cluster-ip-range=10.0.0.0/24", "--disable-admission-plugins=ServiceAccount",
 		"--allow-privileged=true", "--endpoint-reconciler-type=none")
 
-	cp := &controlPlane{Server: fmt.Sprintf("https://127.0.0.1:%d", secure), CAFile: filepath.Join(certs, "apiserver.crt")}
-	cp.Admin = Config{Server: cp.Server, CAFile: cp.CAFile, TokenFile: filepath.Join(dir, "admin.token")}
-	cp.NodeUser = Config{Server: cp.Server, CAFile: cp.CAFile, TokenFile: filepath.Join(dir, "node.token")}
+	cp := &ControlPlane{Server: fmt.Sprintf("https://127.0.0.1:%d", secure), CAFile: filepath.Join(certs, "apiserver.crt"),
+		AdminTokenFile: filepath.Join(dir, "admin.token"), NodeTokenFile: filepath.Join(dir, "node.token")}
 	deadline := time.Now().Add(2 * time.Minute) // a loaded 2-core machine
 	var last error
 	for time.Now().Before(deadline) {
@@ -175,12 +174,7 @@ func startControlPlane(t *testing.T, assets string) *controlPlane {
 			last = err
 			continue
 		}
-		c, err := NewClient(cp.Admin)
-		if err != nil {
-			last = err
-			continue
-		}
-		if last = c.do(context.Background(), http.MethodGet, "/readyz", "", nil, nil); last == nil {
+		if last = NewAdmin(t, cp).Get("/readyz", nil); last == nil {
 			cp.Started = time.Since(begin)
 			return cp
 		}

@@ -1,0 +1,38 @@
+package live
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/gate"
+	"github.com/tenon-dev/tenon/internal/residency"
+)
+
+// views holds what the residency manager reads from the adapter on an
+// agent's path (every action boundary) without waiting for p.mu: the
+// machine's pressure and free share as of its last sample, published by
+// the gate loop after each Sample (the only step that changes them), and
+// the run's event sink. The admission and gate loops hold p.mu while they
+// observe and decide; a boundary that queued behind them delayed its
+// agent's next model wait (on the real traces at 1 GiB, live: 0.2 s per
+// action, a tenth of the run's summed workflow latency).
+type views struct {
+	pressure atomic.Int64
+	free     atomic.Uint64 // math.Float64bits of the free share
+	emit     atomic.Pointer[func(controller.Event)]
+}
+
+// publish records the machine's pressure and free share (p.mu held).
+func (p *Policy) publish() {
+	p.views.pressure.Store(int64(p.m.Pressure()))
+	p.views.free.Store(math.Float64bits(p.m.FreeShare()))
+}
+
+// Pressure is the machine's pressure (the gate's Q(t)) at its last sample,
+// for a residency manager or the node agent's Sandbox suspends.
+func (p *Policy) Pressure() residency.Pressure { return gate.Pressure(p.views.pressure.Load()) }
+
+// freeShare is the machine's FreeShare at its last sample, for the
+// residency manager.
+func (p *Policy) freeShare() float64 { return math.Float64frombits(p.views.free.Load()) }
