@@ -213,7 +213,7 @@
 // v1's is; where the driver restarts preempted attempts (the replay) a
 // deadlock under either is ended by preempting the youngest stuck attempt
 // (internal/policy, hold_preempt.go), not by the OOM killer: in the VM
-// suite the gate alone then lost no workflow in 8 runs, against 7 of 11
+// suite the gate alone then lost no workflow in 16 runs, against 7 of 11
 // before (bench/results/gate-hold-v2.md).
 //
 // # Enforcement

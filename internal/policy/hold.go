@@ -54,7 +54,7 @@ import (
 // together in 256 MiB, all mid-ramp at the limit, leave nothing to wait
 // for. With the preemption (hold_preempt.go), which ends such a deadlock
 // by restarting the youngest stuck attempt instead of releasing, it lost
-// none in 8 (bench/results/gate-hold-v2.md), so the hosts arm the v2 hold
+// none in 16 (bench/results/gate-hold-v2.md), so the hosts arm the v2 hold
 // as they arm v1's. In the simulator on the real traces (tenon sim
 // --cgroup v2) the hold cuts kills against no hold at every budget.
 

@@ -31,7 +31,7 @@ var (
 // hold_preempt.go). The hold=off policy parameter turns it off. On v2 it
 // was off by default until the preemption: in the VM suite the gate alone
 // lost a workflow in 7 of 11 runs with it, each after a release with every
-// sandbox mid-ramp at the limit; with the preemption in none of 8
+// sandbox mid-ramp at the limit; with the preemption in none of 16
 // (bench/results/gate-hold-v2.md).
 func (d CgroupDomain) SetOOMHold(on bool) error { return d.Domain.SetOOMHold(on) }
 
