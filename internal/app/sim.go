@@ -61,13 +61,16 @@ type SimConfig struct {
 
 // SimHold is what the domain's OOM hold did in one simulated run.
 type SimHold struct {
-	Policy   string  `json:"policy"`
-	Holds    int     `json:"holds"`    // waits under the hold that began
-	Resolved int     `json:"resolved"` // ended with memory freed, no kill
-	Released int     `json:"released"` // released to the OOM killer after the timeout
-	HeldS    float64 `json:"held_s"`   // total time under OOM, seconds
-	Waits    int     `json:"waits"`    // sandboxes that waited for memory
-	Froze    int     `json:"froze"`    // sandboxes the freezing hold froze (cgroup v2)
+	Policy   string `json:"policy"`
+	Holds    int    `json:"holds"`    // waits under the hold that began
+	Resolved int    `json:"resolved"` // ended with memory freed, no kill
+	Released int    `json:"released"` // released to the OOM killer after the timeout
+	// Preempted counts the actions the hold preempted to end a deadlock
+	// (their attempts restarted, not charged a retry).
+	Preempted int     `json:"preempted"`
+	HeldS     float64 `json:"held_s"` // total time under OOM, seconds
+	Waits     int     `json:"waits"`  // sandboxes that waited for memory
+	Froze     int     `json:"froze"`  // sandboxes the freezing hold froze (cgroup v2)
 }
 
 // SimIdle is how much memory sandboxes running nothing held in one
@@ -152,7 +155,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 			"gate_step_wall", r.GateStepWall, "wall", r.Wall, "teardowns", r.Teardowns, "remats", r.Rematerializations, "freezes", r.Freezes, "liveness_admits", r.LivenessAdmits)
 		results = append(results, simReplay(r))
 		holds = append(holds, SimHold{Policy: sp.Name, Holds: r.Holds, Resolved: r.HoldsResolved,
-			Released: r.HoldsReleased, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits, Froze: r.HoldFroze})
+			Released: r.HoldsReleased, Preempted: r.Preempted, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits, Froze: r.HoldFroze})
 		idle = append(idle, SimIdle{Policy: sp.Name, AvgBytes: r.IdleMemAvg, PeakBytes: r.IdleMemPeak,
 			Teardowns: r.Teardowns, PageOuts: r.PageOuts, PagedOut: r.PagedOutBytes})
 	}

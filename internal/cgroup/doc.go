@@ -45,10 +45,9 @@
 // the line, below which the policy thaws what it froze. Releasing the hold
 // sets memory.high to max, so the waiters' next allocations reach
 // memory.max and the OOM killer. Group.SetOOMGroup (v2's memory.oom.group)
-// makes that kill take a whole sandbox. tenon's hosts arm the v2 hold only
-// when asked (replay.CgroupDomain.HoldV2): measured, the gate alone lost
-// workflows with it as without it, each after the hold's release; its
-// policy (when to freeze, thaw and release) is internal/policy's.
+// makes that kill take a whole sandbox. tenon's hosts arm the v2 hold as
+// they arm v1's; its policy (when to freeze, thaw, preempt and release) is
+// internal/policy's.
 //
 // Why raw control files rather than containerd/cgroups v3 (already a
 // dependency) or opencontainers/cgroups: containerd splits v1 and v2 into

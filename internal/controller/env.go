@@ -52,6 +52,11 @@ type Env struct {
 	// Emit records an event; Emit stamps the time and domain memory.
 	Emit   func(Event)
 	Logger *slog.Logger
+	// RestartsPreempted is set by a driver that restarts an attempt whose
+	// action the policy preempted (ErrPreempted) without counting it as a
+	// retry, in a fresh sandbox: the replay. Only then may a Preempter
+	// policy preempt.
+	RestartsPreempted bool
 }
 
 // LiveSandbox is one sandbox the driver knows to be up.

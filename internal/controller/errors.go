@@ -11,4 +11,8 @@ var (
 	ErrTimeout = errors.New("controller: action timed out")
 	// ErrSandboxLost means the sandbox could not be created or died.
 	ErrSandboxLost = errors.New("controller: sandbox lost")
+	// ErrPreempted means the policy killed the action to end a deadlock at
+	// the budget (the OOM hold's preemption): the attempt is restarted
+	// without counting as one of the workflow's retries.
+	ErrPreempted = errors.New("controller: action preempted by the OOM hold")
 )

@@ -46,6 +46,15 @@ type SandboxManagerProvider interface {
 	SandboxManager(h SandboxHost) Sandboxes
 }
 
+// Preempter is a Policy that may kill a running action to end a deadlock
+// at the budget (the OOM hold's preemption). Step runs each action under
+// the context Preemptible returns and calls done once the action ended;
+// the policy preempts it by cancelling that context with ErrPreempted
+// as its cause, and the action fails with ErrPreempted.
+type Preempter interface {
+	Preemptible(ctx context.Context, a *Agent) (actx context.Context, done func())
+}
+
 // Grant is what ActionReady allowed.
 type Grant struct {
 	ID     uint64 // policy-assigned, unique among outstanding grants; 0 when unused
@@ -70,14 +79,18 @@ type Outcome struct {
 	// Err is set when the action could not be run at all (sandbox gone,
 	// backend failure); the sandbox is then presumed lost.
 	Err error
+	// Preempted is set when the policy killed the action (Preempter).
+	Preempted bool
 }
 
-// Failure returns why the outcome ends the attempt (ErrOOM, ErrTimeout or
+// Failure returns why the outcome ends the attempt (ErrPreempted, ErrOOM, ErrTimeout or
 // ErrSandboxLost wrapping Err), or nil when the attempt may continue. A
 // non-zero exit alone does not end an attempt: agents see failing commands
 // all the time.
 func (o Outcome) Failure() error {
 	switch {
+	case o.Preempted:
+		return ErrPreempted
 	case o.OOM:
 		return ErrOOM
 	case o.TimedOut:

@@ -180,7 +180,13 @@ func (s *Step) exec(ctx context.Context, a *Agent, id string, x StepAction) (Out
 	}
 	s.Live.SetRunning(id, true)
 	t0 := s.Clock.Now()
-	er, err := s.Backend.Exec(ctx, id, x.Request)
+	actx := ctx
+	if p, ok := s.Policy.(Preempter); ok {
+		var done func()
+		actx, done = p.Preemptible(ctx, a)
+		defer done()
+	}
+	er, err := s.Backend.Exec(actx, id, x.Request)
 	s.Live.SetRunning(id, false)
 	if x.Running != nil {
 		x.Running(false)
@@ -189,11 +195,12 @@ func (s *Step) exec(ctx context.Context, a *Agent, id string, x StepAction) (Out
 		Index: x.Index, Class: act.Class, Sandbox: id,
 		AvgBytes: er.AvgMemory, PeakBytes: er.PeakMemory, Duration: er.Duration,
 		Exit: er.ExitCode, OOM: er.OOMKilled, TimedOut: er.TimedOut, Err: err,
+		Preempted: ctx.Err() == nil && errors.Is(context.Cause(actx), ErrPreempted),
 	}
 	if o.Duration == 0 {
 		o.Duration = s.Clock.Now().Sub(t0)
 	}
-	if err != nil && !errors.Is(err, sandbox.ErrSandboxDead) && !errors.Is(err, sandbox.ErrNotFound) && ctx.Err() == nil {
+	if err != nil && !errors.Is(err, sandbox.ErrSandboxDead) && !errors.Is(err, sandbox.ErrNotFound) && actx.Err() == nil {
 		s.Logger.Warn("exec failed", "agent", a.ID, "action", x.Index, "sandbox", id, "err", err)
 	}
 	kind := "run"
@@ -223,6 +230,8 @@ func (s *Step) exec(ctx context.Context, a *Agent, id string, x StepAction) (Out
 func (s *Step) failEvent(ctx context.Context, a *Agent, o Outcome) {
 	e := Event{Workflow: a.ID, Action: IntPtr(o.Index), Class: o.Class, Sandbox: o.Sandbox, PeakBytes: o.PeakBytes}
 	switch {
+	case o.Preempted:
+		e.Kind = EventPreempt
 	case o.OOM:
 		e.Kind = EventOOM
 	case o.TimedOut:

@@ -1,6 +1,9 @@
 package live
 
 import (
+	"context"
+	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -9,6 +12,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/clock/clocktest"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/units"
 )
@@ -29,6 +33,12 @@ func (d lineDomain) AboveHoldLine() (bool, error) {
 	return *d.above, nil
 }
 
+// holdGate is the gate with its OOM hold's timeout at hold, and a domain
+// whose budget is all free.
+func holdGate(t *testing.T, hold string) (*Policy, *fakeDomain) {
+	return lookup(t, "gate", policy.Options{Budget: units.GiB, Params: map[string]string{"hold": hold}}), &fakeDomain{avail: units.GiB}
+}
+
 // TestFreezingHoldWiring: on a domain whose hold needs the freezing (v2),
 // the gate loop reads the line, pauses the sandbox that grew while tasks
 // wait, even though the gate (green) allows it, and resumes it once the
@@ -37,8 +47,7 @@ func (d lineDomain) AboveHoldLine() (bool, error) {
 func TestFreezingHoldWiring(t *testing.T) {
 	for _, freezes := range []bool{true, false} {
 		synctest.Test(t, func(t *testing.T) {
-			p := lookup(t, "gate", policy.Options{Budget: units.GiB, Params: map[string]string{"hold": "10s"}})
-			dom := &fakeDomain{avail: units.GiB}
+			p, dom := holdGate(t, "10s")
 			var mu sync.Mutex
 			above := false
 			be := &tapeHost{Manual: clocktest.NewManual(time.Time{}), paused: map[string]bool{},
@@ -86,6 +95,74 @@ func TestFreezingHoldWiring(t *testing.T) {
 			}
 			if got, want := p.Machine().HoldStats().Froze, map[bool]uint64{true: 1, false: 0}[freezes]; got != want {
 				t.Errorf("froze %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+// TestHoldPreemptWiring: two actions stuck at the limit under the hold
+// (a thread in D state, no CPU) with nothing progressing. A driver that
+// restarts preempted attempts (Env.RestartsPreempted) gets the younger
+// action's context cancelled with controller.ErrPreempted at the hold's
+// timeout and the hold stays armed; any other driver gets the release to
+// the OOM killer, as before, and no action is cancelled.
+func TestHoldPreemptWiring(t *testing.T) {
+	for _, restarts := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			p, dom := holdGate(t, "1s")
+			var mu sync.Mutex
+			var reasons []string
+			be := &tapeHost{Manual: clocktest.NewManual(time.Time{}), paused: map[string]bool{},
+				mem:    map[string]int64{"sa": 100 * units.MiB, "sb": 100 * units.MiB},
+				kernel: map[string]gate.Sample{"sa": {Blocked: 1}, "sb": {Blocked: 1}}, live: []string{"sa", "sb"}}
+			env := controller.Env{Clock: clock.Real{}, Budget: units.GiB, Domain: holdDomain{dom}, Backend: be,
+				Live: be.liveSandboxes, RestartsPreempted: restarts, Emit: func(e controller.Event) {
+					if e.Kind == controller.EventHold {
+						mu.Lock()
+						reasons = append(reasons, e.Reason)
+						mu.Unlock()
+					}
+				}}
+			if err := p.Start(t.Context(), env); err != nil {
+				t.Fatal(err)
+			}
+			ctxs := map[string]context.Context{}
+			for _, id := range []string{"a", "b"} {
+				a := agent(id)
+				a.SandboxID = "s" + id
+				if err := p.AgentReady(t.Context(), a); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := p.ActionReady(t.Context(), a, a.Action()); err != nil {
+					t.Fatal(err)
+				}
+				actx, done := p.Preemptible(t.Context(), a)
+				defer done()
+				ctxs[id] = actx
+				time.Sleep(100 * time.Millisecond) // b starts after a
+			}
+			dom.set(true)
+			time.Sleep(1500 * time.Millisecond)
+			synctest.Wait()
+			preempted := errors.Is(context.Cause(ctxs["b"]), controller.ErrPreempted)
+			if preempted != restarts || ctxs["a"].Err() != nil {
+				t.Errorf("restarts %v: b preempted %v (cause %v), a cancelled %v; want b preempted only when the driver restarts it, a never",
+					restarts, preempted, context.Cause(ctxs["b"]), ctxs["a"].Err())
+			}
+			want := []bool{true, false} // armed, released
+			if restarts {
+				want = []bool{true} // still armed
+			}
+			if w := dom.holdWrites(); !slices.Equal(w, want) {
+				t.Errorf("restarts %v: hold writes %v, want %v", restarts, w, want)
+			}
+			if err := p.Stop(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if restarts && !slices.Contains(reasons, "deadlock: preempted") {
+				t.Errorf("hold events %q: no preemption", reasons)
 			}
 		})
 	}

@@ -292,6 +292,12 @@ func (p *Policy) armHold(env controller.Env) {
 		return
 	}
 	p.holder = h
+	if env.RestartsPreempted {
+		// The driver restarts a preempted attempt: a deadlocked wait
+		// preempts one action instead of releasing (policy's
+		// hold_preempt.go).
+		p.m.SetHoldPreempt()
+	}
 	if l, ok := h.(controller.HoldLine); ok && l.HoldFreezes() {
 		// v2: the kernel only throttles above the line; the gate loop
 		// freezes the allocators (policy's freezing hold).
@@ -325,8 +331,41 @@ func (p *Policy) applyHold(env controller.Env, st policy.Step) {
 		if err := h.SetOOMHold(true); err != nil {
 			ev.Error = err.Error()
 		}
+	case policy.HoldPreempt:
+		ev.Reason, ev.Workflow, ev.Sandbox = "deadlock: preempted", st.Preempt.Agent, st.Preempt.Sandbox
+		if !p.preempt(st.Preempt.Agent) {
+			ev.Error = "the preempted action had already ended"
+		}
 	}
 	env.Emit(ev)
+}
+
+// Preemptible runs a's action under a context the OOM hold's preemption
+// cancels (controller.Preempter).
+func (p *Policy) Preemptible(ctx context.Context, a *controller.Agent) (context.Context, func()) {
+	actx, cancel := context.WithCancelCause(ctx)
+	p.mu.Lock()
+	p.preempts[a.ID] = cancel
+	p.mu.Unlock()
+	return actx, func() {
+		p.mu.Lock()
+		delete(p.preempts, a.ID)
+		p.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// preempt kills agent id's running action with controller.ErrPreempted;
+// false when none runs.
+func (p *Policy) preempt(id string) bool {
+	p.mu.Lock()
+	cancel := p.preempts[id]
+	p.mu.Unlock()
+	if cancel == nil {
+		return false
+	}
+	cancel(controller.ErrPreempted)
+	return true
 }
 
 // disarmHold restores the kernel's OOM killer once the loops have

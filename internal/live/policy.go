@@ -65,8 +65,9 @@ type Policy struct {
 	limited  map[string]bool              // sandboxes under a memory.high limit
 	sbx      controller.SandboxStaller    // the residency manager, when it can stall sandboxes
 	stats    Stats
-	holder   controller.OOMHolder // the armed hold's domain, nil when off
-	holdLine controller.HoldLine  // the holder, when its hold freezes (v2); nil otherwise
+	holder   controller.OOMHolder               // the armed hold's domain, nil when off
+	holdLine controller.HoldLine                // the holder, when its hold freezes (v2); nil otherwise
+	preempts map[string]context.CancelCauseFunc // running actions by agent (Preemptible)
 	loopStop context.CancelFunc
 	loopDone chan struct{}
 	gateLoop *gate.Loop
@@ -89,6 +90,7 @@ type Stats struct {
 var (
 	_ controller.Policy                 = (*Policy)(nil)
 	_ controller.SandboxManagerProvider = (*Policy)(nil)
+	_ controller.Preempter              = (*Policy)(nil)
 )
 
 // New wraps m; m must not be used by anyone else.
@@ -97,7 +99,8 @@ func New(m *policy.Machine, opts Options) *Policy {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Policy{m: m, opts: opts, log: opts.Logger, starts: map[string]chan struct{}{},
-		grants: map[string]chan policy.Grant{}, limited: map[string]bool{}, kick: make(chan struct{}, 1)}
+		grants: map[string]chan policy.Grant{}, limited: map[string]bool{}, kick: make(chan struct{}, 1),
+		preempts: map[string]context.CancelCauseFunc{}}
 	p.publish()
 	return p
 }

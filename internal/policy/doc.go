@@ -42,7 +42,10 @@
 // sandbox making progress (using CPU, or resting at its peak while its
 // action runs, whose gate denial the wait lifts: hold_rest.go; at least
 // MinHold), or after a hundred times
-// that however busy the others are (hold.go, HoldMaxWait). Asked for
+// that however busy the others are (hold.go, HoldMaxWait); where the host
+// restarts a preempted attempt without charging a retry (the replay and
+// the simulator), a wait with nothing progressing preempts the youngest
+// running attempt instead of releasing (hold_preempt.go). Asked for
 // (held-budget=on, Config.HeldBudget; off by default), while it runs the
 // hold the gate's yellow permits every grower that fits its headroom, not
 // b of them (gate.Config.HeldBudget, off again with DisableHold).

@@ -22,7 +22,10 @@ import (
 // frozen), or after HoldMaxWait however busy the others are: a grower at its
 // peak that is still running its tests will exit and free its memory, and
 // killing it — the largest process is the OOM killer's choice — would throw
-// away the work closest to done. When released, the OOM killer picks its
+// away the work closest to done. Where the host restarts preempted
+// attempts (SetHoldPreempt), a wait with nothing progressing is not
+// released: it preempts the youngest running attempt instead and goes on
+// (hold_preempt.go). When released, the OOM killer picks its
 // victim exactly as it would have without the hold, and the hold is re-armed
 // once the domain is out of OOM. A kill is delayed, never avoided by
 // relabelling: every kill still counts as an OOM event.
@@ -46,16 +49,14 @@ import (
 // (bench/results/v2-hold.md): throttling alone did not keep the gate from
 // kills (3 kills in 2 runs with it); with the freezing the racing
 // allocators stop below memory.max, but the gate alone still lost a
-// workflow in 2 of 5 runs (each after the release on the timeout with
-// nothing progressing) against 2 of 4 without the hold; with sandboxes
-// resting at their peak counted as progress (hold_rest.go) in 7 of 11,
-// each after a release with no sandbox resting: four 96 MiB ramps
-// starting together in 256 MiB, all mid-ramp at the limit, leave nothing
-// to wait for. In the simulator on the real traces (tenon sim --cgroup
-// v2) it cuts kills against no hold (tenon 3, 6, 1 to 0 at 1, 2, 4 GiB;
-// the gate alone 24 to 13 at 2 GiB). So the hosts arm it on v2 only when
-// asked (replay.CgroupDomain.HoldV2): the gate alone is not kill-free
-// with it live, and tenon was kill-free without it in every VM run.
+// workflow in 7 of 11 runs with the progress signal (hold_rest.go), each
+// after a release with no sandbox resting: four 96 MiB ramps starting
+// together in 256 MiB, all mid-ramp at the limit, leave nothing to wait
+// for. With the preemption (hold_preempt.go), which ends such a deadlock
+// by restarting the youngest stuck attempt instead of releasing, it lost
+// none in 16 (bench/results/gate-hold-v2.md), so the hosts arm the v2 hold
+// as they arm v1's. In the simulator on the real traces (tenon sim
+// --cgroup v2) the hold cuts kills against no hold at every budget.
 
 // HoldTimeout is how long tasks may wait under the hold with nothing
 // progressing before it is released (HoldMaxWait bounds the whole wait), for the hold= parameter (hold) and the gate configuration gc (already on
@@ -108,16 +109,21 @@ const (
 	HoldResolved            // the wait ended without a kill (log it)
 	HoldRelease             // release the hold (v1 oom_kill_disable=0, v2 memory.high=max): the OOM killer acts
 	HoldRearm               // arm the hold again
+	// HoldPreempt: the wait is deadlocked and the host restarts preempted
+	// attempts (hold_preempt.go): it kills Step.Preempt's action and
+	// restarts that attempt; the hold stays armed and goes on waiting.
+	HoldPreempt
 )
 
 // HoldStats counts what the OOM hold did.
 type HoldStats struct {
-	Holds    uint64        // waits that began
-	Resolved uint64        // waits that ended with memory freed, no kill
-	Released uint64        // waits released to the OOM killer (the timeout without progress, or MaxWait)
-	Held     time.Duration // total time tasks waited under the hold
-	Froze    uint64        // sandboxes the freezing hold froze (hold_freeze.go; v2)
-	Thawed   uint64        // resting sandboxes whose gate denial a wait lifted (hold_rest.go), counted once per run of periods
+	Holds     uint64        // waits that began
+	Resolved  uint64        // waits that ended with memory freed, no kill
+	Released  uint64        // waits released to the OOM killer (the timeout without progress, or MaxWait)
+	Held      time.Duration // total time tasks waited under the hold
+	Froze     uint64        // sandboxes the freezing hold froze (hold_freeze.go; v2)
+	Thawed    uint64        // resting sandboxes whose gate denial a wait lifted (hold_rest.go), counted once per run of periods
+	Preempted uint64        // actions the hold preempted to end a deadlock instead of releasing (hold_preempt.go)
 }
 
 // OOMHold is the hold's decision logic, with no I/O: the live gate runner
@@ -142,6 +148,14 @@ func (h *OOMHold) Stats() HoldStats { return h.stats }
 // acts on the result (SetOOMHold(false) on a HoldRelease, true on a
 // HoldRearm).
 func (h *OOMHold) Step(now time.Time, under, progress bool) HoldAction {
+	return h.step(now, under, progress, false)
+}
+
+// step is Step where preempt says whether the host can preempt a victim
+// now (hold_preempt.go): then a wait that has lasted the timeout with
+// nothing progressing returns HoldPreempt instead of HoldRelease and goes
+// on waiting, with a new timeout for the victim's memory to come back.
+func (h *OOMHold) step(now time.Time, under, progress, preempt bool) HoldAction {
 	switch h.state {
 	case holdArmed:
 		if under {
@@ -159,6 +173,11 @@ func (h *OOMHold) Step(now time.Time, under, progress bool) HoldAction {
 		}
 		if progress {
 			h.moved = now
+		}
+		if preempt && now.Sub(h.moved) >= h.Timeout {
+			h.moved = now
+			h.stats.Preempted++
+			return HoldPreempt
 		}
 		if now.Sub(h.moved) >= h.Timeout || waited >= max(h.MaxWait, h.Timeout) {
 			h.state, h.since = holdReleased, now

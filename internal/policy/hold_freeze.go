@@ -40,8 +40,8 @@ type holdFreezer struct {
 // step updates the held set for one period: state is the hold's state
 // after its step this period, under and above the domain's observation
 // (Observation.UnderOOM, Observation.AboveHoldLine), smp every live
-// sandbox.
-func (f *holdFreezer) step(state holdState, under, above bool, smp []gate.Sample) {
+// sandbox, skip the sandboxes the hold preempted (never held).
+func (f *holdFreezer) step(state holdState, under, above bool, smp []gate.Sample, skip map[string]bool) {
 	prev := f.last
 	f.last = make(map[string]int64, len(smp))
 	live := make(map[string]bool, len(smp))
@@ -49,7 +49,7 @@ func (f *holdFreezer) step(state holdState, under, above bool, smp []gate.Sample
 		f.last[s.ID] = s.Footprint
 		live[s.ID] = !s.Done
 	}
-	f.held = slices.DeleteFunc(f.held, func(id string) bool { return !live[id] })
+	f.held = slices.DeleteFunc(f.held, func(id string) bool { return !live[id] || skip[id] })
 	switch {
 	case state != holdWaiting:
 		// Armed with nothing waiting, or released to the OOM killer:
@@ -57,7 +57,7 @@ func (f *holdFreezer) step(state holdState, under, above bool, smp []gate.Sample
 		f.held = nil
 	case under:
 		for _, s := range smp {
-			if p, seen := prev[s.ID]; seen && !s.Done && s.Footprint-p >= HoldGrowth && !slices.Contains(f.held, s.ID) {
+			if p, seen := prev[s.ID]; seen && !s.Done && !skip[s.ID] && s.Footprint-p >= HoldGrowth && !slices.Contains(f.held, s.ID) {
 				f.held = append(f.held, s.ID)
 				f.froze++
 			}
@@ -76,15 +76,8 @@ func (f *holdFreezer) deny(d *gate.Decision) {
 		return
 	}
 	for i := range d.Sandboxes {
-		sd := &d.Sandboxes[i]
-		if !sd.Allowed || !slices.Contains(f.held, sd.ID) {
-			continue
-		}
-		sd.Allowed = false
-		d.Permitted = slices.DeleteFunc(slices.Clone(d.Permitted), func(id string) bool { return id == sd.ID })
-		if !slices.Contains(d.Denied, sd.ID) {
-			d.Denied = append(slices.Clone(d.Denied), sd.ID)
-			slices.Sort(d.Denied)
+		if sd := &d.Sandboxes[i]; sd.Allowed && slices.Contains(f.held, sd.ID) {
+			deny(d, sd)
 		}
 	}
 }

@@ -157,10 +157,7 @@ func (m *Machine) thawResting(d *gate.Decision) int {
 		if !ok || s.stalled || !wasDenied || !s.grew.IsZero() && !s.grew.Before(denied.Add(-restLead*m.cfg.GateConfig.Period)) {
 			continue
 		}
-		sd.Allowed = true
-		d.Denied = slices.DeleteFunc(slices.Clone(d.Denied), func(id string) bool { return id == sd.ID })
-		d.Permitted = append(slices.Clone(d.Permitted), sd.ID)
-		slices.Sort(d.Permitted)
+		allow(d, sd)
 		m.lifted[sd.ID] = true
 		if !prev[sd.ID] {
 			n++

@@ -127,6 +127,8 @@ type Machine struct {
 	deniedAt   map[string]time.Time // since when each of them has been denied
 	lifted     map[string]bool      // sandboxes whose denial the hold lifted at the last step
 	holdThawed int                  // sandboxes whose gate denial the hold lifted (thawResting)
+	preempt    bool                 // the host restarts attempts the hold preempts (SetHoldPreempt)
+	preempted  map[string]bool      // sandboxes whose action the hold preempted, until it ends
 
 	trace func(Call) // SetTrace
 }
@@ -272,7 +274,7 @@ func (m *Machine) HoldArmed() bool { return m.hold != nil }
 // backend, a domain without memory.oom_control or memory.high) or could
 // not arm it.
 func (m *Machine) DisableHold() {
-	m.hold, m.freeze = nil, nil
+	m.hold, m.freeze, m.preempt = nil, nil, false
 	if m.gate != nil {
 		m.gate.SetHeldBudget(false)
 	}

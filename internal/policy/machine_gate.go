@@ -31,6 +31,9 @@ type Step struct {
 	// HoldFrozen lists the sandboxes the freezing hold holds (oldest
 	// first), denied in Gate whatever the gate decided.
 	HoldFrozen []string
+	// Preempt is the action to preempt when Hold is HoldPreempt; its
+	// sandbox is allowed in Gate until the action ends.
+	Preempt Preemption
 }
 
 // MachineStats counts decisions beyond the gate's and the hold's.
@@ -45,7 +48,8 @@ func (m *Machine) Stats() MachineStats { return m.stats }
 // Sample is one gate period: the OOM hold steps with the domain's
 // under-OOM flag and whether any sandbox progressed since the last sample
 // (used at least 5 % of a period of CPU, or rests at its peak while its
-// action runs: hold_rest.go), then the gate steps over the sandboxes, each
+// action runs: hold_rest.go; a deadlocked wait may preempt a victim
+// instead of releasing: hold_preempt.go), then the gate steps over the sandboxes, each
 // sandbox's projected demand capped by its admitted action's predicted
 // remaining growth when admission is on (DemandCap).
 func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
@@ -68,12 +72,24 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 		// Under the freezing hold, a sandbox it holds waits as a v1 task
 		// sleeping in the OOM wait does.
 		under := obs.UnderOOM || (m.freeze != nil && m.freeze.holding())
-		st.Hold = m.hold.Step(now, under, progress)
+		m.notePreempted()
+		var victim *agentState
+		if m.preempt && waiting {
+			victim = m.holdVictim(since)
+		}
+		st.Hold = m.hold.step(now, under, progress, victim != nil)
 		if st.Hold == HoldResolved || st.Hold == HoldRelease {
 			st.Held = now.Sub(since)
 		}
+		if st.Hold == HoldPreempt {
+			st.Preempt = Preemption{Agent: victim.id, Sandbox: victim.sandbox}
+			if m.preempted == nil {
+				m.preempted = map[string]bool{}
+			}
+			m.preempted[victim.sandbox] = true
+		}
 		if m.freeze != nil {
-			m.freeze.step(m.hold.state, obs.UnderOOM, obs.AboveHoldLine, obs.Sandboxes)
+			m.freeze.step(m.hold.state, obs.UnderOOM, obs.AboveHoldLine, obs.Sandboxes, m.preempted)
 			st.HoldFrozen = slices.Clone(m.freeze.held)
 		}
 	}
@@ -107,7 +123,11 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	}
 	if m.hold != nil && m.hold.state == holdWaiting {
 		m.holdThawed += m.thawResting(&st.Gate)
+		if m.preempt {
+			m.denyNewcomers(&st.Gate, m.hold.since)
+		}
 	}
+	m.allowPreempted(&st.Gate)
 	m.noteDenied(now, st.Gate)
 	m.frozen = st.Gate.Denied
 	m.pressure = st.Gate.Pressure

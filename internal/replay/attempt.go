@@ -39,6 +39,8 @@ func (r *runner) attempt(ctx context.Context, a *controller.Agent, res *Workflow
 			res.ActionPeaks[i] = sr.Outcome.PeakBytes
 		}
 		switch {
+		case errors.Is(err, controller.ErrPreempted):
+			res.Preempted++
 		case errors.Is(err, controller.ErrOOM):
 			res.OOMs++
 		case errors.Is(err, controller.ErrTimeout):

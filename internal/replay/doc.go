@@ -19,7 +19,10 @@
 // cannot be created or died ends: its sandbox is destroyed and the workflow
 // is re-enqueued from its first action with a fresh sandbox and workspace,
 // up to Config.MaxRetries retries after the first attempt; after that it is
-// failed. A non-zero exit status alone is recorded and does not end the
+// failed. An attempt whose action the policy preempted (the OOM hold's
+// preemption, controller.ErrPreempted: the driver sets
+// Env.RestartsPreempted) is restarted the same way without being charged a
+// retry, up to policy.MaxPreempts times per workflow. A non-zero exit status alone is recorded and does not end the
 // attempt. Every submitted workflow ends completed or failed.
 //
 // TimeScale compresses model waits, arrival offsets and Mem profile times

@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"errors"
-
 	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/controller"
 )
@@ -18,23 +16,7 @@ type CgroupDomain struct {
 	// to no cgroup): Available subtracts it from the domain's headroom, so
 	// a page-out is credited only with what it really frees.
 	Compressed func(swapped int64) int64
-	// HoldV2 arms the OOM hold on cgroup v2 too: memory.high an eighth
-	// below memory.max (cgroup.Domain.SetOOMHold) with the policy freezing
-	// every sandbox that grows past it while tasks wait (HoldFreezes). Off
-	// by default: in the VM suite (bench/results/v2-hold.md) it stopped
-	// allocators racing past the line before memory.max, but the gate
-	// alone still lost a workflow in 2 of 5 runs with it (each after its
-	// hold released on the timeout with nothing progressing, as v1's
-	// does), against 2 of 4 without it, and in 7 of 11 once sandboxes
-	// resting at their peak counted as progress (policy, hold_rest.go);
-	// in the simulator on the real traces (tenon sim --cgroup v2) it cuts
-	// kills. v1's hold stays on.
-	HoldV2 bool
 }
-
-// errV2HoldOff is SetOOMHold's answer on cgroup v2 without HoldV2; the
-// live policy logs it and runs without the hold.
-var errV2HoldOff = errors.New("the cgroup v2 OOM hold (memory.high and freezing) is off unless asked for (CgroupDomain.HoldV2): measured, the gate lost workflows with it as without it")
 
 var (
 	_ controller.Domain    = CgroupDomain{}
@@ -43,14 +25,15 @@ var (
 )
 
 // SetOOMHold holds allocations at the budget instead of OOM-killing (on):
-// cgroup.Domain.SetOOMHold; on cgroup v2 only with HoldV2 (where the
-// policy also freezes the allocators, HoldFreezes).
-func (d CgroupDomain) SetOOMHold(on bool) error {
-	if d.Domain.MemoryVersion() == cgroup.V2 && !d.HoldV2 {
-		return errV2HoldOff
-	}
-	return d.Domain.SetOOMHold(on)
-}
+// cgroup.Domain.SetOOMHold, on cgroup v1 and v2 alike (on v2 the policy
+// also freezes the allocators, HoldFreezes, and where the driver restarts
+// preempted attempts ends a deadlock by preempting one: policy's
+// hold_preempt.go). The hold=off policy parameter turns it off. On v2 it
+// was off by default until the preemption: in the VM suite the gate alone
+// lost a workflow in 7 of 11 runs with it, each after a release with every
+// sandbox mid-ramp at the limit; with the preemption in none of 16
+// (bench/results/gate-hold-v2.md).
+func (d CgroupDomain) SetOOMHold(on bool) error { return d.Domain.SetOOMHold(on) }
 
 // UnderOOM reports whether tasks wait for memory under the hold.
 func (d CgroupDomain) UnderOOM() (bool, error) { return d.Domain.UnderOOM() }

@@ -90,22 +90,20 @@ func TestLiveEagerVersusStatic(t *testing.T) {
 // peak within the budget, events written) and returns the result.
 func liveRun(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, wfs []trajectory.Workflow, maxRetries int) *Result {
 	t.Helper()
-	return liveRunWith(t, layout, budget, policyName, nil, false, wfs, maxRetries)
+	return liveRunWith(t, layout, budget, policyName, nil, wfs, maxRetries)
 }
 
 // liveRunWith is liveRun with policy parameters (policy.Options.Params,
-// e.g. hold=off) and, with holdV2, the OOM hold armed on cgroup v2 too
-// (CgroupDomain.HoldV2).
-func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, params map[string]string, holdV2 bool, wfs []trajectory.Workflow, maxRetries int) *Result {
+// e.g. hold=off).
+func liveRunWith(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, params map[string]string, wfs []trajectory.Workflow, maxRetries int) *Result {
 	t.Helper()
-	res, _ := liveRunOpts(t, layout, budget, policyName, wfs, maxRetries, liveOpts{params: params, holdV2: holdV2})
+	res, _ := liveRunOpts(t, layout, budget, policyName, wfs, maxRetries, liveOpts{params: params})
 	return res
 }
 
 // liveOpts are liveRunOpts's options beyond the workload and budget.
 type liveOpts struct {
 	params map[string]string // policy.Options.Params
-	holdV2 bool              // CgroupDomain.HoldV2
 	pacing *live.Pacing      // the gate's pacing actuator; nil: the freezer
 	events io.Writer         // receives the event log too
 }
@@ -114,7 +112,7 @@ type liveOpts struct {
 // counters.
 func liveRunOpts(t *testing.T, layout *cgroup.Layout, budget int64, policyName string, wfs []trajectory.Workflow, maxRetries int, o liveOpts) (*Result, *live.Policy) {
 	t.Helper()
-	params, holdV2 := o.params, o.holdV2
+	params := o.params
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 	name := fmt.Sprintf("tenon-test-replay-%d", os.Getpid())
@@ -151,7 +149,7 @@ func liveRunOpts(t *testing.T, layout *cgroup.Layout, budget int64, policyName s
 		eventLog = io.MultiWriter(&events, o.events)
 	}
 	res, err := Run(ctx, Config{
-		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{Domain: dom, HoldV2: holdV2},
+		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{Domain: dom},
 		MaxRetries: maxRetries, ActionTimeout: liveActionTimeout, SandboxPrefix: name, WorkspaceRoot: t.TempDir(),
 		EventLog: eventLog, Logger: log,
 	})
@@ -159,14 +157,14 @@ func liveRunOpts(t *testing.T, layout *cgroup.Layout, budget int64, policyName s
 		t.Fatalf("Run: %v", err)
 	}
 	hs := p.Machine().HoldStats()
-	t.Logf("%s %v: makespan %.1fs attempts %d failed %d oom %d timeouts %d lost %d completed %d/%d peak %s; OOM hold armed %v: %d waits, %d resolved, %d released, %.1fs held, %d sandboxes frozen by it, %d resting ones thawed",
-		res.Policy, params, res.Makespan.Seconds(), res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost,
-		res.Completed, len(wfs), units.FormatSize(res.PeakBytes), p.Machine().HoldArmed(), hs.Holds, hs.Resolved, hs.Released, hs.Held.Seconds(), hs.Froze, hs.Thawed)
+	t.Logf("%s %v: makespan %.1fs attempts %d failed %d oom %d timeouts %d lost %d preempted %d completed %d/%d peak %s; OOM hold armed %v: %d waits, %d resolved, %d released, %d preempted, %.1fs held, %d sandboxes frozen by it, %d resting ones thawed",
+		res.Policy, params, res.Makespan.Seconds(), res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost, res.Preempted,
+		res.Completed, len(wfs), units.FormatSize(res.PeakBytes), p.Machine().HoldArmed(), hs.Holds, hs.Resolved, hs.Released, hs.Preempted, hs.Held.Seconds(), hs.Froze, hs.Thawed)
 	if res.Completed+res.Failed != len(wfs) || len(res.Workflows) != len(wfs) {
 		t.Errorf("completed %d + failed %d != %d workflows", res.Completed, res.Failed, len(wfs))
 	}
-	if res.FailedAttempts != res.OOMEvents+res.Timeouts+res.Lost {
-		t.Errorf("failed attempts %d != oom %d + timeouts %d + lost %d", res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost)
+	if res.FailedAttempts != res.OOMEvents+res.Timeouts+res.Lost+res.Preempted {
+		t.Errorf("failed attempts %d != oom %d + timeouts %d + lost %d + preempted %d", res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost, res.Preempted)
 	}
 	if res.PeakBytes == 0 || res.PeakBytes > budget+units.MiB {
 		t.Errorf("peak %s, want in (0, budget]", units.FormatSize(res.PeakBytes))

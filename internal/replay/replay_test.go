@@ -131,8 +131,8 @@ func checkAccounting(t *testing.T, res *Result, evs []controller.Event, nwf int,
 		t.Errorf("%d retry events, want attempts %d - workflows %d", got, res.Attempts, nwf)
 	}
 	// Cut-off runs (stalled policies) also fail attempts by cancellation.
-	if got, want := res.FailedAttempts, res.OOMEvents+res.Timeouts+res.Lost; got != want && res.Makespan < stallLimit {
-		t.Errorf("failed attempts %d != oom %d + timeouts %d + lost %d", got, res.OOMEvents, res.Timeouts, res.Lost)
+	if got, want := res.FailedAttempts, res.OOMEvents+res.Timeouts+res.Lost+res.Preempted; got != want && res.Makespan < stallLimit {
+		t.Errorf("failed attempts %d != oom %d + timeouts %d + lost %d + preempted %d", got, res.OOMEvents, res.Timeouts, res.Lost, res.Preempted)
 	}
 	if got := count(evs, controller.EventOOM); got != res.OOMEvents {
 		t.Errorf("%d oom events, Result says %d", got, res.OOMEvents)

@@ -27,6 +27,7 @@ type Result struct {
 	OOMEvents      int // actions OOM-killed
 	Timeouts       int // actions timed out
 	Lost           int // sandboxes that could not be created or died
+	Preempted      int // actions the OOM hold preempted (their attempts restarted)
 	Completed      int // workflows that completed
 	Failed         int // workflows that exhausted retries or were cancelled
 	// Infeasible counts the workflows that cannot fit the budget
@@ -151,6 +152,9 @@ type WorkflowResult struct {
 	OOMs       int
 	Timeouts   int
 	Lost       int
+	// Preempted counts the attempts the OOM hold preempted, each restarted
+	// without counting as a retry (at most policy.MaxPreempts).
+	Preempted int
 	// StartRetries counts sandbox starts that failed and were retried
 	// within the attempt (see startRetries).
 	StartRetries int
@@ -177,7 +181,7 @@ type Sample struct {
 // largest sample. A failed workflow's attempts all count as failed; a
 // completed one's all but the last.
 func (res *Result) Tally() {
-	res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost = 0, 0, 0, 0, 0
+	res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost, res.Preempted = 0, 0, 0, 0, 0, 0
 	res.Completed, res.Failed, res.Actions, res.NonZeroExits, res.Infeasible = 0, 0, 0, 0, 0
 	for _, s := range res.Samples {
 		res.PeakBytes = max(res.PeakBytes, s.MemBytes)
@@ -187,6 +191,7 @@ func (res *Result) Tally() {
 		res.OOMEvents += w.OOMs
 		res.Timeouts += w.Timeouts
 		res.Lost += w.Lost
+		res.Preempted += w.Preempted
 		res.Actions += w.Actions
 		res.NonZeroExits += w.NonZeroExits
 		switch {

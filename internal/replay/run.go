@@ -49,6 +49,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	env := controller.Env{
 		Clock: c.Clock, Budget: c.Budget, Domain: c.Domain, Backend: c.Backend,
 		Live: r.live.List, Emit: r.rec.emit, Logger: c.Logger.With("policy", c.Policy.Name()),
+		RestartsPreempted: true,
 	}
 	if err := c.Policy.Start(ctx, env); err != nil {
 		return nil, fmt.Errorf("starting policy %s: %w", c.Policy.Name(), err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
@@ -43,6 +44,7 @@ func (r *runner) workflow(ctx context.Context, i int) (res WorkflowResult) {
 	submitted := clk.Now()
 	r.rec.emit(controller.Event{Kind: controller.EventSubmit, Workflow: wf.ID})
 
+	retries := 0 // failed attempts charged to MaxRetries
 	for attempt := 1; ; attempt++ {
 		a := &controller.Agent{ID: wf.ID, Workflow: wf, Attempt: attempt, Submitted: submitted}
 		if err := r.cfg.Policy.AgentReady(ctx, a); err != nil {
@@ -66,8 +68,13 @@ func (r *runner) workflow(ctx context.Context, i int) (res WorkflowResult) {
 			return finish(nil)
 		case ctx.Err() != nil:
 			return finish(fmt.Errorf("attempt %d: %w", attempt, err))
-		case attempt > r.cfg.MaxRetries:
+		case errors.Is(err, controller.ErrPreempted) && res.Preempted <= policy.MaxPreempts:
+			// The OOM hold preempted it to end a deadlock: restarted
+			// without charging a retry.
+		case retries >= r.cfg.MaxRetries:
 			return finish(fmt.Errorf("giving up after %d attempts: %w", attempt, err))
+		default:
+			retries++
 		}
 		r.rec.emit(controller.Event{Kind: controller.EventRetry, Workflow: wf.ID, Attempt: attempt + 1, Reason: reason(err), Error: err.Error()})
 	}

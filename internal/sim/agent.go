@@ -29,7 +29,9 @@ type agent struct {
 	gen   uint64 // changes when an attempt ends, cancelling its events
 
 	attempt   int
-	next      int // index of the current or next action
+	charged   int  // failed attempts charged to Config.Retries
+	free      bool // the failing attempt was preempted by the OOM hold: not charged
+	next      int  // index of the current or next action
 	sb        *sandbox
 	nSandbox  int
 	waitSum   time.Duration

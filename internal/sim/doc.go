@@ -47,8 +47,12 @@
 // gate's DMax by default), or after policy.HoldMaxWait (a hundred times the
 // timeout) however busy the others are, it is released,
 // the OOM killer kills the largest sandbox as above, and it is re-armed at
-// a later period once no one waits. Result counts the holds, those resolved without a kill and
-// those released.
+// a later period once no one waits. The simulator restarts a preempted
+// attempt without charging a retry, as the replay does, so a wait with
+// nothing progressing preempts the youngest running attempt instead of
+// releasing (policy's hold_preempt.go): its sandbox goes, the attempt
+// restarts, the others keep waiting. Result counts the holds, those
+// resolved without a kill, those released, and the preemptions.
 //
 // Lifecycle operations take fixed, measured costs (Config.Create,
 // Config.Teardown, Config.Rematerialize): a sandbox's memory appears when

@@ -438,9 +438,32 @@ func (s *sim) oomKill(sb *sandbox) {
 	if s.cfg.Debug != nil {
 		s.debugHost()
 	}
+	s.kill(sb, true)
+}
+
+// preempt kills the action the OOM hold preempted (policy.HoldPreempt)
+// with its sandbox, as the replay does, and restarts its attempt without
+// charging a retry (at most policy.MaxPreempts per workflow, as the replay).
+func (s *sim) preempt(p policy.Preemption) {
+	sb := s.h.byID[p.Sandbox]
+	if sb == nil || sb.act == nil || sb.ag.phase != phRunning {
+		return
+	}
+	ag := sb.ag
+	s.res.Preempted++
+	ag.res.Preempted++
+	ag.free = ag.res.Preempted <= policy.MaxPreempts
+	s.debugf("preempt %s %d action %d mem=%dMiB", ag.wf.ID, ag.attempt, ag.next, sb.mem>>20)
+	s.kill(sb, false)
+}
+
+// kill ends sb and its agent's attempt: by the OOM killer (oom) or the
+// hold's preemption.
+func (s *sim) kill(sb *sandbox, oom bool) {
+	ag := sb.ag
 	if sb.act != nil && ag.sb == sb && ag.phase == phRunning {
 		s.h.advance(sb, s.now)
-		s.actionEnded(ag, policy.Done{Index: ag.next, PeakBytes: sb.mem, OOM: true})
+		s.actionEnded(ag, policy.Done{Index: ag.next, PeakBytes: sb.mem, OOM: oom})
 	}
 	if sb.act != nil {
 		s.running--
@@ -492,7 +515,12 @@ func (s *sim) failAttempt(ag *agent) {
 	}
 	ag.wantRemat = false
 	s.endAttempt(ag)
-	if ag.attempt > s.cfg.Retries {
+	if ag.free {
+		ag.free = false
+		ag.charged-- // a preempted attempt: restarted without charging a retry
+	}
+	ag.charged++
+	if ag.charged > s.cfg.Retries {
 		ag.phase = phDone
 		ag.res.End = s.now
 		ag.res.Latency = s.now - ag.res.Submit

@@ -173,7 +173,7 @@ func (s *sim) underOOM() bool {
 // adapter does: a release lets the OOM killer kill the largest sandbox
 // and the waiters go on, a re-arm makes allocations at the budget wait
 // again.
-func (s *sim) applyHold(a policy.HoldAction) {
+func (s *sim) applyHold(a policy.HoldAction, p policy.Preemption) {
 	switch a {
 	case policy.HoldBegan:
 		s.debugf("hold began")
@@ -191,6 +191,10 @@ func (s *sim) applyHold(a policy.HoldAction) {
 		s.wakeWaiters()
 	case policy.HoldRearm:
 		s.armed = true
+	case policy.HoldPreempt:
+		s.debugf("hold preempted %s", p.Agent)
+		s.preempt(p)
+		s.wakeWaiters()
 	}
 }
 

@@ -17,6 +17,7 @@ type Result struct {
 	FailedAttempts int
 	OOMEvents      int
 	Timeouts       int // actions that exceeded Config.ActionTimeout
+	Preempted      int // actions the OOM hold preempted, their attempts restarted without charging a retry
 	Completed      int
 	Failed         int
 	Actions        int // actions started, every attempt
@@ -67,6 +68,7 @@ type WorkflowResult struct {
 	// Infeasible: the workflow cannot fit the budget and was never started.
 	Infeasible bool
 	OOMs       int
+	Preempted  int // attempts the OOM hold preempted
 }
 
 // Sample is one point of the memory time series.

@@ -47,7 +47,7 @@ func (s *sim) sample() {
 			}
 		}
 	}
-	s.applyHold(st.Hold)
+	s.applyHold(st.Hold, st.Preempt)
 	if s.cfg.Policy.Residency {
 		s.reclaimIdle()
 		s.retryPagingIn()

@@ -16,29 +16,28 @@ import (
 // replayV2Tests are internal/replay's live tests run in the guest by
 // TestLiveReplayV2, each of which must pass there (not skip), and
 // replayV2Run selects them and their subtests: TestLivePolicies' eager,
-// gate and tenon runs (its runs with the v2 hold and with the hold off
-// are left out: on a loaded host each run in the emulated guest took 1-4
-// minutes). TENON_VMTEST_REPLAY_RUN replaces replayV2Run, e.g. with
-// "^(TestLivePolicies|TestLiveGateRamp)$" to measure those and the gate's
-// ramp test too, or "^TestLiveActuators$" for the gate under the freezer,
-// sched_ext and cpu.max (bench/results/schedext.md); every test it selects
-// must then pass, none skip. TENON_VMTEST_REPLAY_COUNT (a number) runs the
-// selected tests that many times (-test.count), for repeated measurements.
-// TestLiveGateRamp (four 102 MiB ramps in 256 MiB) runs in the guest but
-// is left out of the suite CI runs: on a loaded host its eager and gate
-// runs took 4.4 and 3.9 minutes there, beyond the suite's 15-minute
-// budget.
+// gate and tenon runs (the gate, under the v2 OOM hold, must lose no
+// workflow) and TestLiveGateRamp's gate run (no OOM kill, every workflow
+// done); the runs with the hold off and the ramp test's eager run are
+// left out: on a loaded host each run in the emulated guest took 1-4
+// minutes. TENON_VMTEST_REPLAY_RUN replaces replayV2Run, e.g. with
+// "^(TestLivePolicies|TestLiveGateRamp)$" to measure every run of those,
+// or "^TestLiveActuators$" for the gate under the freezer, sched_ext and
+// cpu.max (bench/results/schedext.md); every test it selects must then
+// pass, none skip. TENON_VMTEST_REPLAY_COUNT (a number) runs the selected
+// tests that many times (-test.count), for repeated measurements.
 var (
-	replayV2Tests = []string{"TestLivePolicies"}
-	replayV2Run   = "^TestLivePolicies$/^(eager|gate|tenon)$"
+	replayV2Tests = []string{"TestLivePolicies", "TestLiveGateRamp"}
+	replayV2Run   = "^(TestLivePolicies|TestLiveGateRamp)$/^(eager|gate|tenon|gate_prevents_every_OOM)$"
 )
 
 // TestLiveReplayV2 boots the pure cgroup v2 guest (as TestLiveCgroupV2
 // does, in a boot of its own) and runs internal/replay's live policy tests
 // in it: a small replay of eager, the gate alone and tenon (eager is
-// OOM-killed; tenon: no OOM kill, every workflow done). On v2 the OOM
-// hold is off unless asked for (replay.CgroupDomain.HoldV2) and each
-// sandbox's memory.oom.group is set. TENON_VMTEST as for
+// OOM-killed; tenon: no OOM kill, every workflow done; the gate: every
+// workflow done under the OOM hold, whose preemption ends a deadlock),
+// and the gate's ramp test. On v2 the OOM hold is memory.high with the
+// policy's freezing, and each sandbox's memory.oom.group is set. TENON_VMTEST as for
 // TestLiveCgroupV2.
 func TestLiveReplayV2(t *testing.T) {
 	unavailable := vmSuite(t)
