@@ -154,9 +154,10 @@ func (m *Manager) destroyQuiet(id, agentID string) {
 }
 
 // Boundary checks the restart-safe contract at an action-done boundary,
-// marks the agent idle and, unless Config.ManualReclaim, applies the
-// residency policy (teardowns run in the background). The verdict is
-// returned; an error means the agent is unknown or not resident.
+// marks the agent idle and, unless Config.ManualReclaim, asks the tick
+// loop to apply the residency policy at once (off the agent's path;
+// teardowns run in the background). The verdict is returned; an error
+// means the agent is unknown or not resident.
 func (m *Manager) Boundary(ctx context.Context, agentID string, b BoundaryInfo) (Verdict, error) {
 	a, err := m.lookup(agentID)
 	if err != nil {
@@ -193,7 +194,7 @@ func (m *Manager) Boundary(ctx context.Context, agentID string, b BoundaryInfo) 
 	})
 	m.emit(Event{Kind: EventBoundary, Agent: agentID, Sandbox: sandbox, WorkingSet: ws, Reason: v.Label() + reasonSuffix(v)})
 	if !m.cfg.ManualReclaim {
-		m.Tick()
+		m.kicks.kick()
 	}
 	return v, nil
 }

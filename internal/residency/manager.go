@@ -103,6 +103,7 @@ type Manager struct {
 	cancel context.CancelFunc
 	// loopDone is closed when the tick loop (Config.TickEvery) ended.
 	loopDone chan struct{}
+	kicks    *kicker // Boundary and WaitBegin ask the tick loop for a Tick
 	wg       sync.WaitGroup
 }
 
@@ -124,6 +125,7 @@ func New(cfg Config, host Host, st *store.Store, log *slog.Logger) (*Manager, er
 		bySandboxID:  map[string]string{},
 		stalls:       map[string]time.Time{},
 		lifecycle:    newSlots(cfg.LifecycleLimit),
+		kicks:        newKicker(),
 		tdCost:       newEWMA(cfg.CostAlpha, cfg.TeardownCostPrior),
 		rmCost:       newEWMA(cfg.CostAlpha, cfg.RematCostPrior),
 		pageInPerMiB: newEWMA(cfg.CostAlpha, time.Second/(DefaultPageInRate>>20)),
@@ -144,6 +146,7 @@ func New(cfg Config, host Host, st *store.Store, log *slog.Logger) (*Manager, er
 	m.loopDone = make(chan struct{})
 	if cfg.ManualReclaim {
 		close(m.loopDone)
+		m.kicks.close()
 	} else {
 		go m.tickLoop()
 	}
@@ -156,8 +159,12 @@ func (m *Manager) Metrics() Metrics { return m.metrics.get() }
 // Costs returns the measured (EWMA) teardown and rematerialization costs.
 func (m *Manager) Costs() (teardown, remat time.Duration) { return m.tdCost.get(), m.rmCost.get() }
 
-// Wait blocks until no background teardown or rematerialization runs.
-func (m *Manager) Wait() { m.wg.Wait() }
+// Wait blocks until the Ticks asked for so far ran and no background
+// teardown or rematerialization runs.
+func (m *Manager) Wait() {
+	m.kicks.wait()
+	m.wg.Wait()
+}
 
 // Close stops background work and waits for it. Sandboxes are left as
 // they are (resident ones stay; the registry describes them for Recover).
@@ -260,12 +267,16 @@ func (m *Manager) setSandbox(a *agent, id string) {
 // tickLoop runs Tick every TickEvery until Close.
 func (m *Manager) tickLoop() {
 	defer close(m.loopDone)
+	defer m.kicks.close()
 	for {
 		select {
 		case <-m.bg.Done():
 			return
+		case <-m.kicks.ch:
 		case <-m.cfg.Clock.After(m.cfg.TickEvery):
-			m.Tick()
 		}
+		g := m.kicks.begin()
+		m.Tick()
+		m.kicks.end(g)
 	}
 }

@@ -403,3 +403,43 @@ func TestCreateTakesNoSlot(t *testing.T) {
 		t.Fatalf("first sandbox with the only slot busy: %v", err)
 	}
 }
+
+// TestBoundaryTicksOffPath: the policy a boundary asks for runs on the
+// tick loop; the boundary returns while that Tick is still deciding, and
+// Wait covers it.
+func TestBoundaryTicksOffPath(t *testing.T) { synctest.Test(t, testBoundaryTicksOffPath) }
+
+func testBoundaryTicksOffPath(t *testing.T) {
+	release := make(chan struct{})
+	var blocking atomic.Bool
+	var e *env
+	e = newEnv(t, func(c *Config) {
+		c.ManualReclaim = false
+		c.TickEvery = time.Hour
+		c.Pressure = func() Pressure {
+			if blocking.Load() {
+				<-release
+			}
+			return Pressure(e.press.Load())
+		}
+	})
+	ctx := t.Context()
+	if _, err := e.m.Ensure(ctx, info("a")); err != nil {
+		t.Fatal(err)
+	}
+	e.press.Store(int32(Yellow))
+	blocking.Store(true)
+	if _, err := e.m.Boundary(ctx, "a", clean); err != nil { // would hang here with Tick on the path
+		t.Fatal(err)
+	}
+	synctest.Wait()
+	if e.host.live() != 1 {
+		t.Fatalf("torn down before the Tick was let go: live %d", e.host.live())
+	}
+	blocking.Store(false)
+	close(release)
+	e.m.Wait()
+	if e.host.live() != 0 || e.m.Metrics().Teardowns != 1 {
+		t.Errorf("yellow boundary did not reclaim: live %d, metrics %+v", e.host.live(), e.m.Metrics())
+	}
+}

@@ -5,8 +5,9 @@ import "time"
 // WaitBegin tells the manager that the idle agent's model wait began now
 // and is predicted to last predicted (0: unknown): the wait the residency
 // decision weighs restarts here, as a replay's does at the boundary, and
-// unless Config.ManualReclaim the policy runs at once (keep, page out or
-// tear down by pressure and the remaining wait). It reports whether the
+// unless Config.ManualReclaim the tick loop runs the policy at once (keep,
+// page out or tear down by pressure and the remaining wait), off the
+// caller's path. It reports whether the
 // agent was idle and resident; a busy, absent or unknown agent is left
 // alone. Call Prefetch when the wait ends.
 func (m *Manager) WaitBegin(agentID string, predicted time.Duration) bool {
@@ -21,7 +22,7 @@ func (m *Manager) WaitBegin(agentID string, predicted time.Duration) bool {
 	}
 	a.mu.Unlock()
 	if ok && !m.cfg.ManualReclaim {
-		m.Tick()
+		m.kicks.kick()
 	}
 	return ok
 }

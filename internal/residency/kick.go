@@ -1,0 +1,68 @@
+package residency
+
+import "sync"
+
+// kicker hands Tick to the tick loop: an action boundary or the start of
+// a model wait asks for the policy to run at once, but does not run it on
+// the agent's path. Run live, a synchronous Tick (every idle sandbox's
+// candidacy, the compression ratio, the decision) sat between an action's
+// end and its agent's next model wait.
+type kicker struct {
+	ch      chan struct{} // capacity 1: one pending kick stands for many
+	mu      sync.Mutex
+	cond    *sync.Cond
+	asked   uint64 // kicks made
+	handled uint64 // kicks a finished Tick began after
+	closed  bool
+}
+
+func newKicker() *kicker {
+	k := &kicker{ch: make(chan struct{}, 1)}
+	k.cond = sync.NewCond(&k.mu)
+	return k
+}
+
+// kick asks the loop for a Tick.
+func (k *kicker) kick() {
+	k.mu.Lock()
+	k.asked++
+	k.mu.Unlock()
+	select {
+	case k.ch <- struct{}{}:
+	default:
+	}
+}
+
+// begin is called by the loop before its Tick; the kicks made so far are
+// handled once end(begin()) is called after it.
+func (k *kicker) begin() uint64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.asked
+}
+
+func (k *kicker) end(g uint64) {
+	k.mu.Lock()
+	k.handled = max(k.handled, g)
+	k.cond.Broadcast()
+	k.mu.Unlock()
+}
+
+// close releases every waiter: the loop has stopped.
+func (k *kicker) close() {
+	k.mu.Lock()
+	k.closed = true
+	k.cond.Broadcast()
+	k.mu.Unlock()
+}
+
+// wait blocks until every kick made before it was handled, or the loop
+// stopped.
+func (k *kicker) wait() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	g := k.asked
+	for k.handled < g && !k.closed {
+		k.cond.Wait()
+	}
+}
