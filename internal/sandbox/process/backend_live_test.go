@@ -214,8 +214,14 @@ func TestNewReapsStale(t *testing.T) {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	if !errors.Is(syscall.Kill(info.InitPid, 0), syscall.ESRCH) {
-		t.Fatalf("stale init %d alive", info.InitPid)
+	// Killed by New; it is the old backend's child, so it lingers as a
+	// zombie until the old backend's waiter reaps it (tens of ms on a
+	// slow, emulated guest): wait for that, generously.
+	for deadline := time.Now().Add(10 * time.Second); !errors.Is(syscall.Kill(info.InitPid, 0), syscall.ESRCH); {
+		if time.Now().After(deadline) {
+			t.Fatalf("stale init %d alive 10 s after New", info.InitPid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if len(b.parents) == 0 { // pure cgroup v2: one hierarchy, the domain's
 		t.Log("no hierarchy outside the domain's: no parent cgroups to check")
