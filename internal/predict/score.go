@@ -40,6 +40,11 @@ type HeavyScore struct {
 	Name      string  `json:"name"`
 	Precision float64 `json:"precision"`
 	Recall    float64 `json:"recall"`
+	// Flagged and Hits count the actions predicted heavy and, of them, the
+	// truly heavy ones (admission's view only), so that scores of several
+	// test sets can be pooled.
+	Flagged int `json:"flagged,omitempty"`
+	Hits    int `json:"hits,omitempty"`
 }
 
 // ThresholdScore is precision and recall at one heavy line.
@@ -78,7 +83,7 @@ func Score(preds []Predictor, test []Example, cfg ScoreConfig) Scorecard {
 		ts := ThresholdScore{Threshold: thr, Heavy: countHeavy(test, thr, false)}
 		for _, p := range preds {
 			m := Evaluate(p, test, thr)
-			ts.Predictors = append(ts.Predictors, HeavyScore{m.Name, m.HeavyPrecision, m.HeavyRecall})
+			ts.Predictors = append(ts.Predictors, HeavyScore{Name: m.Name, Precision: m.HeavyPrecision, Recall: m.HeavyRecall})
 		}
 		s.Thresholds = append(s.Thresholds, ts)
 	}
@@ -127,7 +132,8 @@ func admissionHeavy(p Predictor, test []Example, thr int64) HeavyScore {
 		d := p.Predict(e.Ctx)
 		c.add(e.PeakBytes >= thr, d.PredPeak >= thr || d.HeavyRisk >= AdmissionHeavyRisk)
 	}
-	return HeavyScore{Name: p.Name(), Precision: percent(c.tp, c.tp+c.fp), Recall: percent(c.tp, c.tp+c.fn)}
+	return HeavyScore{Name: p.Name(), Precision: percent(c.tp, c.tp+c.fp), Recall: percent(c.tp, c.tp+c.fn),
+		Flagged: c.tp + c.fp, Hits: c.tp}
 }
 
 func p90Coverage(p Predictor, test []Example) float64 {

@@ -41,8 +41,9 @@ func TestScoreAdmissionAndClasses(t *testing.T) {
 	if ad.Threshold != 128*M || ad.Heavy != 3 {
 		t.Fatalf("admission line %d heavy %d, want 128 MiB and 3", ad.Threshold/M, ad.Heavy)
 	}
-	if got := ad.Predictors[0]; got.Recall != 100*2.0/3 || got.Precision != 100*2.0/3 {
-		t.Errorf("admission recall %.1f precision %.1f, want 66.7 and 66.7", got.Recall, got.Precision)
+	if got := ad.Predictors[0]; got.Recall != 100*2.0/3 || got.Precision != 100*2.0/3 || got.Flagged != 3 || got.Hits != 2 {
+		t.Errorf("admission recall %.1f precision %.1f flagged %d hits %d, want 66.7, 66.7, 3 and 2",
+			got.Recall, got.Precision, got.Flagged, got.Hits)
 	}
 	var classes []string
 	for _, c := range s.Classes {
