@@ -18,8 +18,9 @@
 //
 // The model is an in-house bagged regression forest (CART trees with
 // variance-reduction splits on quantile-binned features) with separate
-// forests for average memory, peak memory (both fitted in log1p(MiB) space by
-// default) and heavy risk (a regression on the 0/1 label "peak above the
+// forests for average memory, peak memory (both fitted in log1p(MiB / 0.1)
+// space by default, DefaultLogScaleMiB: fine enough to keep the many runs
+// below 1 MiB apart) and heavy risk (a regression on the 0/1 label "peak above the
 // heavy threshold", i.e. a probability). Models are saved as versioned JSON
 // ({"format":"tenon-predict","version":1,...}) and loading rejects other
 // formats, versions and feature counts with an error naming the file.

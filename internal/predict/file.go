@@ -18,12 +18,15 @@ const (
 
 // modelFile is the JSON layout of a model file, version 1.
 type modelFile struct {
-	Format         string    `json:"format"`
-	Version        int       `json:"version"`
-	FeatureCount   int       `json:"feature_count"`
-	HashBuckets    int       `json:"hash_buckets"`
-	FeatureSet     string    `json:"feature_set"`
-	Target         string    `json:"target"` // "log1p_mib" or "mib"
+	Format       string `json:"format"`
+	Version      int    `json:"version"`
+	FeatureCount int    `json:"feature_count"`
+	HashBuckets  int    `json:"hash_buckets"`
+	FeatureSet   string `json:"feature_set"`
+	Target       string `json:"target"` // "log1p_mib" or "mib"
+	// LogScaleMiB: the log target is log1p(MiB / LogScaleMiB); absent in
+	// files written before it, which fitted log1p(MiB).
+	LogScaleMiB    float64   `json:"log_scale_mib,omitempty"`
 	HeavyThreshold int64     `json:"heavy_threshold_bytes"`
 	IDF            []float64 `json:"idf"`
 	Avg            *Forest   `json:"avg"`
@@ -41,7 +44,7 @@ func (m *Model) Encode(w io.Writer) error {
 		target = "mib"
 	}
 	f := modelFile{Format: FileFormat, Version: FileVersion, FeatureCount: FeatureCount,
-		HashBuckets: HashBuckets, FeatureSet: m.FeatureSet, Target: target,
+		HashBuckets: HashBuckets, FeatureSet: m.FeatureSet, Target: target, LogScaleMiB: m.LogScaleMiB,
 		HeavyThreshold: m.HeavyThreshold, IDF: m.IDF, Avg: m.Avg, Peak: m.Peak, Heavy: m.Heavy,
 		P90: m.P90, TrainTasks: m.TrainTasks, Resident: m.Resident}
 	if err := json.NewEncoder(w).Encode(f); err != nil {
@@ -105,6 +108,13 @@ func Decode(r io.Reader) (*Model, error) {
 		Resident: f.Resident}
 	switch f.Target {
 	case "log1p_mib":
+		m.LogScaleMiB = 1
+		if f.LogScaleMiB != 0 {
+			m.LogScaleMiB = f.LogScaleMiB
+		}
+		if m.LogScaleMiB <= 0 || math.IsNaN(m.LogScaleMiB) || math.IsInf(m.LogScaleMiB, 0) {
+			return nil, modelErr(ErrModelFormat, "log_scale_mib %g, want a positive scale", f.LogScaleMiB)
+		}
 	case "mib":
 		m.Linear = true
 	default:

@@ -37,6 +37,9 @@ func TestModelRoundTrip(t *testing.T) {
 			t.Fatalf("example %d: prediction before save %+v, after load %+v", i, a, b)
 		}
 	}
+	if got.LogScaleMiB != DefaultLogScaleMiB {
+		t.Errorf("loaded log scale %g MiB, want the default %g", got.LogScaleMiB, DefaultLogScaleMiB)
+	}
 	if got.P90 == nil || got.P90.Q != PeakQuantile {
 		t.Errorf("loaded p90 calibration %+v, want quantile %g", got.P90, PeakQuantile)
 	}
@@ -97,6 +100,7 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		{"unknown target", edit(func(v map[string]any) { v["target"] = "sqrt" }), ErrModelFormat, `unknown target "sqrt"`},
 		{"p90 without its scale", edit(func(v map[string]any) { delete(v["p90"].(map[string]any), "scale") }), ErrModelFormat, `forest "p90 scale" is missing`},
 		{"negative p90 residual", edit(func(v map[string]any) { v["p90"].(map[string]any)["residual"] = -1 }), ErrModelFormat, "p90: quantile 0.9 with residual -1"},
+		{"negative log scale", edit(func(v map[string]any) { v["log_scale_mib"] = -0.5 }), ErrModelFormat, "log_scale_mib -0.5, want a positive scale"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,5 +119,38 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "absent.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v, want ErrNotExist", err)
+	}
+}
+
+// TestLoadOlderLogTarget: a model file written before the log scale was
+// recorded fitted log1p(MiB), and loads with a scale of 1 MiB.
+func TestLoadOlderLogTarget(t *testing.T) {
+	m, ex := trainSmall(t)
+	var buf bytes.Buffer
+	if err := m.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := v["log_scale_mib"]; !ok {
+		t.Fatal("model file has no log_scale_mib")
+	}
+	delete(v, "log_scale_mib")
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.LogScaleMiB != 1 {
+		t.Errorf("log scale %g MiB, want 1 (log1p(MiB))", old.LogScaleMiB)
+	}
+	m.LogScaleMiB = 1
+	if a, b := m.Predict(ex[0].Ctx), old.Predict(ex[0].Ctx); a != b {
+		t.Errorf("prediction with scale 1 %+v, loaded without a scale %+v", a, b)
 	}
 }

@@ -27,7 +27,8 @@ const (
 // Quantile is a calibrated, locally adaptive upper quantile of the peak
 // forest (normalized split-conformal prediction). Scale predicts, from an
 // action's features, how far the peak forest typically misses (the
-// absolute residual, in the model's target space: log1p MiB by default);
+// absolute residual, in the model's target space: log1p(MiB / LogScaleMiB)
+// by default);
 // Residual is the q-quantile of the residuals divided by that scale. The
 // bound of an action is prediction + Residual × scale: wide for actions
 // like those the forest missed by much in training (a test run of a task
