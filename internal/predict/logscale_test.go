@@ -41,11 +41,7 @@ func TestLogScaleKeepsLightRunsLight(t *testing.T) {
 // % on every one of the twelve test sets (measured 25-48 % lower) and keep
 // its MAE within 3 % of log1p's on each pooled group.
 func TestLogScaleOnTraces(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("-short or -race: skipping the trace evaluation (pure computation, run it without -race)")
-	}
-	haiku := loadTraceExamples(t, tracesDir)
-	batch := loadTraceExamples(t, batchDir)
+	haiku, batch := loadBothTraceSets(t)
 	type group struct {
 		name string
 		sets [][2][]Example // train, test

@@ -84,6 +84,16 @@ func (s *table2Set) log(b *strings.Builder, name string) {
 	}
 }
 
+// loadBothTraceSets loads the haiku and batch18 trace sets for the trace
+// evaluations, or skips under -short or -race (or without the traces).
+func loadBothTraceSets(t *testing.T) (haiku, batch []Example) {
+	t.Helper()
+	if testing.Short() || raceEnabled {
+		t.Skip("-short or -race: skipping the trace evaluation (pure computation, run it without -race)")
+	}
+	return loadTraceExamples(t, tracesDir), loadTraceExamples(t, batchDir)
+}
+
 // loadTraceExamples imports an AgentCgroup directory with every attempt of
 // a task under the task's id, so that a split never puts two runs of one
 // task on both sides.
@@ -121,11 +131,7 @@ const table2Splits = 20
 // (within 5 %), the tie it reaches; history-only recalls more of its heavy
 // actions (see bench/results/predict.md).
 func TestCurrentBeatsBaselinesOnTraces(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("-short or -race: skipping the trace evaluation (pure computation, run it without -race)")
-	}
-	haiku := loadTraceExamples(t, tracesDir)
-	batch := loadTraceExamples(t, batchDir)
+	haiku, batch := loadBothTraceSets(t)
 	var b strings.Builder
 	var heldH, heldB, cross table2Set
 	beats, worst := 0, 0.0

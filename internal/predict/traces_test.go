@@ -182,11 +182,7 @@ func (f foldPredictors) Predict(ctx ActionContext) Descriptor { return f[ctx.Wor
 // traces' sandbox levels as a feature; without them, as now, 79.2-95 %,
 // the low end batch18 -> haiku: the band's floor is 78).
 func TestP90CoverageOnTraces(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("-short or -race: skipping the trace evaluation (pure computation, run it without -race)")
-	}
-	haiku := loadTraceExamples(t, tracesDir)
-	batch := loadTraceExamples(t, batchDir)
+	haiku, batch := loadBothTraceSets(t)
 	type split struct {
 		name        string
 		train, test []Example
