@@ -27,11 +27,6 @@ type Admitted struct {
 	Memory int64 // sandbox memory now (Before when it cannot be read)
 	Peak   int64 // predicted peak above Before
 	Charge int64 // admission charge
-	// Typical is the growth the action typically makes and Spared the
-	// probability that it stays near it instead of reaching Peak (Risk);
-	// Spared 0 (unknown) counts the whole Peak (risk.go).
-	Typical int64
-	Spared  float64
 }
 
 // RemainingGrowth is the growth a is still predicted to make: its predicted
@@ -48,20 +43,16 @@ func Returning(a Admitted) int64 { return max(a.Before-a.Memory, 0) }
 
 // PhysicalHeadroom is admission's physical headroom: the domain's available
 // memory, less the safety margin, less the growth running admitted actions
-// are still predicted to make, pooled over their risks (PooledGrowth at
-// PoolTail; the part they have grown is already in available), and what
-// their sandboxes take back from swap (Returning). The logical water level
-// interpolates charges between average and peak; the physical check is
-// about memory that will really be needed, so it counts peaks, of as many
-// actions as can reach them at once.
+// are still predicted to make (the part they have grown is already in
+// available) and what their sandboxes take back from swap (Returning). The logical water level interpolates charges between average
+// and peak; the physical check is about memory that will really be needed,
+// so it counts peaks.
 func PhysicalHeadroom(available, margin int64, admitted iter.Seq[Admitted]) int64 {
-	var as []Admitted
-	var back int64
+	var pending int64
 	for a := range admitted {
-		as = append(as, a)
-		back += Returning(a)
+		pending += RemainingGrowth(a) + Returning(a)
 	}
-	return available - margin - back - PooledGrowth(as, PoolTail)
+	return available - margin - pending
 }
 
 // Queued is the oldest action waiting for admission.

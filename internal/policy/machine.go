@@ -154,10 +154,8 @@ type agentState struct {
 	ticket   *admission.Ticket
 	enq      time.Time
 	seq      uint64
-	peak     int64   // predicted peak (after what retries learned)
-	typical  int64   // its typical growth (Risk)
-	spared   float64 // probability it stays near typical (Risk)
-	before   int64   // sandbox memory when admitted
+	peak     int64 // predicted peak (after what retries learned)
+	before   int64 // sandbox memory when admitted
 	charge   int64
 	admIdx   int // index in admitted, -1 when not admitted
 	actStart time.Time

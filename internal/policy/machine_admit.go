@@ -43,18 +43,7 @@ func (m *Machine) ActionReady(now time.Time, id string, index int, act *trajecto
 		return g, true, nil
 	}
 	d := m.cfg.Model.Predict(predict.ContextFor(id, *act, a.hist, now.Sub(a.start).Seconds()))
-	point := d.PredPeak
-	if d.PredPoint > 0 {
-		point = min(d.PredPoint, point)
-	}
-	raw := d.PredPeak
 	d = m.learned.Apply(ActionKey{Workflow: id, Index: index}, d)
-	a.typical, a.spared = d.PredPeak, 0
-	if d.PredPeak == raw {
-		// A retry's learned peak is certain; otherwise the attempt's own
-		// history says how likely the peak is (risk.go).
-		a.typical, a.spared = Risk(act.Class, d.PredPeak, point, a.hist)
-	}
 	m.seq++
 	a.ticket = m.adm.Enqueue(admission.Request{ID: sandbox + "/" + strconv.Itoa(index), Descriptor: d, Enqueued: now})
 	a.enq, a.seq, a.peak = now, m.seq, d.PredPeak
@@ -148,7 +137,7 @@ func (m *Machine) physicalHeadroom(obs Observer) int64 {
 
 // admittedAt is a's admitted action with its sandbox at memory mem.
 func (a *agentState) admittedAt(mem int64) Admitted {
-	return Admitted{Before: a.before, Memory: mem, Peak: a.peak, Charge: a.charge, Typical: a.typical, Spared: a.spared}
+	return Admitted{Before: a.before, Memory: mem, Peak: a.peak, Charge: a.charge}
 }
 
 // ActionDone ends agent id's admitted action with what it measured: the

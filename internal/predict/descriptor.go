@@ -15,10 +15,7 @@ type Descriptor struct {
 	// costs an OOM kill. It is never below PredPeak; a predictor without a
 	// quantile of its own sets it to PredPeak, and 0 (a descriptor built
 	// elsewhere) means unknown: use PredPeak.
-	PredP90 int64 `json:"pred_p90_bytes"`
-	// PredPoint is the point prediction of the peak before a floor raised
-	// it (ClassFloor); 0 when nothing raised it (PredPeak is the point).
-	PredPoint int64   `json:"pred_point_bytes,omitempty"`
+	PredP90   int64   `json:"pred_p90_bytes"`
 	HeavyRisk float64 `json:"heavy_risk"` // 0..1, probability that the peak exceeds the heavy threshold
 	// Priority is the latency sensitivity: PriorityForeground for actions the
 	// agent waits on, PriorityBackground for actions declared background.

@@ -48,7 +48,7 @@ func (c ClassFloor) Predict(ctx ActionContext) Descriptor {
 	if floor <= d.PredPeak {
 		return d
 	}
-	d.PredPoint, d.PredPeak, d.PredP90 = d.PredPeak, floor, max(d.PredP90, floor)
+	d.PredPeak, d.PredP90 = floor, max(d.PredP90, floor)
 	if heavyPeak(floor, c.HeavyThreshold) {
 		d.HeavyRisk = 1
 	}
