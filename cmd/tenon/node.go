@@ -35,12 +35,20 @@ What each policy needs:
          /v1/pods/NS/NAME/actions before each action, .../actions/ID/done
          after it, .../wait around model waits): agent pacing at its first
          action and admission of each action; --state-dir for the
-         predictor's measurements. With an API server (--kube-in-cluster,
-         --kubeconfig or --kube-server) the node's agent slots are published as
-         `+kube.SlotsResource+` on its status (--node-name), and under
-         pressure idle restart-safe agents' agent-sandbox Sandboxes are
-         suspended; their harness's next action request resumes them.
-         Agents whose harness never calls the API get the gate alone.
+         predictor's measurements. With an API server the node's agent
+         slots are published as `+kube.SlotsResource+` on its status
+         (--node-name), and under pressure idle restart-safe agents'
+         agent-sandbox Sandboxes are suspended; their harness's next action
+         request resumes them. Agents whose harness never calls the API get
+         the gate alone.
+
+The API server, one of:
+  --kube-in-cluster   the pod's service account (in the DaemonSet, deploy/node)
+  --kubeconfig FILE   a kubeconfig file's current context (a node agent run
+                      outside a pod): its server and CA, and a token, a token
+                      file or a client certificate; exec and auth-provider
+                      plugins are not supported
+  --kube-server URL   with --kube-token-file and --kube-ca-file
 
 Needs root, the cgroup and NRI socket mounts, and NRI enabled in the runtime
 (containerd: [plugins."io.containerd.nri.v1.nri"] disable = false).
@@ -55,7 +63,7 @@ on and are re-adopted at the next start. See docs/kubernetes.md.`)
 	listen := fs.String("listen", "127.0.0.1:9464", `serve /metrics, /status, /healthz and the harness API on this TCP address ("" for none)`)
 	token := fs.String("token", os.Getenv("TENON_TOKEN"), "bearer token the harness API requires (default $TENON_TOKEN; none: keep --listen where only harnesses reach it)")
 	inCluster := fs.Bool("kube-in-cluster", false, "reach the API server with the pod's service account")
-	kubeconfig := fs.String("kubeconfig", "", "reach the API server as this kubeconfig file's current context says (token, tokenFile or client certificate; no exec plugins)")
+	kubeconfig := fs.String("kubeconfig", "", "reach the API server as this kubeconfig file's current context says (see above)")
 	server := fs.String("kube-server", "", "reach the API server at this https:// URL (with --kube-token-file, --kube-ca-file)")
 	tokenFile := fs.String("kube-token-file", "", "bearer token file for --kube-server")
 	caFile := fs.String("kube-ca-file", "", "PEM file of the CA that signs --kube-server's certificate (default: the system's)")
