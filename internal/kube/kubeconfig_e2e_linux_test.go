@@ -47,18 +47,8 @@ func TestKubeconfigE2E(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := LoadKubeconfig(writeKubeconfig(t, dir, tc.text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := NewClient(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
 			want := 10 + i
-			if err := c.PatchNodeSlots(context.Background(), e2eNode, want); err != nil {
-				t.Fatal(err)
-			}
+			c := kubeconfigClient(t, writeKubeconfig(t, dir, tc.text), e2eNode, want)
 			var n struct {
 				Status struct{ Allocatable map[string]string }
 			}
@@ -70,7 +60,7 @@ func TestKubeconfigE2E(t *testing.T) {
 			}
 			// It is the node agent (RBAC: nodes/status only), not the admin.
 			var se *StatusError
-			err = c.patch(context.Background(), "/api/v1/nodes/"+e2eNode, map[string]any{"metadata": map[string]any{"labels": map[string]string{"x": "y"}}}, nil)
+			err := c.patch(context.Background(), "/api/v1/nodes/"+e2eNode, map[string]any{"metadata": map[string]any{"labels": map[string]string{"x": "y"}}}, nil)
 			if !errors.As(err, &se) || se.Code != http.StatusForbidden {
 				t.Errorf("patching the node object: %v, want 403 for user %s", err, kubetest.NodeUser)
 			}

@@ -2,22 +2,18 @@ package kube
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/tenon-dev/tenon/internal/kube/kubetest"
 )
 
 // writeKubeconfig writes text as dir/kubeconfig and returns its path.
@@ -28,6 +24,24 @@ func writeKubeconfig(t *testing.T, dir, text string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// kubeconfigClient loads the kubeconfig at path, makes a client of it
+// and patches the node's slots to n with it.
+func kubeconfigClient(t *testing.T, path, node string, n int) *Client {
+	t.Helper()
+	cfg, err := LoadKubeconfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PatchNodeSlots(context.Background(), node, n); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // kubeconfigYAML is a kubeconfig of one context, "c", with cluster and
@@ -94,17 +108,7 @@ func TestLoadKubeconfigServes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := LoadKubeconfig(writeKubeconfig(t, dir, tc.text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := NewClient(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := c.PatchNodeSlots(context.Background(), "n", 1); err != nil {
-				t.Fatal(err)
-			}
+			kubeconfigClient(t, writeKubeconfig(t, dir, tc.text), "n", 1)
 			rs := f.requests()
 			if got := rs[len(rs)-1].Auth; got != tc.auth {
 				t.Errorf("Authorization %q, want %q", got, tc.auth)
@@ -113,36 +117,21 @@ func TestLoadKubeconfigServes(t *testing.T) {
 	}
 }
 
-// selfSigned returns a self-signed certificate for cn (a client's) and
-// its key, PEM.
-func selfSigned(t *testing.T, cn string) (cert, key []byte) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		BasicConstraintsValid: true, IsCA: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
 // TestLoadKubeconfigClientCertificate: a kubeconfig's
 // client-certificate-data and client-key-data authenticate the client to
 // a server that requires a client certificate.
 func TestLoadKubeconfigClientCertificate(t *testing.T) {
-	cert, key := selfSigned(t, "tenon-node")
+	caFile, certFile, keyFile := kubetest.ClientCerts(t, t.TempDir(), "tenon-node")
+	read := func(path string) []byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	cert, key := read(certFile), read(keyFile)
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(cert)
+	pool.AppendCertsFromPEM(read(caFile))
 	var cn string
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cn = r.TLS.PeerCertificates[0].Subject.CommonName
@@ -153,19 +142,9 @@ func TestLoadKubeconfigClientCertificate(t *testing.T) {
 	defer srv.Close()
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	b64 := base64.StdEncoding.EncodeToString
-	cfg, err := LoadKubeconfig(writeKubeconfig(t, t.TempDir(), kubeconfigYAML(
+	kubeconfigClient(t, writeKubeconfig(t, t.TempDir(), kubeconfigYAML(
 		"    server: "+srv.URL+"\n    certificate-authority-data: "+b64(ca)+"\n",
-		"    client-certificate-data: "+b64(cert)+"\n    client-key-data: "+b64(key)+"\n")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.PatchNodeSlots(context.Background(), "n", 1); err != nil {
-		t.Fatal(err)
-	}
+		"    client-certificate-data: "+b64(cert)+"\n    client-key-data: "+b64(key)+"\n")), "n", 1)
 	if cn != "tenon-node" {
 		t.Errorf("server saw client %q, want tenon-node", cn)
 	}

@@ -153,7 +153,7 @@ func StartControlPlane(t *testing.T, assets string) *ControlPlane {
 	writeFile(t, filepath.Join(dir, "admin.token"), []byte(adminToken))
 	writeFile(t, filepath.Join(dir, "node.token"), []byte(nodeToken))
 	certs := filepath.Join(dir, "certs")
-	clientCA, nodeCert, nodeKey := clientCerts(t, dir, NodeUser)
+	clientCA, nodeCert, nodeKey := ClientCerts(t, dir, NodeUser)
 	exited := start(t, dir, "kube-apiserver", filepath.Join(assets, "kube-apiserver"),
 		"--etcd-servers="+clientURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(secure), "--cert-dir="+certs,
