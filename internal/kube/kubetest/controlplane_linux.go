@@ -87,13 +87,21 @@ func freePorts(t *testing.T, n int) []int {
 // and with the test binary. The returned channel is closed when it exits.
 func start(t *testing.T, dir, name, bin string, args ...string) <-chan struct{} {
 	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return run(t, dir, name, cmd)
+}
+
+// run starts cmd (which should die with the test binary: Pdeathsig), its
+// output in dir/name.log, killed at cleanup. The returned channel is
+// closed when it exits.
+func run(t *testing.T, dir, name string, cmd *exec.Cmd) <-chan struct{} {
+	t.Helper()
 	log, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
