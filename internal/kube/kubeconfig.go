@@ -21,19 +21,22 @@ type kubeconfig struct {
 	}
 	Clusters []struct {
 		Name    string
-		Cluster struct {
-			Server                   string
-			CertificateAuthority     string `yaml:"certificate-authority"`
-			CertificateAuthorityData string `yaml:"certificate-authority-data"`
-			TLSServerName            string `yaml:"tls-server-name"`
-			InsecureSkipTLSVerify    bool   `yaml:"insecure-skip-tls-verify"`
-			ProxyURL                 string `yaml:"proxy-url"`
-		}
+		Cluster kubeCluster
 	}
 	Users []struct {
 		Name string
 		User kubeUser
 	}
+}
+
+// kubeCluster is a kubeconfig's cluster.
+type kubeCluster struct {
+	Server                   string
+	CertificateAuthority     string `yaml:"certificate-authority"`
+	CertificateAuthorityData string `yaml:"certificate-authority-data"`
+	TLSServerName            string `yaml:"tls-server-name"`
+	InsecureSkipTLSVerify    bool   `yaml:"insecure-skip-tls-verify"`
+	ProxyURL                 string `yaml:"proxy-url"`
 }
 
 // kubeUser is a kubeconfig's user.
@@ -91,31 +94,18 @@ func (kc *kubeconfig) config(dir string) (Config, error) {
 		return Config{}, fmt.Errorf("current-context %q is not among its contexts", kc.CurrentContext)
 	}
 	ctx := kc.Contexts[ci].Context
-	var cfg Config
-	found := false
-	for _, c := range kc.Clusters {
-		if c.Name != ctx.Cluster {
-			continue
-		}
-		cl := c.Cluster
-		switch {
-		case cl.InsecureSkipTLSVerify:
-			return Config{}, fmt.Errorf("cluster %q: insecure-skip-tls-verify is not supported: give the cluster's certificate-authority", c.Name)
-		case cl.ProxyURL != "":
-			return Config{}, fmt.Errorf("cluster %q: proxy-url is not supported: reach the API server directly", c.Name)
-		case cl.Server == "":
-			return Config{}, fmt.Errorf("cluster %q has no server", c.Name)
-		}
-		cfg.Server, cfg.CAFile, cfg.TLSServerName = cl.Server, resolve(dir, cl.CertificateAuthority), cl.TLSServerName
-		if cfg.CAData, found = nil, true; cl.CertificateAuthorityData != "" {
-			var err error
-			if cfg.CAData, err = decodeData("cluster "+c.Name+": certificate-authority-data", cl.CertificateAuthorityData); err != nil {
-				return Config{}, err
-			}
+	ki := -1
+	for i, c := range kc.Clusters {
+		if c.Name == ctx.Cluster {
+			ki = i
 		}
 	}
-	if !found {
+	if ki < 0 {
 		return Config{}, fmt.Errorf("context %q: no cluster %q", kc.CurrentContext, ctx.Cluster)
+	}
+	cfg, err := clusterConfig(ctx.Cluster, kc.Clusters[ki].Cluster, dir)
+	if err != nil {
+		return Config{}, err
 	}
 	for _, u := range kc.Users {
 		if u.Name == ctx.User {
@@ -124,6 +114,28 @@ func (kc *kubeconfig) config(dir string) (Config, error) {
 	}
 	if ctx.User != "" {
 		return Config{}, fmt.Errorf("context %q: no user %q", kc.CurrentContext, ctx.User)
+	}
+	return cfg, nil
+}
+
+// clusterConfig is the Config of the cluster name, without credentials.
+func clusterConfig(name string, cl kubeCluster, dir string) (Config, error) {
+	switch {
+	case cl.InsecureSkipTLSVerify:
+		return Config{}, fmt.Errorf("cluster %q: insecure-skip-tls-verify is not supported: give the cluster's certificate-authority", name)
+	case cl.ProxyURL != "":
+		return Config{}, fmt.Errorf("cluster %q: proxy-url is not supported: reach the API server directly", name)
+	case cl.Server == "":
+		return Config{}, fmt.Errorf("cluster %q has no server", name)
+	case cl.CertificateAuthority != "" && cl.CertificateAuthorityData != "":
+		return Config{}, fmt.Errorf("cluster %q: certificate-authority and certificate-authority-data both given: keep one", name)
+	}
+	cfg := Config{Server: cl.Server, CAFile: resolve(dir, cl.CertificateAuthority), TLSServerName: cl.TLSServerName}
+	if cl.CertificateAuthorityData != "" {
+		var err error
+		if cfg.CAData, err = decodeData("cluster "+name+": certificate-authority-data", cl.CertificateAuthorityData); err != nil {
+			return Config{}, err
+		}
 	}
 	return cfg, nil
 }
@@ -142,6 +154,8 @@ func userConfig(cfg Config, name string, u kubeUser, dir string) (Config, error)
 		return Config{}, unsupported("basic authentication (username, password)")
 	case u.As != "":
 		return Config{}, unsupported("impersonation (as)")
+	case u.ClientCertificate != "" && u.ClientCertificateData != "", u.ClientKey != "" && u.ClientKeyData != "":
+		return Config{}, fmt.Errorf("user %q: a client certificate or key given both by file and as data: keep one", name)
 	}
 	cfg.Token, cfg.TokenFile = u.Token, resolve(dir, u.TokenFile)
 	cfg.CertFile, cfg.KeyFile = resolve(dir, u.ClientCertificate), resolve(dir, u.ClientKey)

@@ -69,6 +69,8 @@ func TestLoadKubeconfigErrors(t *testing.T) {
 		{"basic auth", kubeconfigYAML(server, "    username: admin\n    password: x\n"), "basic authentication"},
 		{"impersonation", kubeconfigYAML(server, "    token: t\n    as: someone\n"), "impersonation"},
 		{"certificate without key", kubeconfigYAML(server, "    client-certificate: c.crt\n"), "needs its key"},
+		{"CA twice", kubeconfigYAML(server+"    certificate-authority: ca.crt\n    certificate-authority-data: eA==\n", "    token: t\n"), "both given"},
+		{"key twice", kubeconfigYAML(server, "    client-certificate: c.crt\n    client-key: k.key\n    client-key-data: eA==\n"), "both by file and as data"},
 		{"not YAML", "current-context: [\n", "kubeconfig"},
 	}
 	for _, tc := range tests {
