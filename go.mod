@@ -18,6 +18,7 @@ require (
 	github.com/sirupsen/logrus v1.10.2
 	github.com/zeebo/xxh3 v1.1.0
 	go.etcd.io/bbolt v1.5.0
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sys v0.50.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/grpc v1.83.2

@@ -35,12 +35,20 @@ What each policy needs:
          /v1/pods/NS/NAME/actions before each action, .../actions/ID/done
          after it, .../wait around model waits): agent pacing at its first
          action and admission of each action; --state-dir for the
-         predictor's measurements. With an API server (--kube-in-cluster or
-         --kube-server) the node's agent slots are published as
-         `+kube.SlotsResource+` on its status (--node-name), and under
-         pressure idle restart-safe agents' agent-sandbox Sandboxes are
-         suspended; their harness's next action request resumes them.
-         Agents whose harness never calls the API get the gate alone.
+         predictor's measurements. With an API server the node's agent
+         slots are published as `+kube.SlotsResource+` on its status
+         (--node-name), and under pressure idle restart-safe agents'
+         agent-sandbox Sandboxes are suspended; their harness's next action
+         request resumes them. Agents whose harness never calls the API get
+         the gate alone.
+
+The API server, one of:
+  --kube-in-cluster   the pod's service account (in the DaemonSet, deploy/node)
+  --kubeconfig FILE   a kubeconfig file's current context (a node agent run
+                      outside a pod): its server and CA, and a token, a token
+                      file or a client certificate; exec and auth-provider
+                      plugins are not supported
+  --kube-server URL   with --kube-token-file and --kube-ca-file
 
 Needs root, the cgroup and NRI socket mounts, and NRI enabled in the runtime
 (containerd: [plugins."io.containerd.nri.v1.nri"] disable = false).
@@ -55,6 +63,7 @@ on and are re-adopted at the next start. See docs/kubernetes.md.`)
 	listen := fs.String("listen", "127.0.0.1:9464", `serve /metrics, /status, /healthz and the harness API on this TCP address ("" for none)`)
 	token := fs.String("token", os.Getenv("TENON_TOKEN"), "bearer token the harness API requires (default $TENON_TOKEN; none: keep --listen where only harnesses reach it)")
 	inCluster := fs.Bool("kube-in-cluster", false, "reach the API server with the pod's service account")
+	kubeconfig := fs.String("kubeconfig", "", "reach the API server as this kubeconfig file's current context says (see above)")
 	server := fs.String("kube-server", "", "reach the API server at this https:// URL (with --kube-token-file, --kube-ca-file)")
 	tokenFile := fs.String("kube-token-file", "", "bearer token file for --kube-server")
 	caFile := fs.String("kube-ca-file", "", "PEM file of the CA that signs --kube-server's certificate (default: the system's)")
@@ -62,7 +71,7 @@ on and are re-adopted at the next start. See docs/kubernetes.md.`)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
-	kc, err := kubeConfig(*inCluster, kube.Config{Server: *server, TokenFile: *tokenFile, CAFile: *caFile})
+	kc, err := kubeConfig(*inCluster, *kubeconfig, kube.Config{Server: *server, TokenFile: *tokenFile, CAFile: *caFile})
 	if err != nil {
 		return err
 	}
@@ -70,12 +79,24 @@ on and are re-adopted at the next start. See docs/kubernetes.md.`)
 		StateDir: *stateDir, Kube: kc, NodeName: *nodeName, Listen: *listen, Token: *token, Status: env.stderr, Log: env.log})
 }
 
-// kubeConfig is the API server's configuration from the --kube-* flags,
-// nil when none is given.
-func kubeConfig(inCluster bool, explicit kube.Config) (*kube.Config, error) {
+// kubeConfig is the API server's configuration from the --kube-* and
+// --kubeconfig flags, nil when none is given.
+func kubeConfig(inCluster bool, kubeconfig string, explicit kube.Config) (*kube.Config, error) {
+	given := 0
+	for _, set := range []bool{inCluster, kubeconfig != "", explicit.Server != ""} {
+		if set {
+			given++
+		}
+	}
 	switch {
-	case inCluster && explicit.Server != "":
-		return nil, errors.New("node: --kube-in-cluster and --kube-server both given: pick one")
+	case given > 1:
+		return nil, errors.New("node: give one of --kube-in-cluster, --kubeconfig and --kube-server")
+	case kubeconfig != "":
+		c, err := kube.LoadKubeconfig(kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		return &c, nil
 	case inCluster:
 		c, err := kube.InCluster(kube.ServiceAccountDir)
 		if err != nil {

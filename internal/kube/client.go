@@ -82,12 +82,16 @@ func (c *Client) send(ctx context.Context, method, path, ctype string, body []by
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
+	tok := c.cfg.Token
 	if c.cfg.TokenFile != "" {
-		tok, err := os.ReadFile(c.cfg.TokenFile)
+		b, err := os.ReadFile(c.cfg.TokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("kube: reading the service account token: %w", err)
+			return nil, fmt.Errorf("kube: reading the bearer token: %w", err)
 		}
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		tok = strings.TrimSpace(string(b))
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -17,7 +17,8 @@ const (
 
 // crossFit predicts each workflow with a model trained on the other fold
 // of the workload's tasks, so no workflow is predicted by a model that saw
-// its own measurements (a task-level split used in both directions).
+// its own task's measurements, a copy's included (a task-level split used
+// in both directions, TaskFolds).
 type crossFit struct {
 	name   string
 	models [2]predict.Predictor
@@ -47,23 +48,18 @@ const smallTraining = 200
 // recorded measurements, cross-fitted over two task folds. heavy is the
 // heavy-action threshold in bytes (0: the predictor's default).
 func TrainPredictor(kind string, wfs []trajectory.Workflow, heavy int64, seed uint64) (predict.Predictor, error) {
-	ids := make([]string, 0, len(wfs))
-	for _, w := range wfs {
-		ids = append(ids, w.ID)
-	}
-	sort.Strings(ids)
-	if len(ids) < 2 {
-		return nil, fmt.Errorf("%w: training a predictor needs at least two workflows with recorded measurements, got %d", ErrBadOption, len(ids))
-	}
-	fold := make(map[string]int, len(ids))
-	for i, id := range ids {
-		fold[id] = i % 2
+	fold := TaskFolds(wfs)
+	if len(fold) < 2 {
+		return nil, fmt.Errorf("%w: training a predictor needs at least two tasks with recorded measurements, got %d", ErrBadOption, len(fold))
 	}
 	var parts [2][]trajectory.Workflow
+	byID := make(map[string]int, len(wfs))
 	for _, w := range wfs {
-		parts[fold[w.ID]] = append(parts[fold[w.ID]], w)
+		f := fold[trajectory.TaskOf(w)]
+		byID[w.ID] = f
+		parts[f] = append(parts[f], w)
 	}
-	cf := &crossFit{name: kind, fold: fold}
+	cf := &crossFit{name: kind, fold: byID}
 	for f := range 2 {
 		ex := predict.ExamplesFromWorkflows(parts[f])
 		if len(ex) == 0 {
@@ -100,4 +96,24 @@ func TrainPredictor(kind string, wfs []trajectory.Workflow, heavy int64, seed ui
 		}
 	}
 	return cf, nil
+}
+
+// TaskFolds splits the tasks of wfs (trajectory.TaskOf) into two folds:
+// sorted, alternately. Copies of one task share a fold, so a model trained
+// on one fold never saw a task it predicts in the other.
+func TaskFolds(wfs []trajectory.Workflow) map[string]int {
+	var tasks []string
+	seen := map[string]bool{}
+	for _, w := range wfs {
+		if t := trajectory.TaskOf(w); !seen[t] {
+			seen[t] = true
+			tasks = append(tasks, t)
+		}
+	}
+	sort.Strings(tasks)
+	fold := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		fold[t] = i % 2
+	}
+	return fold
 }

@@ -76,8 +76,9 @@
 // the gate decided and acts on the OOM hold as the kernel would. The
 // machine's Observer is the simulated host itself (the domain's projected
 // available memory and a sandbox's memory now). Predictors are cross-fitted
-// by task (a model trained on one half of the workflows predicts the
-// other half, and vice versa). Config.Trace receives every call into the
+// by task (a model trained on one half of the tasks predicts the other
+// half, and vice versa; the copies of a replicated task, trajectory.TaskOf,
+// stay in one half). Config.Trace receives every call into the
 // machine; internal/live's TestLiveMatchesSim replays such a trace through
 // the live adapter and finds the same calls and decisions.
 //

@@ -14,7 +14,7 @@ import (
 // by task into two halves, a predictor trained on one half predicts the
 // other, and vice versa, so no workflow is predicted by a model that saw it.
 type Predictors struct {
-	half  map[string]int // workflow id → its half (0 or 1)
+	half  map[string]int // workflow id → its half (0 or 1); copies of a task share one
 	byKnd map[string][2]predict.Predictor
 }
 
@@ -38,20 +38,22 @@ func NewPredictors(wfs []trajectory.Workflow, o PredictorOptions) (*Predictors, 
 	if o.Kinds == nil {
 		o.Kinds = []string{PredCurrent, PredStatic, PredHistory}
 	}
-	ids := make([]string, len(wfs))
-	for i, w := range wfs {
-		ids[i] = w.ID
+	var tasks []string
+	for t := range policy.TaskFolds(wfs) {
+		tasks = append(tasks, t)
 	}
-	slices.Sort(ids)
+	slices.Sort(tasks)
 	rng := rand.New(rand.NewPCG(o.Seed, 0xc0ffee))
-	rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-	p := &Predictors{half: map[string]int{}, byKnd: map[string][2]predict.Predictor{}}
-	for i, id := range ids {
-		p.half[id] = i % 2
+	rng.Shuffle(len(tasks), func(i, j int) { tasks[i], tasks[j] = tasks[j], tasks[i] })
+	halfOf := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		halfOf[t] = i % 2
 	}
+	p := &Predictors{half: map[string]int{}, byKnd: map[string][2]predict.Predictor{}}
 	var train [2][]trajectory.Workflow
 	for _, w := range wfs {
-		h := p.half[w.ID]
+		h := halfOf[trajectory.TaskOf(w)]
+		p.half[w.ID] = h
 		if len(train[h]) < o.MaxTrainWorkflows {
 			train[h] = append(train[h], withRecorded(w))
 		}
@@ -120,7 +122,7 @@ func withRecorded(w trajectory.Workflow) trajectory.Workflow {
 
 // LivePredictors trains the predictors of each kind exactly as the live
 // policy registry does (policy.TrainPredictor: task folds by sorted
-// workflow id, heavy threshold budget/8, seed 1), so a simulated run
+// task, heavy threshold budget/8, seed 1), so a simulated run
 // admits with the descriptors a live run of the same workload would see.
 // Training uses every workflow: at thousands of workflows prefer
 // NewPredictors, which samples.

@@ -38,6 +38,7 @@ func Replicate(wfs []Workflow, copies int, spacingS, offsetS float64) ([]Workflo
 	out := make([]Workflow, 0, copies*len(wfs))
 	for rep := range copies {
 		for i, w := range wfs {
+			w.Task = TaskOf(w)
 			w.ID = fmt.Sprintf("%s-r%d", w.ID, rep)
 			w.Arrival = float64(i)*spacingS + float64(rep)*offsetS
 			w.Image = ""

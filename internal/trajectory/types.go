@@ -10,6 +10,11 @@ type Workflow struct {
 	Arrival float64 `json:"arrival_s"`       // offset from the start of the replay, seconds
 	Image   string  `json:"image,omitempty"` // base image; "" means the backend default
 	Kind    string  `json:"kind,omitempty"`  // swe, science, rl, imported, ...
+	// Task names the task the workflow runs when several workflows run
+	// the same one (Replicate's copies); "" means its own ID (TaskOf).
+	// Predictors are cross-fitted by task: a copy's measurements must not
+	// train the model that predicts another copy of the same task.
+	Task string `json:"task,omitempty"`
 	// Workspace, when set, seeds each attempt's fresh workspace from a
 	// host archive and says where else the sandbox shows it.
 	Workspace *Workspace `json:"workspace,omitempty"`
@@ -91,4 +96,12 @@ type MemProfile struct {
 	RetainS    float64 `json:"retain_s,omitempty"`
 	FilesMiB   float64 `json:"files_mib,omitempty"`
 	Background bool    `json:"background,omitempty"`
+}
+
+// TaskOf is the task w runs: w.Task, or w.ID when unset.
+func TaskOf(w Workflow) string {
+	if w.Task != "" {
+		return w.Task
+	}
+	return w.ID
 }

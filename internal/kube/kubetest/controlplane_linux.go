@@ -62,7 +62,10 @@ type ControlPlane struct {
 	// AdminTokenFile and NodeTokenFile hold the admin's and the node
 	// agent's (NodeUser's) bearer tokens.
 	AdminTokenFile, NodeTokenFile string
-	Started                       time.Duration // from starting etcd to the API server ready
+	// NodeCertFile and NodeKeyFile are a client certificate of NodeUser
+	// and its key (PEM), which the API server accepts too.
+	NodeCertFile, NodeKeyFile string
+	Started                   time.Duration // from starting etcd to the API server ready
 }
 
 // freePorts returns n distinct loopback ports free a moment ago.
@@ -84,13 +87,21 @@ func freePorts(t *testing.T, n int) []int {
 // and with the test binary. The returned channel is closed when it exits.
 func start(t *testing.T, dir, name, bin string, args ...string) <-chan struct{} {
 	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return run(t, dir, name, cmd)
+}
+
+// run starts cmd (which should die with the test binary: Pdeathsig), its
+// output in dir/name.log, killed at cleanup. The returned channel is
+// closed when it exits.
+func run(t *testing.T, dir, name string, cmd *exec.Cmd) <-chan struct{} {
+	t.Helper()
 	log, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
@@ -150,10 +161,11 @@ func StartControlPlane(t *testing.T, assets string) *ControlPlane {
 	writeFile(t, filepath.Join(dir, "admin.token"), []byte(adminToken))
 	writeFile(t, filepath.Join(dir, "node.token"), []byte(nodeToken))
 	certs := filepath.Join(dir, "certs")
+	clientCA, nodeCert, nodeKey := ClientCerts(t, dir, NodeUser)
 	exited := start(t, dir, "kube-apiserver", filepath.Join(assets, "kube-apiserver"),
 		"--etcd-servers="+clientURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(secure), "--cert-dir="+certs,
-		"--token-auth-file="+filepath.Join(dir, "tokens.csv"), "--authorization-mode=RBAC",
+		"--token-auth-file="+filepath.Join(dir, "tokens.csv"), "--client-ca-file="+clientCA, "--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file="+filepath.Join(dir, "sa.pub"),
 		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
@@ -161,7 +173,8 @@ func StartControlPlane(t *testing.T, assets string) *ControlPlane {
 		"--allow-privileged=true", "--endpoint-reconciler-type=none")
 
 	cp := &ControlPlane{Server: fmt.Sprintf("https://127.0.0.1:%d", secure), CAFile: filepath.Join(certs, "apiserver.crt"),
-		AdminTokenFile: filepath.Join(dir, "admin.token"), NodeTokenFile: filepath.Join(dir, "node.token")}
+		AdminTokenFile: filepath.Join(dir, "admin.token"), NodeTokenFile: filepath.Join(dir, "node.token"),
+		NodeCertFile: nodeCert, NodeKeyFile: nodeKey}
 	deadline := time.Now().Add(2 * time.Minute) // a loaded 2-core machine
 	var last error
 	for time.Now().Before(deadline) {

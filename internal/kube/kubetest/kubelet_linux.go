@@ -2,9 +2,7 @@ package kubetest
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,19 +14,7 @@ import (
 func StartSandboxController(t *testing.T, assets string, cp *ControlPlane) {
 	t.Helper()
 	dir := t.TempDir()
-	tok, err := os.ReadFile(cp.AdminTokenFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, _ := json.Marshal(map[string]any{
-		"apiVersion": "v1", "kind": "Config", "current-context": "e2e",
-		"clusters": []any{map[string]any{"name": "e2e", "cluster": map[string]any{"server": cp.Server, "certificate-authority": cp.CAFile}}},
-		"users":    []any{map[string]any{"name": "admin", "user": map[string]any{"token": string(tok)}}},
-		"contexts": []any{map[string]any{"name": "e2e", "context": map[string]any{"cluster": "e2e", "user": "admin"}}},
-	})
-	path := filepath.Join(dir, "kubeconfig")
-	writeFile(t, path, kubeconfig)
-	t.Setenv("KUBECONFIG", path)
+	t.Setenv("KUBECONFIG", adminKubeconfig(t, dir, cp))
 	start(t, dir, "agent-sandbox-controller", filepath.Join(assets, "agent-sandbox-controller"),
 		"--enable-webhook=false", "--manage-webhook-certs=false", "--leader-elect=false",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0")
