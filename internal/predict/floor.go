@@ -5,18 +5,17 @@ import (
 	"slices"
 )
 
-// ClassFloor raises the peak P predicts for an action to the largest peak of
-// the latest classFloorRuns earlier completed actions of the same class in
-// the same workflow, or, for the first action of its class in the
-// workflow, to the class's prior (ClassPriors: a high quantile of the
-// class's training peaks). Tool calls of one task repeat (the same test
-// suite with other -k filters, the same build), so an agent that already
-// ran a 600 MiB test will likely run another; a forest trained on a few
-// workflows sees that history feature too rarely to learn it and
-// under-predicts, which is what OOM-kills an admitted action. HeavyRisk
-// becomes 1 when the floor is above HeavyThreshold (0:
-// DefaultHeavyThreshold). PredP90 is raised to the floor too, never
-// lowered.
+// ClassFloor raises the peak P predicts for an action to the largest peak an
+// earlier completed action of the same class reached in the same workflow,
+// or, for the first action of its class in the workflow, to the class's
+// prior (ClassPriors: a high quantile of the class's training peaks).
+// Tool calls of one task repeat (the same test suite with other -k
+// filters, the same build), so an agent that already ran a 600 MiB test
+// will likely run another; a forest trained on a few workflows sees that
+// history feature too rarely to learn it and under-predicts, which is what
+// OOM-kills an admitted action. HeavyRisk becomes 1 when the floor is above
+// HeavyThreshold (0: DefaultHeavyThreshold). PredP90 is raised to the floor
+// too, never lowered.
 type ClassFloor struct {
 	P              Predictor
 	HeavyThreshold int64
@@ -30,16 +29,6 @@ type ClassFloor struct {
 
 var _ Predictor = ClassFloor{}
 
-// classFloorRuns is how many of a class's latest actions in the workflow
-// the class floor takes the largest peak of. An agent moves on: the whole
-// test suite it ran early bounds the next few tests, not every narrow
-// re-run after it. With the largest peak of all of them (no window) the
-// 72 simulated real-trace runs (both trace sets, 768 MiB to 4 GiB, six
-// orders each) took 89382 s in sum; with a window of 3, 86527 s, with no
-// OOM kill either way (the median of the latest 3 instead: 87302 s and 1
-// kill; see bench/results/predict.md).
-const classFloorRuns = 3
-
 // Name is the wrapped predictor's name.
 func (c ClassFloor) Name() string { return c.P.Name() }
 
@@ -47,13 +36,13 @@ func (c ClassFloor) Name() string { return c.P.Name() }
 func (c ClassFloor) Predict(ctx ActionContext) Descriptor {
 	d := c.P.Predict(ctx)
 	cls := NormalizeClass(ctx.Class)
-	floor, seen := int64(0), 0
-	for i := len(ctx.History) - 1; i >= 0 && seen < classFloorRuns; i-- {
-		if h := ctx.History[i]; NormalizeClass(h.Class) == cls {
-			floor, seen = max(floor, h.PeakBytes), seen+1
+	floor, seen := int64(0), false
+	for _, h := range ctx.History {
+		if NormalizeClass(h.Class) == cls {
+			floor, seen = max(floor, h.PeakBytes), true
 		}
 	}
-	if seen == 0 {
+	if !seen {
 		floor = c.Prior[cls]
 	}
 	if floor <= d.PredPeak {
