@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/tenon-dev/tenon/internal/predict"
 	"github.com/tenon-dev/tenon/internal/trajectory"
@@ -102,15 +101,7 @@ func TrainPredictor(kind string, wfs []trajectory.Workflow, heavy int64, seed ui
 // sorted, alternately. Copies of one task share a fold, so a model trained
 // on one fold never saw a task it predicts in the other.
 func TaskFolds(wfs []trajectory.Workflow) map[string]int {
-	var tasks []string
-	seen := map[string]bool{}
-	for _, w := range wfs {
-		if t := trajectory.TaskOf(w); !seen[t] {
-			seen[t] = true
-			tasks = append(tasks, t)
-		}
-	}
-	sort.Strings(tasks)
+	tasks := trajectory.Tasks(wfs)
 	fold := make(map[string]int, len(tasks))
 	for i, t := range tasks {
 		fold[t] = i % 2

@@ -38,11 +38,7 @@ func NewPredictors(wfs []trajectory.Workflow, o PredictorOptions) (*Predictors, 
 	if o.Kinds == nil {
 		o.Kinds = []string{PredCurrent, PredStatic, PredHistory}
 	}
-	var tasks []string
-	for t := range policy.TaskFolds(wfs) {
-		tasks = append(tasks, t)
-	}
-	slices.Sort(tasks)
+	tasks := trajectory.Tasks(wfs)
 	rng := rand.New(rand.NewPCG(o.Seed, 0xc0ffee))
 	rng.Shuffle(len(tasks), func(i, j int) { tasks[i], tasks[j] = tasks[j], tasks[i] })
 	halfOf := make(map[string]int, len(tasks))

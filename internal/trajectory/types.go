@@ -1,5 +1,7 @@
 package trajectory
 
+import "slices"
+
 // Version is the trajectory format version this build reads and writes.
 const Version = 1
 
@@ -104,4 +106,14 @@ func TaskOf(w Workflow) string {
 		return w.Task
 	}
 	return w.ID
+}
+
+// Tasks returns the tasks of wfs (TaskOf), each once, sorted.
+func Tasks(wfs []Workflow) []string {
+	tasks := make([]string, 0, len(wfs))
+	for _, w := range wfs {
+		tasks = append(tasks, TaskOf(w))
+	}
+	slices.Sort(tasks)
+	return slices.Compact(tasks)
 }
