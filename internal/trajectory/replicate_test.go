@@ -117,3 +117,29 @@ func TestShuffled(t *testing.T) {
 		t.Error("Shuffled changed its input")
 	}
 }
+
+func TestReplicateKeepsTasks(t *testing.T) {
+	in := []Workflow{
+		{Version: Version, ID: "a", Actions: []Action{mem(10, 1, 0, false)}},
+		{Version: Version, ID: "b", Task: "t", Actions: []Action{mem(10, 1, 0, false)}},
+	}
+	out, err := Replicate(in, 2, 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Replicate(out[:1], 2, 1, 10) // a copy of a copy keeps the first task
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, w := range append(out, again...) {
+		got = append(got, w.ID+":"+TaskOf(w))
+	}
+	want := []string{"a-r0:a", "b-r0:t", "a-r1:a", "b-r1:t", "a-r0-r0:a", "a-r0-r1:a"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("id:task = %v, want %v", got, want)
+	}
+	if ts := Tasks(out); !slices.Equal(ts, []string{"a", "t"}) {
+		t.Fatalf("Tasks = %v, want [a t]", ts)
+	}
+}
