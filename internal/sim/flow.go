@@ -283,8 +283,16 @@ func (s *sim) retryBlocked() {
 	b := s.blocked
 	s.blocked = nil
 	for i, ag := range b {
-		if ag.sb != nil && ag.sb.paged {
+		switch sb := ag.sb; {
+		case sb != nil && sb.paged:
 			s.pageIn(ag) // blocks it again if it cannot
+			continue
+		case sb != nil && sb.state == sbLive:
+			// Its page-in was blocked, and a thaw has faulted the memory
+			// back since (thaw, evThawed): the action is ready. Creating
+			// a sandbox here left the live one behind, holding its
+			// memory for the rest of the run.
+			s.ready(ag)
 			continue
 		}
 		if !s.cfg.Residency.MayRematerialize(s.pressureNow()) || s.lifeUsed >= s.cfg.LifecycleSlots {

@@ -275,3 +275,30 @@ func handleAll(s *sim, kind evKind) {
 		s.handle(ev)
 	}
 }
+
+// TestBlockedPageInThawedBecomesReady: an agent whose page-in was blocked
+// (red pressure) waits with the blocked rematerializations; when a thaw
+// faults its frozen sandbox back meanwhile, the retry readies its action in
+// that sandbox. It created a second sandbox instead, and the first stayed
+// live with its memory to the end of the run (found on haiku at 2 GiB: a
+// 189 MiB sandbox no agent owned for 1250 s, then an OOM kill).
+func TestBlockedPageInThawedBecomesReady(t *testing.T) {
+	s, ag, sb := pagedFrozen(t)
+	if _, err := s.m.Submit(s.clock(), ag.wf.ID, 1, ag.wf, s); err != nil {
+		t.Fatal(err)
+	}
+	ag.attempt, ag.phase = 1, phBlocked
+	s.blocked = append(s.blocked, ag)
+	s.thaw(sb)
+	handleAll(s, evThawed)
+	if sb.paged || sb.frozen {
+		t.Fatalf("setup: paged %v frozen %v after the thaw", sb.paged, sb.frozen)
+	}
+	s.retryBlocked()
+	if ag.sb != sb || len(s.h.all) != 1 || ag.nSandbox != 0 {
+		t.Fatalf("after the retry: the agent's sandbox changed (%d live, %d created); want it in the thawed one", len(s.h.all), ag.nSandbox)
+	}
+	if ag.phase != phRunning && ag.phase != phAdmission {
+		t.Fatalf("after the retry: phase %d, want its action admitted or waiting for admission", ag.phase)
+	}
+}
