@@ -38,7 +38,7 @@ Policies with the gate arm the domain's OOM hold, as live on cgroup v1: an
 allocation past the budget waits, and the gate releases the hold to the OOM
 killer only after hold= (default the gate's DMax) with nothing progressing (no
 sandbox using CPU or resting at its peak while its action runs), or after
-hold-max= (default a hundred times hold=) however busy the others are. With
+hold-max= (default a hundred times hold=, or the action timeout when longer) however busy the others are. With
 --cgroup v2 the domain is pure cgroup v2, which has no oom_kill_disable: the
 hold is memory.high an eighth below the budget, where the kernel throttles
 allocators and the policy freezes them (the freezing hold), and a release lets

@@ -165,8 +165,8 @@ func (cfg ReplayConfig) buildRun(name string, pacing *live.Pacing) (policyRun, e
 	// The directory is named now, as the policy keeps its path, and made
 	// only when the replay starts, so that a bad policy leaves nothing behind.
 	dir := filepath.Join(cfg.StateDir, "run-"+strconv.FormatUint(rand.Uint64(), 10))
-	pol, err := buildPolicy(name, policy.Options{Budget: cfg.Budget, Params: cfg.Params,
-		Workflows: cfg.Workflows, TimeScale: cfg.TimeScale}, dir, pacing, discardLog(cfg.Log))
+	pol, err := buildPolicy(name, policy.Options{Budget: cfg.Budget, Params: cfg.Params, Workflows: cfg.Workflows,
+		TimeScale: cfg.TimeScale, ActionTimeout: max(actionTimeout(cfg.ActionTimeout, cfg.Workflows, cfg.TimeScale), 0)}, dir, pacing, discardLog(cfg.Log))
 	if err != nil {
 		return policyRun{}, err
 	}

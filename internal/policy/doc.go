@@ -42,7 +42,8 @@
 // sandbox making progress (using CPU, or resting at its peak while its
 // action runs, whose gate denial the wait lifts: hold_rest.go; at least
 // MinHold), or after a hundred times
-// that however busy the others are (hold.go, HoldMaxWait); where the host
+// that, or the host's action timeout when longer, however busy the others
+// are (hold.go, HoldMaxWaitFor); where the host
 // restarts a preempted attempt without charging a retry (the replay and
 // the simulator), a wait with nothing progressing preempts the youngest
 // running attempt instead of releasing (hold_preempt.go). Asked for

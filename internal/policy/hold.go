@@ -91,6 +91,20 @@ const MinHold = 2 * time.Second
 // The hold-max= parameter overrides it.
 func HoldMaxWait(timeout time.Duration) time.Duration { return 100 * timeout }
 
+// HoldMaxWaitFor is the hold's bound while sandboxes progress on a host
+// whose actions time out after actionTimeout (0: none): HoldMaxWait, or
+// the action timeout when that is longer. A running action that progresses
+// either ends and frees its memory or times out, which frees it too, so
+// waiting up to the timeout never waits for nothing; releasing sooner
+// hands the OOM killer a wait that was about to resolve. On the shared
+// real traces' longest action (362 s, with the default timeout of ten
+// times it) the five-minute bound released a held 1.8 GiB test 0.9 s before
+// the action it waited for ended: the one OOM kill of 72 simulated runs
+// with the class floor's window (bench/results/traces-sim.md).
+func HoldMaxWaitFor(timeout, actionTimeout time.Duration) time.Duration {
+	return max(HoldMaxWait(timeout), actionTimeout)
+}
+
 // holdState is where the hold's state machine is.
 type holdState int
 

@@ -163,3 +163,30 @@ func TestHeldBudgetFollowsHold(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigureHoldMaxWaitCoversTheActionTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		params  map[string]string
+		want    func(hold time.Duration) time.Duration
+	}{
+		{"no action timeout", 0, nil, HoldMaxWait},
+		{"a short action timeout", time.Second, nil, HoldMaxWait},
+		{"a long action timeout", time.Hour, nil, func(time.Duration) time.Duration { return time.Hour }},
+		{"hold-max= wins", time.Hour, map[string]string{"hold-max": "10s"}, func(time.Duration) time.Duration { return 10 * time.Second }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Resolve("gate", Options{Budget: 1 << 30, ActionTimeout: tc.timeout, Params: tc.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Hold <= 0 {
+				t.Fatalf("setup: no hold (%v)", cfg.Hold)
+			}
+			if want := tc.want(cfg.Hold); cfg.HoldMaxWait != want {
+				t.Errorf("HoldMaxWait %v, want %v", cfg.HoldMaxWait, want)
+			}
+		})
+	}
+}

@@ -43,7 +43,8 @@ type Config struct {
 	// hold with no sandbox making progress (HoldTimeout); 0 turns the hold
 	// off. A host without a hold calls DisableHold.
 	Hold time.Duration
-	// HoldMaxWait bounds a hold while sandboxes progress (0: HoldMaxWait(Hold)).
+	// HoldMaxWait bounds a hold while sandboxes progress (0: HoldMaxWait(Hold);
+	// Configure sets HoldMaxWaitFor(Hold, Options.ActionTimeout)).
 	HoldMaxWait time.Duration
 	// HeldBudget runs the gate on a held budget while the hold is armed
 	// (gate.Config.HeldBudget; the held-budget= parameter). Off by

@@ -31,6 +31,10 @@ type Options struct {
 	// TimeScale is the replay's time compression (0 means 1): the gate runs
 	// on the replay's clock (ScaledGate).
 	TimeScale float64
+	// ActionTimeout is the host's action timeout on the replay's clock (0:
+	// none): the OOM hold waits at least that long while other sandboxes
+	// progress (HoldMaxWaitFor).
+	ActionTimeout time.Duration
 }
 
 // entry is one registered policy name.
@@ -296,6 +300,9 @@ func configureTenon(cfg *Config, opts Options) error {
 	cfg.GateConfig = ScaledGate(cfg.GateConfig, opts.TimeScale)
 	if cfg.Gate && hold >= 0 {
 		cfg.Hold = HoldTimeout(hold, cfg.GateConfig)
+		if cfg.HoldMaxWait == 0 {
+			cfg.HoldMaxWait = HoldMaxWaitFor(cfg.Hold, opts.ActionTimeout)
+		}
 	}
 	if !cfg.Admission {
 		return nil

@@ -45,7 +45,8 @@ type Config struct {
 	// OOM-kills at once.
 	Hold time.Duration
 	// HoldMaxWait bounds a hold while other sandboxes progress, as the
-	// hold-max= parameter (0: policy.HoldMaxWait of the hold's timeout).
+	// hold-max= parameter (0: policy.HoldMaxWaitFor of the hold's timeout
+	// and ActionTimeout).
 	HoldMaxWait time.Duration
 	// HeldBudget is policy.Config.HeldBudget (the held-budget= parameter).
 	HeldBudget bool

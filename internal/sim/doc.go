@@ -44,8 +44,9 @@
 // sandboxes' CPU times and blocked threads (a waiter not frozen has one,
 // as a live task in the OOM wait sleeps in state D; hold_rest.go in
 // internal/policy): when no sandbox made progress for its timeout (the
-// gate's DMax by default), or after policy.HoldMaxWait (a hundred times the
-// timeout) however busy the others are, it is released,
+// gate's DMax by default), or after policy.HoldMaxWaitFor (a hundred times
+// the timeout, or the action timeout when longer) however busy the others
+// are, it is released,
 // the OOM killer kills the largest sandbox as above, and it is re-armed at
 // a later period once no one waits. The simulator restarts a preempted
 // attempt without charging a retry, as the replay does, so a wait with
