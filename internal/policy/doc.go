@@ -32,7 +32,7 @@
 // (Config.LightMargin, admission's light lane: on the imported real traces
 // one heavy action at its peak otherwise kept every small action waiting
 // for its whole run; light-margin=off is the ablation); the current predictor assumes at least a task's
-// largest same-class peak so far, or its class's p90 for the first
+// largest peak of its class's latest three, or its class's p90 for the first
 // (predict.ClassFloor); and where the domain has one (cgroup v1's
 // oom_kill_disable; v2's memory.high below memory.max, with the domain's
 // PSI as the stall signal and the machine freezing the allocators,
