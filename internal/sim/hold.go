@@ -146,9 +146,15 @@ func (s *sim) resume(sb *sandbox) {
 // does.
 func (s *sim) stuck(sb *sandbox) bool { return sb.oomWait && !sb.frozen }
 
-// blockedTasks is sb's gate.Sample.Blocked.
+// blockedTasks is sb's gate.Sample.Blocked: a task sleeps in the kernel
+// when sb waits under the hold (stuck) or waits to fault its paged-out
+// memory back in (faultWait). Reported as not blocked, a sandbox the gate
+// let run but whose memory did not fit back looked like one resting at its
+// peak, so the hold counted it as progress and never released: on haiku
+// x2 at 2 GiB with the static predictor the whole domain stood still from
+// 2000 s to 4270 s with a 1.7 GiB test waiting.
 func (s *sim) blockedTasks(sb *sandbox) int {
-	if s.stuck(sb) {
+	if s.stuck(sb) || sb.faultWait {
 		return 1
 	}
 	return 0

@@ -302,3 +302,28 @@ func TestBlockedPageInThawedBecomesReady(t *testing.T) {
 		t.Fatalf("after the retry: phase %d, want its action admitted or waiting for admission", ag.phase)
 	}
 }
+
+// TestThawThatDoesNotFitIsBlocked: a paged-out frozen sandbox the gate lets
+// run stays frozen while its memory does not fit back, and reports a
+// blocked task (a live one faults its pages in and sleeps in the kernel at
+// the limit). Reported as not blocked, it looked like one resting at its
+// peak and the OOM hold counted it as progress forever.
+func TestThawThatDoesNotFitIsBlocked(t *testing.T) {
+	s, _, sb := pagedFrozen(t)
+	other := &sandbox{id: "t", ag: s.agents[0], state: sbLive, activeIdx: -1, allIdx: -1, floor: 390 * tMiB}
+	s.h.add(other)
+	s.h.setMem(other, other.floor)
+	s.thaw(sb)
+	if !sb.frozen || !sb.paged {
+		t.Fatalf("setup: frozen %v paged %v; want it kept frozen and paged out (its memory does not fit)", sb.frozen, sb.paged)
+	}
+	if got := s.blockedTasks(sb); got != 1 {
+		t.Fatalf("blocked tasks %d while its thaw waits for memory, want 1", got)
+	}
+	s.h.setMem(other, 0)
+	s.thaw(sb)
+	handleAll(s, evThawed)
+	if sb.frozen || s.blockedTasks(sb) != 0 {
+		t.Fatalf("after a thaw that fits: frozen %v, blocked tasks %d; want it running, 0", sb.frozen, s.blockedTasks(sb))
+	}
+}

@@ -36,6 +36,10 @@ type sandbox struct {
 	frozen   bool
 	frozenAt time.Duration // when the gate froze it
 	oomWait  bool          // waits for memory under the domain's OOM hold (hold.go)
+	// faultWait: the gate let it run, but it stays frozen because its
+	// paged-out memory does not fit back (thaw); a live sandbox thawed
+	// there faults its pages in and sleeps in the kernel at the limit.
+	faultWait bool
 
 	mem  int64         // memory at tmat, bytes
 	tmat time.Duration // when mem and progress were last brought up to date

@@ -41,6 +41,8 @@ func (s *sim) sample() {
 			case !sd.Allowed && !sb.frozen:
 				s.debugf("freeze %s %v mem=%dMiB demand=%dMiB", sb.id, d.Pressure, sb.mem>>20, sd.Demand>>20)
 				s.freeze(sb)
+			case !sd.Allowed:
+				sb.faultWait = false // frozen by the gate again, not waiting for memory
 			case sd.Allowed && sb.frozen:
 				s.debugf("thaw %s %v mem=%dMiB demand=%dMiB", sb.id, d.Pressure, sb.mem>>20, sd.Demand>>20)
 				s.thaw(sb)
@@ -58,7 +60,7 @@ func (s *sim) sample() {
 func (s *sim) freeze(sb *sandbox) {
 	s.res.Freezes++
 	s.h.setActive(sb, s.now, false)
-	sb.frozen, sb.frozenAt = true, s.now
+	sb.frozen, sb.frozenAt, sb.faultWait = true, s.now, false
 	sb.gen++ // cancels the pending phase event; thaw reschedules it
 }
 
@@ -66,9 +68,10 @@ func (s *sim) freeze(sb *sandbox) {
 // back first (evThawed).
 func (s *sim) thaw(sb *sandbox) {
 	if sb.paged && !s.fits(sb) {
+		sb.faultWait = true
 		return // stays frozen until its memory fits back
 	}
-	sb.frozen = false
+	sb.frozen, sb.faultWait = false, false
 	if sb.paged {
 		sb.gen++
 		s.at(s.faultBack(sb), evThawed, nil, sb)
