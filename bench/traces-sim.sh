@@ -2,12 +2,13 @@
 # Regenerates bench/results/traces-sim.md: the real AgentCgroup trace sets
 # in ../shared/traces (or $TRACES), imported and replicated twice, in the
 # simulator at the traces' own time, every policy, 1 and 2 GiB, plus tenon's
-# ablations (light lane off, no swap, the hold's bound). Deterministic, about eight minutes.
+# ablations (light lane off, no swap, the hold's bound, the predictor).
+# Deterministic, about fifteen minutes on a loaded 2-core machine.
 # Refuses a dirty tree: a results file names the commit that produced it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 bench_setup traces-sim
-policies=eager,static-4,static-8,agent-reservation,agentcgroup,tenon,tenon-always-resident
+policies=eager,static-4,static-8,agent-reservation,agentcgroup,tenon,tenon-always-resident,tenon-history-pred
 {
   echo "# Real traces in the simulator, at the traces' own time"
   echo
@@ -15,7 +16,8 @@ policies=eager,static-4,static-8,agent-reservation,agentcgroup,tenon,tenon-alway
   echo
   echo "The two AgentCgroup trace sets in \`$traces\`, imported and replicated twice as"
   echo "\`tenon bench\`'s traces group does (ids -r0/-r1, arrivals i × 0.5 s + copy × 30 s, host image), simulated at"
-  echo "time scale 1 (the traces' own waits and actions) with every policy and the no-residency ablation."
+  echo "time scale 1 (the traces' own waits and actions) with every policy, the no-residency ablation and tenon with"
+  echo "the history-only predictor (issue #20 asks the current one to be at least as fast)."
   echo "The simulated host has zram (page-out tier on, a third of a paged-out sandbox stays charged,"
   echo "500 MiB/s page-in); \`--page-out=false\` models a host without swap. The last sections are tenon's"
   echo "ablations: admission's light lane off (\`--param light-margin=off\`) and no swap."
@@ -119,28 +121,33 @@ PY
     echo '```'
   done
   echo
-  echo "## tenon, the OOM hold's bound (hold-max=) and the held budget"
+  echo "## tenon, the OOM hold's bound (hold-max=), the predictor and the held budget"
   echo
   echo "The hold waits at most hold-max= while other sandboxes progress (default a hundred"
-  echo "timeouts, 5 min; policy.HoldMaxWait). Every budget above (768 MiB to 4 GiB) and six arrival"
-  echo "orders (the replicated set and the five shuffles) of both sets: 72 runs of tenon per row,"
-  echo "totals (makespan and P50 summed over the runs that finished every workflow). The last three"
-  echo "rows keep the default bound: the gate's held budget asked for (\`--param held-budget=on\`, off by"
-  echo "default; internal/gate/doc.go), no swap (\`--page-out=false\`), and both."
+  echo "timeouts, 5 min, or the action timeout when longer: ten times the set's longest action,"
+  echo "about an hour on haiku; policy.HoldMaxWaitFor). Every budget above (768 MiB to 4 GiB) and"
+  echo "six arrival orders (the replicated set and the five shuffles) of both sets: 72 runs per row,"
+  echo "totals (makespan and P50 summed over the runs that finished every workflow). The rows after"
+  echo "\`default\` keep the default bound: tenon with the history-only and the static predictor"
+  echo "(\`--policy tenon-history-pred\`, \`tenon-static-pred\`), the gate's held budget asked for"
+  echo "(\`--param held-budget=on\`, off by default; internal/gate/doc.go), no swap (\`--page-out=false\`),"
+  echo "and both."
   echo
   echo '```'
-  for hm in 30s 60s 2m default held-budget noswap noswap+held-budget; do
+  for hm in 30s 60s 2m 5m default history-pred static-pred held-budget noswap noswap+held-budget; do
     for set in haiku batch18; do
       for b in 768MiB 1GiB 1536MiB 2GiB 3GiB 4GiB; do
         for wl in "$set-x2" "$set-s1" "$set-s2" "$set-s3" "$set-s4" "$set-s5"; do
+          pol=tenon
           case $hm in
           default) arg=() ;;
+          history-pred | static-pred) arg=() pol=tenon-$hm ;;
           held-budget) arg=(--param held-budget=on) ;;
           noswap) arg=(--page-out=false) ;;
           noswap+held-budget) arg=(--param held-budget=on --page-out=false) ;;
           *) arg=(--param "hold-max=$hm") ;;
           esac
-          "$work/tenon" sim --workload "$work/$wl.jsonl" --budget "$b" --policy tenon "${arg[@]}" --json 2>/dev/null >"$work/hm-$hm-$wl-$b.json"
+          "$work/tenon" sim --workload "$work/$wl.jsonl" --budget "$b" --policy "$pol" "${arg[@]}" --json 2>/dev/null >"$work/hm-$hm-$wl-$b.json"
         done
       done
     done
@@ -148,7 +155,7 @@ PY
   python3 - "$work" <<'PY'
 import glob, json, os, sys
 print("  %-18s %5s %9s %9s %11s %15s %11s" % ("hold-max", "runs", "OOM kills", "timeouts", "runs w/ kill", "sum makespan s", "sum P50 s"))
-for hm in ["30s", "60s", "2m", "default", "held-budget", "noswap", "noswap+held-budget"]:
+for hm in ["30s", "60s", "2m", "5m", "default", "history-pred", "static-pred", "held-budget", "noswap", "noswap+held-budget"]:
     runs = kills = tos = hit = 0
     mk = p50 = 0.0
     for f in sorted(glob.glob(os.path.join(sys.argv[1], "hm-%s-*.json" % hm))):
