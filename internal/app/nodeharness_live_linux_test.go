@@ -276,12 +276,15 @@ func TestLiveNodeHarness(t *testing.T) {
 		t.Logf("round %d: resume request → action admitted %v (pod back %v), → its command ran in the new container %v",
 			i, toGrant[i].Round(time.Millisecond), time.Duration(g.ResumedS*float64(time.Second)).Round(time.Millisecond), toRan[i].Round(time.Millisecond))
 	}
-	logTimes := func(what string, ds []time.Duration) {
-		s := slices.Clone(ds)
-		slices.Sort(s)
-		t.Logf("measured: %s, %d rounds: median %v, min %v, max %v", what, len(s), s[len(s)/2].Round(time.Millisecond), s[0].Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond))
-	}
-	logTimes("pressure (the hog container's CRI create) → Sandbox Suspended and its container gone", toSuspend)
-	logTimes("resume request (the harness's POST .../actions) → action admitted (200)", toGrant)
-	logTimes("resume request → the action's command ran in the new container (CRI ExecSync returned)", toRan)
+	logMeasured(t, "pressure (the hog container's CRI create) → Sandbox Suspended and its container gone", toSuspend)
+	logMeasured(t, "resume request (the harness's POST .../actions) → action admitted (200)", toGrant)
+	logMeasured(t, "resume request → the action's command ran in the new container (CRI ExecSync returned)", toRan)
+}
+
+// logMeasured logs the median, min and max of the rounds' times ds.
+func logMeasured(t *testing.T, what string, ds []time.Duration) {
+	t.Helper()
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	t.Logf("measured: %s, %d rounds: median %v, min %v, max %v", what, len(s), s[len(s)/2].Round(time.Millisecond), s[0].Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond))
 }
