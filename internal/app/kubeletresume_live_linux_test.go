@@ -82,7 +82,7 @@ func TestLiveKubeletResume(t *testing.T) {
 		"metadata": map[string]any{"name": "agent-a", "annotations": map[string]string{kube.RestartSafeAnnotation: "true"}},
 		"spec": map[string]any{"podTemplate": map[string]any{
 			"metadata": map[string]any{"annotations": map[string]string{node.AnnotationAgent: "true"}},
-			"spec": kubeletPodSpec(nodeName, map[string]any{"name": "agent", "image": pauseImage, "command": containerdtest.PauseCmd}, nil)}},
+			"spec":     kubeletPodSpec(nodeName, map[string]any{"name": "agent", "image": pauseImage, "command": containerdtest.PauseCmd}, nil)}},
 	})
 	sandbox := func() *kube.Sandbox {
 		var s kube.Sandbox
