@@ -6,13 +6,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
 	cri "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/kube"
 	"github.com/tenon-dev/tenon/internal/kube/kubetest"
 	"github.com/tenon-dev/tenon/internal/node"
@@ -72,10 +70,7 @@ func TestLiveKubeletResume(t *testing.T) {
 	kubetest.SetUp(t, adm, assets, "../kube/testdata", nodeName)
 	kubetest.StartKubelet(t, assets, cp, nodeName, d.Socket, d.CgroupParent)
 	kubetest.StartSandboxController(t, assets, cp)
-	listen := freeAddr(t)
-	startNode(t, d, NodeConfig{Domain: domain, Budget: budget, Policy: "tenon", StateDir: t.TempDir(),
-		Kube:     &kube.Config{Server: cp.Server, CAFile: cp.CAFile, TokenFile: cp.NodeTokenFile},
-		NodeName: nodeName, KubePoll: 50 * time.Millisecond, Listen: listen, Token: "harness-token"})
+	h := startHarnessNode(t, d, cp, domain, nodeName, budget)
 
 	adm.CreateJSON("/apis/agents.x-k8s.io/v1beta1/namespaces/default/sandboxes", map[string]any{
 		"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox",
@@ -97,7 +92,6 @@ func TestLiveKubeletResume(t *testing.T) {
 		return sandbox().Ready() && runningContainer(rctx, t, d, "agent-a") != ""
 	})
 
-	h := harnessClient{t, "http://" + listen, "harness-token"}
 	// action runs one action of agent-a: start (admission, and the pod's
 	// return if it was suspended), `true` in its running container
 	// through CRI, done. It returns the grant and when the command ran.
@@ -121,22 +115,13 @@ func TestLiveKubeletResume(t *testing.T) {
 	}
 	action()
 
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The filler runs this test binary's memory tool from the host: the
-	// binary, and the C library and loader it links.
-	var mounts []map[string]any
-	var volumes []map[string]any
-	for i, m := range [][2]string{{exe, "/tenon/app.test"}, {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"}, {"/lib64", "/lib64"}} {
-		name := fmt.Sprintf("host-%d", i)
-		volumes = append(volumes, map[string]any{"name": name, "hostPath": map[string]string{"path": m[0]}})
-		mounts = append(mounts, map[string]any{"name": name, "mountPath": m[1], "readOnly": true})
-	}
-	dom, err := cgroup.Open(layout, domain)
-	if err != nil {
-		t.Fatal(err)
+	// The filler runs this test binary's memory tool, mounted from the
+	// host.
+	var mounts, volumes []map[string]any
+	for host, at := range memToolMounts(t) {
+		name := fmt.Sprintf("host-%d", len(volumes))
+		volumes = append(volumes, map[string]any{"name": name, "hostPath": map[string]string{"path": host}})
+		mounts = append(mounts, map[string]any{"name": name, "mountPath": at, "readOnly": true})
 	}
 	const rounds = 3
 	var toSuspend, toGrant, toRan []time.Duration
@@ -161,20 +146,8 @@ func TestLiveKubeletResume(t *testing.T) {
 			[]byte(`{"gracePeriodSeconds":0}`), nil); err != nil {
 			t.Fatal(err)
 		}
-		kubetest.WaitFor(t, "the domain's usage below half the budget once the filler went", time.Minute, func() bool {
-			m, err := dom.Memory()
-			return err == nil && m.Usage < budget/2
-		})
-		before := time.Now()
-		g, ran := action()
-		if !g.Resumed {
-			t.Fatalf("round %d: grant %+v: the action did not wait for agent-a's return", i, g)
-		}
-		toGrant = append(toGrant, time.Duration(g.QueuedS*float64(time.Second)))
-		toRan = append(toRan, ran.Sub(before))
-		t.Logf("round %d: resume request → action admitted %v (pod back %v), → its command ran in the new container %v", i,
-			toGrant[i].Round(time.Millisecond),
-			time.Duration(g.ResumedS*float64(time.Second)).Round(time.Millisecond), toRan[i].Round(time.Millisecond))
+		grant, ran := resumeRound(t, i, layout, domain, budget, action)
+		toGrant, toRan = append(toGrant, grant), append(toRan, ran)
 	}
 	logMeasured(t, "pressure (the filler pod created) → Sandbox Suspended and its container stopped", toSuspend)
 	logMeasured(t, "resume request (the harness's POST .../actions) → action admitted (200)", toGrant)
