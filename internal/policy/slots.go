@@ -27,16 +27,16 @@ import "time"
 // take them first.
 //
 // One charge goes beyond pacing's: every started agent between actions
-// counts at least the predicted floor (owedFloors with the predicted
-// floor), what its sandbox does not hold yet included. An agent started
+// owes at least the predicted floor (owedFloors with the predicted floor),
+// the part its sandbox does not hold yet included. An agent started
 // moments ago holds next to nothing (no sandbox yet, or one small action
 // in) and grows to a floor like the others' before long. Pacing can leave
 // that to its next pass, since it reads the headroom again each time and
 // closes once pressure or a waiting action says memory is short; a slot
 // count is a promise the scheduler takes up in full until the next
-// publication, and counted from today's nearly empty fresh sandboxes it
-// promised a 2 GiB node of a simulated burst 173 more agents (261 at once
-// on it, 48 OOM kills; bench/results/cluster-sim.md).
+// publication, and counted from fresh sandboxes that hold next to nothing
+// yet it promised a 2 GiB node of a simulated burst 173 more agents (261
+// at once on it, 48 OOM kills; bench/results/cluster-sim.md).
 
 // SlotsInput is what AgentSlots counts from, observed at one instant.
 type SlotsInput struct {
@@ -93,9 +93,9 @@ func AgentSlots(in SlotsInput) int {
 
 // AgentSlots is AgentSlots over the machine's state at now: pacing's
 // headroom read from obs, each started agent between actions charged at
-// least the predicted floor (see above), the median first-action peak and floor of the
-// agents it started (predictFloor), the agent reserve and the agents
-// waiting to start. ok is false for a policy without agent pacing (no
+// least the predicted floor (see above), the median first-action peak
+// and floor of the agents it started (predictFloor), the agent reserve
+// and the agents waiting to start. ok is false for a policy without agent pacing (no
 // admission): it has no headroom rule to publish.
 func (m *Machine) AgentSlots(now time.Time, obs Observer) (slots int, ok bool) {
 	m.now = now
