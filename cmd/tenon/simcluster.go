@@ -29,7 +29,8 @@ Placements:
 
   headroom  every --refresh each node publishes its agent slots (how many more
             agents its agent pacing would start: floors, predicted first peak,
-            agent reserve; what tenon status shows as agent_slots and a node
+            agent reserve, every started agent charged at least the predicted
+            floor; what tenon status shows as agent_slots and a node
             agent publishes as tenon.dev/agent-slots); each agent requests one
             slot. Only for node policies with agent pacing (tenon, admission).
   requests  each agent requests --request of memory; a node's allocatable is its

@@ -150,11 +150,7 @@ func TestLiveNodeHarness(t *testing.T) {
 	adm := kubetest.NewAdmin(t, cp)
 	kubetest.SetUp(t, adm, assets, "../kube/testdata", harnessNode)
 	kubetest.StartSandboxController(t, assets, cp)
-	// tenon node, with the node agent's RBAC only.
-	listen := freeAddr(t)
-	startNode(t, d, NodeConfig{Domain: domain, Budget: budget, Policy: "tenon", StateDir: t.TempDir(),
-		Kube:     &kube.Config{Server: cp.Server, CAFile: cp.CAFile, TokenFile: cp.NodeTokenFile},
-		NodeName: harnessNode, KubePoll: 50 * time.Millisecond, Listen: listen, Token: "harness-token"})
+	h := startHarnessNode(t, d, cp, domain, harnessNode, budget)
 
 	kl := &criKubelet{d: d, image: pauseImage, pods: map[string]string{}, ctrs: map[string]string{}}
 	kctx, stopKubelet := context.WithCancel(context.Background())
@@ -176,7 +172,6 @@ func TestLiveNodeHarness(t *testing.T) {
 		return sandbox("agent-a").Ready() && sandbox("agent-b").Ready()
 	})
 
-	h := harnessClient{t, "http://" + listen, "harness-token"}
 	rctx, rcancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer rcancel()
 	// action runs one action of pod's agent: start (admission, and the
@@ -222,15 +217,7 @@ func TestLiveNodeHarness(t *testing.T) {
 	kubetest.WaitFor(t, "the node's agent slots published", 30*time.Second, func() bool { idle = slots(); return idle > 0 })
 	t.Logf("agent slots with both agents idle: %d", idle)
 
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mounts := map[string]string{exe: "/tenon/app.test", "/usr/lib/x86_64-linux-gnu": "/lib/x86_64-linux-gnu", "/lib64": "/lib64"}
-	dom, err := cgroup.Open(layout, domain)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mounts := memToolMounts(t)
 	const rounds = 3
 	var toSuspend, toGrant, toRan []time.Duration
 	for i := range rounds {
@@ -262,26 +249,68 @@ func TestLiveNodeHarness(t *testing.T) {
 		if _, err := d.Runtime.RemovePodSandbox(rctx, &cri.RemovePodSandboxRequest{PodSandboxId: hog}); err != nil {
 			t.Fatal(err)
 		}
-		kubetest.WaitFor(t, "the domain's usage below half the budget once the hog went", 30*time.Second, func() bool {
-			m, err := dom.Memory()
-			return err == nil && m.Usage < budget/2
-		})
-		before := time.Now()
-		g, ran := action("agent-a", "true")
-		if !g.Resumed {
-			t.Fatalf("round %d: grant %+v: the action did not wait for agent-a's return", i, g)
-		}
-		toGrant = append(toGrant, time.Duration(g.QueuedS*float64(time.Second)))
-		toRan = append(toRan, ran.Sub(before))
-		t.Logf("round %d: resume request → action admitted %v (pod back %v), → its command ran in the new container %v",
-			i, toGrant[i].Round(time.Millisecond), time.Duration(g.ResumedS*float64(time.Second)).Round(time.Millisecond), toRan[i].Round(time.Millisecond))
+		grant, ran := resumeRound(t, i, layout, domain, budget, func() (node.ActionGrant, time.Time) { return action("agent-a", "true") })
+		toGrant, toRan = append(toGrant, grant), append(toRan, ran)
 	}
-	logTimes := func(what string, ds []time.Duration) {
-		s := slices.Clone(ds)
-		slices.Sort(s)
-		t.Logf("measured: %s, %d rounds: median %v, min %v, max %v", what, len(s), s[len(s)/2].Round(time.Millisecond), s[0].Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond))
+	logMeasured(t, "pressure (the hog container's CRI create) → Sandbox Suspended and its container gone", toSuspend)
+	logMeasured(t, "resume request (the harness's POST .../actions) → action admitted (200)", toGrant)
+	logMeasured(t, "resume request → the action's command ran in the new container (CRI ExecSync returned)", toRan)
+}
+
+// logMeasured logs the median, min and max of the rounds' times ds.
+func logMeasured(t *testing.T, what string, ds []time.Duration) {
+	t.Helper()
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	t.Logf("measured: %s, %d rounds: median %v, min %v, max %v", what, len(s), s[len(s)/2].Round(time.Millisecond), s[0].Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond))
+}
+
+// startHarnessNode runs tenon node --policy tenon for the harness tests
+// on nodeName with the node agent's RBAC only and its harness API on a
+// free loopback port, and returns the agents' harness client.
+func startHarnessNode(t *testing.T, d *containerdtest.Daemon, cp *kubetest.ControlPlane, domain, nodeName string, budget int64) harnessClient {
+	t.Helper()
+	listen := freeAddr(t)
+	startNode(t, d, NodeConfig{Domain: domain, Budget: budget, Policy: "tenon", StateDir: t.TempDir(),
+		Kube:     &kube.Config{Server: cp.Server, CAFile: cp.CAFile, TokenFile: cp.NodeTokenFile},
+		NodeName: nodeName, KubePoll: 50 * time.Millisecond, Listen: listen, Token: "harness-token"})
+	return harnessClient{t, "http://" + listen, "harness-token"}
+}
+
+// memToolMounts are the host paths a container needs to run this test
+// binary's memory tool (memToolEnv) as /tenon/app.test: the binary, and
+// the C library and loader it links.
+func memToolMounts(t *testing.T) map[string]string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	logTimes("pressure (the hog container's CRI create) → Sandbox Suspended and its container gone", toSuspend)
-	logTimes("resume request (the harness's POST .../actions) → action admitted (200)", toGrant)
-	logTimes("resume request → the action's command ran in the new container (CRI ExecSync returned)", toRan)
+	return map[string]string{exe: "/tenon/app.test", "/usr/lib/x86_64-linux-gnu": "/lib/x86_64-linux-gnu", "/lib64": "/lib64"}
+}
+
+// resumeRound is the end of round i of a harness test: once the domain's
+// usage is below half the budget (the pressure gone), the suspended
+// agent's next action (action: its request, its command, done) resumes
+// it. It returns how long the request took to be admitted and to the
+// command having run.
+func resumeRound(t *testing.T, i int, layout *cgroup.Layout, domain string, budget int64, action func() (node.ActionGrant, time.Time)) (grant, ran time.Duration) {
+	t.Helper()
+	dom, err := cgroup.Open(layout, domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubetest.WaitFor(t, "the domain's usage below half the budget once the pressure went", time.Minute, func() bool {
+		m, err := dom.Memory()
+		return err == nil && m.Usage < budget/2
+	})
+	before := time.Now()
+	g, at := action()
+	if !g.Resumed {
+		t.Fatalf("round %d: grant %+v: the action did not wait for the agent's return", i, g)
+	}
+	grant, ran = time.Duration(g.QueuedS*float64(time.Second)), at.Sub(before)
+	t.Logf("round %d: resume request → action admitted %v (pod back %v), → its command ran in the new container %v",
+		i, grant.Round(time.Millisecond), time.Duration(g.ResumedS*float64(time.Second)).Round(time.Millisecond), ran.Round(time.Millisecond))
+	return grant, ran
 }

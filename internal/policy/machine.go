@@ -419,7 +419,7 @@ func (m *Machine) pace(obs Observer) []string {
 	headroom, read := int64(0), false
 	headroomOnce := func() int64 {
 		if !read {
-			headroom, read = m.paceHeadroom(obs), true
+			headroom, read = m.paceHeadroom(obs, 0), true
 		}
 		return headroom
 	}
@@ -450,9 +450,10 @@ func (m *Machine) pace(obs Observer) []string {
 }
 
 // paceHeadroom is pacing's headroom: the physical headroom less the
-// floors reclaimed sandboxes take back (owedFloors).
-func (m *Machine) paceHeadroom(obs Observer) int64 {
-	return m.physicalHeadroom(obs) - m.owedFloors(obs)
+// floors reclaimed sandboxes take back (owedFloors), each started agent's
+// floor counted as at least atLeast.
+func (m *Machine) paceHeadroom(obs Observer, atLeast int64) int64 {
+	return m.physicalHeadroom(obs) - m.owedFloors(obs, atLeast)
 }
 
 // keepLast is s without all but its last n elements.
@@ -463,13 +464,15 @@ func keepLast(s []int64, n int) []int64 {
 	return s
 }
 
-// owedFloors sums OwedFloor over the started agents between actions.
-func (m *Machine) owedFloors(obs Observer) int64 {
+// owedFloors sums OwedFloor over the started agents between actions,
+// each owing its measured floor or atLeast, the larger (0: the measured
+// floor only).
+func (m *Machine) owedFloors(obs Observer, atLeast int64) int64 {
 	var owed int64
 	for _, a := range m.started {
-		if a.floor > 0 && a.act == nil {
+		if f := max(a.floor, atLeast); f > 0 && a.act == nil {
 			mem, ok := obs.Memory(a.sandbox)
-			owed += OwedFloor(a.floor, mem, ok)
+			owed += OwedFloor(f, mem, ok)
 		}
 	}
 	return owed

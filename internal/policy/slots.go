@@ -25,11 +25,24 @@ import "time"
 // would publish agents the node's own pacing then refuses: they would
 // wait at that node instead of at the cluster, where another node may
 // take them first.
+//
+// One charge goes beyond pacing's: every started agent between actions
+// owes at least the predicted floor (owedFloors with the predicted floor),
+// the part its sandbox does not hold yet included. An agent started
+// moments ago holds next to nothing (no sandbox yet, or one small action
+// in) and grows to a floor like the others' before long. Pacing can leave
+// that to its next pass, since it reads the headroom again each time and
+// closes once pressure or a waiting action says memory is short; a slot
+// count is a promise the scheduler takes up in full until the next
+// publication, and counted from fresh sandboxes that hold next to nothing
+// yet it promised a 2 GiB node of a simulated burst 173 more agents (261
+// at once on it, 48 OOM kills; bench/results/cluster-sim.md).
 
 // SlotsInput is what AgentSlots counts from, observed at one instant.
 type SlotsInput struct {
 	// Headroom is pacing's headroom: PhysicalHeadroom less the floors that
-	// reclaimed sandboxes take back (OwedFloor).
+	// reclaimed sandboxes take back (OwedFloor); Machine.AgentSlots also
+	// charges every started agent at least the predicted floor.
 	Headroom int64
 	// Need is a new agent's predicted first-action peak; Floor the floor
 	// its sandbox is predicted to keep (PredictFloor; 0 before the node
@@ -79,15 +92,17 @@ func AgentSlots(in SlotsInput) int {
 }
 
 // AgentSlots is AgentSlots over the machine's state at now: pacing's
-// headroom read from obs, the median first-action peak and floor of the
-// agents it started (predictFloor), the agent reserve and the agents
-// waiting to start. ok is false for a policy without agent pacing (no
+// headroom read from obs, each started agent between actions charged at
+// least the predicted floor (see above), the median first-action peak
+// and floor of the agents it started (predictFloor), the agent reserve
+// and the agents waiting to start. ok is false for a policy without agent pacing (no
 // admission): it has no headroom rule to publish.
 func (m *Machine) AgentSlots(now time.Time, obs Observer) (slots int, ok bool) {
 	m.now = now
 	if m.adm == nil {
 		return 0, false
 	}
-	return AgentSlots(SlotsInput{Headroom: m.paceHeadroom(obs), Need: PredictFloor(m.firstPeaks, nil),
-		Floor: m.predictFloor(), Reserve: m.cfg.AgentReserve, Active: m.active, Queued: len(m.queue)}), true
+	floor := m.predictFloor()
+	return AgentSlots(SlotsInput{Headroom: m.paceHeadroom(obs, floor), Need: PredictFloor(m.firstPeaks, nil),
+		Floor: floor, Reserve: m.cfg.AgentReserve, Active: m.active, Queued: len(m.queue)}), true
 }

@@ -122,3 +122,47 @@ func TestMachineAgentSlots(t *testing.T) {
 		t.Fatal("eager has no pacing, yet published slots")
 	}
 }
+
+// TestSlotsChargeStartedAgentsTheirPredictedFloor: agents pacing started
+// that hold less than the predicted floor (no sandbox yet, here) grow to
+// it before long, and the published slots charge them the rest. Without
+// that, three fresh agents on a node whose ended agent kept 150 MiB leave
+// the 4 slots of an empty node, which it cannot hold once they grow.
+func TestSlotsChargeStartedAgentsTheirPredictedFloor(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
+		Budget: 1 << 30, Model: constPred{peak: 100 * mib}, Margin: 100 * mib, AgentReserve: 200 * mib})
+	obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{}}
+	submit(t, m, 0, "a", nil, obs)
+	if _, _, err := m.ActionReady(at(1), "a", 0, &trajectory.Action{Class: "bash", Command: "c"}, "sa"); err != nil {
+		t.Fatal(err)
+	}
+	if g := m.Schedule(at(2), obs); len(g) != 1 {
+		t.Fatalf("a's action not admitted: %+v", g)
+	}
+	if err := m.ActionDone(at(3), "a", Done{Index: 0, PeakBytes: 150 * mib, AfterBytes: 150 * mib}); err != nil {
+		t.Fatal(err)
+	}
+	m.AgentEnd(at(4), "a", obs)
+	// An empty node: 924 MiB of headroom, floor 150, need 100 + 150 + 200
+	// reserve: 4 slots (as in TestAgentSlots).
+	if n, _ := m.AgentSlots(at(5), obs); n != 4 {
+		t.Fatalf("AgentSlots on the empty node = %d, want 4", n)
+	}
+	// Pacing starts b (the node is empty), c and d: 924, 774, 624 >= 450.
+	var started []string
+	for _, id := range []string{"b", "c", "d"} {
+		started = append(started, submit(t, m, 10, id, nil, obs)...)
+	}
+	if !slices.Equal(started, []string{"b", "c", "d"}) {
+		t.Fatalf("started %v, want b, c, d", started)
+	}
+	// None holds memory yet; each owes its 150 MiB: 924 - 450 = 474 MiB,
+	// one agent more (474 >= 450, then 324 < 450).
+	if n, _ := m.AgentSlots(at(20), obs); n != 1 {
+		t.Fatalf("AgentSlots = %d, want 1 (three fresh agents owe their 150 MiB floors)", n)
+	}
+	// Pacing itself reads them as it always did: it would start 4 more.
+	if got := m.paceHeadroom(obs, 0); got != 924*mib {
+		t.Fatalf("pacing's headroom %d MiB, want 924", got/mib)
+	}
+}
