@@ -155,7 +155,7 @@ func MachineConfig(cfg Config) (policy.Config, error) {
 
 // machineConfig is MachineConfig for a cfg with its defaults and predictors.
 func machineConfig(cfg Config) (policy.Config, error) {
-	opts := policy.Options{Budget: cfg.Budget, Workflows: recordedWorkflows(cfg.Workflows), ActionTimeout: max(cfg.ActionTimeout, 0)}
+	opts := policy.Options{Budget: cfg.Budget, Workflows: recordedWorkflows(cfg.Workflows)}
 	if cfg.Policy.Admission {
 		if cfg.Predictors.byKnd[cfg.Policy.Predictor] == ([2]predict.Predictor{}) {
 			return policy.Config{}, fmt.Errorf("%w: no %s predictor", ErrBadConfig, cfg.Policy.Predictor)
@@ -167,6 +167,8 @@ func machineConfig(cfg Config) (policy.Config, error) {
 		return policy.Config{}, err
 	}
 	pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, pc.AgentReserve = cfg.Gate, cfg.Admission, cfg.Margin, cfg.LightMargin, cfg.AgentReserve
+	// The simulator's own hold timeout (hold=) and its action timeout set
+	// the hold's bound here, not Configure's.
 	pc.Hold, pc.HeldBudget = holdTimeout(cfg), cfg.HeldBudget
 	switch {
 	case cfg.HoldMaxWait != 0:
