@@ -172,8 +172,8 @@
 // Yellow's b growers (AIMD, b <= BMax = 4) anticipate red: without a
 // backstop, several growers crossing the budget together are OOM-killed.
 // Where the domain holds an allocation at its budget instead (the OOM
-// hold below; Config.HeldBudget, which the decision core sets, when asked,
-// exactly while it runs the hold), an overshoot costs a wait at the budget, and
+// hold below; Config.HeldBudget, which the decision core sets exactly
+// while it runs the hold, unless held-budget=off), an overshoot costs a wait at the budget, and
 // the count limit costs more than it saves: on the imported real agent
 // traces dozens of small actions run at once, each new one projecting the
 // bootstrap demand, and in yellow all but b were frozen mid-action (44 of
@@ -182,10 +182,16 @@
 // every grower that fits the headroom H is permitted, in the usual order,
 // so the aggregate demand still stays within H; red keeps its one grower.
 // In the simulator over both real trace sets, six budgets and six arrival
-// orders: OOM kills 1 -> 0, summed makespan -5 %, summed P50 -9 %; but
-// P50 +12 % at batch18 x2 2 GiB, and without swap (no page-out tier) 44
-// -> 48 kills over the same 72 runs, and it has not been measured live:
-// the tenon policies run it only when asked (held-budget=on). Letting
+// orders (72 runs; bench/results/traces-sim.md): 0 kills either way,
+// summed makespan -4.3 %, summed P50 -6.8 %; without swap (no page-out
+// tier) 4 -> 2 kills; on pure cgroup v2 (the freezing hold) makespan
+// -4.8 %, P50 -12 %, but 12 sandbox timeouts against 6 (two runs where one
+// action timed out in every attempt, against one). Live on the imported
+// traces (the process backend, cgroup v1) the count limit had frozen
+// growers for 10-13 s mid-action: the actions of batch18 at 1 GiB ran
+// 1532 s in sum against Eager's 1058 s, 752-828 s on a held budget. So
+// the tenon policies run it by default; held-budget=off is the ablation.
+// Letting
 // yellow permit every sandbox, H ignored, gained more P50 (-11 %) but one
 // huge action and a small one then met at the budget and the hold had to
 // release one to the OOM killer.

@@ -46,8 +46,8 @@
 // are (hold.go, HoldMaxWaitFor); where the host
 // restarts a preempted attempt without charging a retry (the replay and
 // the simulator), a wait with nothing progressing preempts the youngest
-// running attempt instead of releasing (hold_preempt.go). Asked for
-// (held-budget=on, Config.HeldBudget; off by default), while it runs the
+// running attempt instead of releasing (hold_preempt.go). By default
+// (Config.HeldBudget; held-budget=off turns it off), while it runs the
 // hold the gate's yellow permits every grower that fits its headroom, not
 // b of them (gate.Config.HeldBudget, off again with DisableHold).
 // Residency's rules (which idle sandboxes to reclaim and how,

@@ -144,8 +144,9 @@ func TestHeldBudgetFollowsHold(t *testing.T) {
 		disable bool
 		want    bool
 	}{
-		{name: "off by default", want: false},
+		{name: "on by default", want: true},
 		{name: "asked for, hold armed", params: map[string]string{"held-budget": "on"}, want: true},
+		{name: "turned off", params: map[string]string{"held-budget": "off"}},
 		{name: "asked for, hold off by parameter", params: map[string]string{"held-budget": "on", "hold": "off"}},
 		{name: "asked for, host without a hold", params: map[string]string{"held-budget": "on"}, disable: true},
 	} {

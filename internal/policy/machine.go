@@ -47,9 +47,9 @@ type Config struct {
 	// Configure sets HoldMaxWaitFor(Hold, Options.ActionTimeout)).
 	HoldMaxWait time.Duration
 	// HeldBudget runs the gate on a held budget while the hold is armed
-	// (gate.Config.HeldBudget; the held-budget= parameter). Off by
-	// default: measured in the simulator only, and there it adds OOM
-	// kills on hosts without swap (internal/gate/doc.go, "Held budget").
+	// (gate.Config.HeldBudget; the held-budget= parameter). The tenon
+	// policies' Configure turns it on; held-budget=off is the ablation
+	// (internal/gate/doc.go, "Held budget").
 	HeldBudget bool
 
 	AdmissionConfig admission.Config // zero fields: defaults scaled to Budget

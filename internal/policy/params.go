@@ -12,7 +12,8 @@ import (
 // ApplyTenonParams applies the parameters of the tenon policies: the gate's
 // yellow=, red=, hold= (a duration, or off) and hold-max= (the longest a
 // hold may last while other sandboxes progress, HoldMaxWait), held-budget=
-// (on: the gate's held budget while the hold runs, Config.HeldBudget), and admission's window=
+// (on, the default, or off: the gate's held budget while the hold runs,
+// Config.HeldBudget), and admission's window=
 // (bytes or a size such as 2GiB), beta= (bytes per second), margin= and
 // light-margin= (a size, or off: light actions keep out of the margin).
 func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) error {

@@ -294,6 +294,7 @@ var variants = []Variant{
 // else trained on opts.Workflows).
 func configureTenon(cfg *Config, opts Options) error {
 	var hold time.Duration
+	cfg.HeldBudget = true // the default; held-budget=off is the ablation
 	if err := ApplyTenonParams(cfg, &hold, opts.Params); err != nil {
 		return err
 	}

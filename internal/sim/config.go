@@ -48,8 +48,9 @@ type Config struct {
 	// hold-max= parameter (0: policy.HoldMaxWaitFor of the hold's timeout
 	// and ActionTimeout).
 	HoldMaxWait time.Duration
-	// HeldBudget is policy.Config.HeldBudget (the held-budget= parameter).
-	HeldBudget bool
+	// NoHeldBudget turns policy.Config.HeldBudget off (held-budget=off),
+	// which the live tenon policies turn on.
+	NoHeldBudget bool
 	// V2 models a pure cgroup v2 domain (hold.go): no oom_kill_disable, so
 	// the OOM hold is the freezing hold at HoldLine, as the live policy
 	// runs it on v2 (policy.Machine.SetHoldFreeze).

@@ -15,7 +15,7 @@ import (
 // margin= (its physical safety margin) and light-margin= (the light
 // lane's share of it, or off), the OOM hold's hold= (a duration,
 // or off; Config.Hold), hold-max= (Config.HoldMaxWait) and held-budget=
-// (Config.HeldBudget); and, in the simulator only, the
+// (on or off; Config.NoHeldBudget); and, in the simulator only, the
 // gate's bmax= (growers permitted in yellow). Errors are ErrBadConfig.
 func (c *Config) ApplyParams(params map[string]string) error {
 	live := maps.Clone(params)
@@ -30,11 +30,11 @@ func (c *Config) ApplyParams(params map[string]string) error {
 		c.Gate.BMax = n
 		delete(live, "bmax")
 	}
-	pc := policy.Config{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin, LightMargin: c.LightMargin, HoldMaxWait: c.HoldMaxWait, HeldBudget: c.HeldBudget}
+	pc := policy.Config{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin, LightMargin: c.LightMargin, HoldMaxWait: c.HoldMaxWait, HeldBudget: !c.NoHeldBudget}
 	hold := c.Hold
 	if err := policy.ApplyTenonParams(&pc, &hold, live); err != nil {
 		return fmt.Errorf("%w: %w (the simulator also takes bmax=)", ErrBadConfig, err)
 	}
-	c.Gate, c.Admission, c.Margin, c.LightMargin, c.Hold, c.HoldMaxWait, c.HeldBudget = pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, hold, pc.HoldMaxWait, pc.HeldBudget
+	c.Gate, c.Admission, c.Margin, c.LightMargin, c.Hold, c.HoldMaxWait, c.NoHeldBudget = pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, hold, pc.HoldMaxWait, !pc.HeldBudget
 	return nil
 }

@@ -26,7 +26,8 @@ func TestApplyParams(t *testing.T) {
 		{"OOM hold off", map[string]string{"hold": "off"}, func(c Config) bool { return c.Hold < 0 }, false},
 		{"bad OOM hold", map[string]string{"hold": "soon"}, nil, true},
 		{"OOM hold bound", map[string]string{"hold-max": "90s"}, func(c Config) bool { return c.HoldMaxWait == 90*time.Second }, false},
-		{"held budget", map[string]string{"held-budget": "on"}, func(c Config) bool { return c.HeldBudget }, false},
+		{"held budget", map[string]string{"held-budget": "on"}, func(c Config) bool { return !c.NoHeldBudget }, false},
+		{"held budget off", map[string]string{"held-budget": "off"}, func(c Config) bool { return c.NoHeldBudget }, false},
 		{"bad held budget", map[string]string{"held-budget": "maybe"}, nil, true},
 	}
 	for _, tc := range tests {
