@@ -129,12 +129,13 @@ PY
   echo "six arrival orders (the replicated set and the five shuffles) of both sets: 72 runs per row,"
   echo "totals (makespan and P50 summed over the runs that finished every workflow). The rows after"
   echo "\`default\` keep the default bound: tenon with the history-only and the static predictor"
-  echo "(\`--policy tenon-history-pred\`, \`tenon-static-pred\`), the gate's held budget asked for"
-  echo "(\`--param held-budget=on\`, off by default; internal/gate/doc.go), no swap (\`--page-out=false\`),"
-  echo "and both."
+  echo "(\`--policy tenon-history-pred\`, \`tenon-static-pred\`), the gate's held budget turned off"
+  echo "(\`--param held-budget=off\`; on by default since 4f18e2a, internal/gate/doc.go), no swap"
+  echo "(\`--page-out=false\`), both, and pure cgroup v2 (\`--cgroup v2\`, the freezing hold) with and"
+  echo "without the held budget."
   echo
   echo '```'
-  for hm in 30s 60s 2m 5m default history-pred static-pred held-budget noswap noswap+held-budget; do
+  for hm in 30s 60s 2m 5m default history-pred static-pred held-budget-off noswap noswap+held-budget-off v2 v2+held-budget-off; do
     for set in haiku batch18; do
       for b in 768MiB 1GiB 1536MiB 2GiB 3GiB 4GiB; do
         for wl in "$set-x2" "$set-s1" "$set-s2" "$set-s3" "$set-s4" "$set-s5"; do
@@ -142,9 +143,11 @@ PY
           case $hm in
           default) arg=() ;;
           history-pred | static-pred) arg=() pol=tenon-$hm ;;
-          held-budget) arg=(--param held-budget=on) ;;
+          held-budget-off) arg=(--param held-budget=off) ;;
           noswap) arg=(--page-out=false) ;;
-          noswap+held-budget) arg=(--param held-budget=on --page-out=false) ;;
+          noswap+held-budget-off) arg=(--param held-budget=off --page-out=false) ;;
+          v2) arg=(--cgroup v2) ;;
+          v2+held-budget-off) arg=(--param held-budget=off --cgroup v2) ;;
           *) arg=(--param "hold-max=$hm") ;;
           esac
           "$work/tenon" sim --workload "$work/$wl.jsonl" --budget "$b" --policy "$pol" "${arg[@]}" --json 2>/dev/null >"$work/hm-$hm-$wl-$b.json"
@@ -154,8 +157,8 @@ PY
   done
   python3 - "$work" <<'PY'
 import glob, json, os, sys
-print("  %-18s %5s %9s %9s %11s %15s %11s" % ("hold-max", "runs", "OOM kills", "timeouts", "runs w/ kill", "sum makespan s", "sum P50 s"))
-for hm in ["30s", "60s", "2m", "5m", "default", "history-pred", "static-pred", "held-budget", "noswap", "noswap+held-budget"]:
+print("  %-22s %5s %9s %9s %11s %15s %11s" % ("hold-max", "runs", "OOM kills", "timeouts", "runs w/ kill", "sum makespan s", "sum P50 s"))
+for hm in ["30s", "60s", "2m", "5m", "default", "history-pred", "static-pred", "held-budget-off", "noswap", "noswap+held-budget-off", "v2", "v2+held-budget-off"]:
     runs = kills = tos = hit = 0
     mk = p50 = 0.0
     for f in sorted(glob.glob(os.path.join(sys.argv[1], "hm-%s-*.json" % hm))):
@@ -167,7 +170,7 @@ for hm in ["30s", "60s", "2m", "5m", "default", "history-pred", "static-pred", "
         if r["unfinished"] == 0:
             mk += r["makespan_s"]
             p50 += r["p50_s"] or 0
-    print("  %-18s %5d %9d %9d %11d %15.0f %11.0f" % (hm, runs, kills, tos, hit, mk, p50))
+    print("  %-22s %5d %9d %9d %11d %15.0f %11.0f" % (hm, runs, kills, tos, hit, mk, p50))
 PY
   echo '```'
 } >"$out.tmp"
