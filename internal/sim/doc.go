@@ -55,6 +55,13 @@
 // restarts, the others keep waiting. Result counts the holds, those
 // resolved without a kill, those released, and the preemptions.
 //
+// A paged-out sandbox that the gate thaws faults its memory back at once;
+// at the limit the kernel makes room by swapping the domain's coldest
+// pages, which the simulator takes to be those of the other sandboxes that
+// run nothing (idle or frozen), the largest first (sample.go: swapColdFor).
+// With swap off, or when even that leaves too little, it stays frozen and
+// counts as a blocked task until its memory fits.
+//
 // Lifecycle operations take fixed, measured costs (Config.Create,
 // Config.Teardown, Config.Rematerialize): a sandbox's memory appears when
 // creation or rematerialization ends and is freed when a teardown ends.

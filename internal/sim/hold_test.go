@@ -308,9 +308,12 @@ func TestBlockedPageInThawedBecomesReady(t *testing.T) {
 // blocked task (a live one faults its pages in and sleeps in the kernel at
 // the limit). Reported as not blocked, it looked like one resting at its
 // peak and the OOM hold counted it as progress forever.
+// The memory is another sandbox's running action: its pages are hot, the
+// kernel does not swap them (TestThawSwapsColdSandboxes).
 func TestThawThatDoesNotFitIsBlocked(t *testing.T) {
 	s, _, sb := pagedFrozen(t)
-	other := &sandbox{id: "t", ag: s.agents[0], state: sbLive, activeIdx: -1, allIdx: -1, floor: 390 * tMiB}
+	p := profileOf(memAction(0, 10, 1, 1))
+	other := &sandbox{id: "t", ag: s.agents[0], state: sbLive, activeIdx: -1, allIdx: -1, floor: 390 * tMiB, act: &p}
 	s.h.add(other)
 	s.h.setMem(other, other.floor)
 	s.thaw(sb)
@@ -325,6 +328,44 @@ func TestThawThatDoesNotFitIsBlocked(t *testing.T) {
 	handleAll(s, evThawed)
 	if sb.frozen || s.blockedTasks(sb) != 0 {
 		t.Fatalf("after a thaw that fits: frozen %v, blocked tasks %d; want it running, 0", sb.frozen, s.blockedTasks(sb))
+	}
+}
+
+// TestThawSwapsColdSandboxes: a paged-out frozen sandbox the gate lets run
+// at the limit faults its pages back as the kernel would, by swapping out
+// the coldest memory of the domain, that of sandboxes that run nothing (the
+// largest first, only as much as it needs); without swap it stays frozen.
+// Before, it waited for memory nobody would free (on batch18 at 768 MiB on
+// pure v2, 1600 s while frozen growers and admitted actions waited).
+func TestThawSwapsColdSandboxes(t *testing.T) {
+	for _, swapOff := range []bool{false, true} {
+		s, _, sb := pagedFrozen(t)
+		s.cfg.Swap.Off = swapOff
+		var cold []*sandbox
+		for i, mem := range []int64{150, 220, 20} { // 390 MiB, run nothing
+			o := &sandbox{id: string(rune('t' + i)), ag: s.agents[0], state: sbLive, activeIdx: -1, allIdx: -1, floor: mem * tMiB}
+			s.h.add(o)
+			s.h.setMem(o, o.floor)
+			cold = append(cold, o)
+		}
+		s.thaw(sb)
+		handleAll(s, evThawed)
+		if swapOff {
+			if !sb.frozen || !sb.paged || cold[0].paged || cold[1].paged || cold[2].paged {
+				t.Fatalf("without swap: frozen %v paged %v, others paged %v %v %v; want it waiting, nothing swapped",
+					sb.frozen, sb.paged, cold[0].paged, cold[1].paged, cold[2].paged)
+			}
+			continue
+		}
+		if sb.frozen || sb.paged {
+			t.Fatalf("frozen %v paged %v after the thaw; want it running, its memory back", sb.frozen, sb.paged)
+		}
+		if !cold[1].paged || cold[0].paged || cold[2].paged {
+			t.Fatalf("swapped out %v %v %v (150, 220, 20 MiB); want only the 220 MiB one", cold[0].paged, cold[1].paged, cold[2].paged)
+		}
+		if s.h.used > s.cfg.Budget {
+			t.Fatalf("used %d MiB over the budget %d MiB", s.h.used>>20, s.cfg.Budget>>20)
+		}
 	}
 }
 

@@ -37,8 +37,9 @@ type sandbox struct {
 	frozenAt time.Duration // when the gate froze it
 	oomWait  bool          // waits for memory under the domain's OOM hold (hold.go)
 	// faultWait: the gate let it run, but it stays frozen because its
-	// paged-out memory does not fit back (thaw); a live sandbox thawed
-	// there faults its pages in and sleeps in the kernel at the limit.
+	// paged-out memory does not fit back even with the cold sandboxes
+	// swapped out (thaw); a live sandbox thawed there faults its pages in
+	// and sleeps in the kernel at the limit.
 	faultWait bool
 
 	mem  int64         // memory at tmat, bytes
