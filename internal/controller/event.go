@@ -50,6 +50,10 @@ type Event struct {
 	// admit
 	QueuedS float64 `json:"queued_s,omitempty"`
 	Charge  int64   `json:"charge_bytes,omitempty"`
+	// PredPeak is the admitted action's predicted peak growth and Heavy
+	// its lane (policies with admission).
+	PredPeak int64 `json:"pred_peak_bytes,omitempty"`
+	Heavy    bool  `json:"heavy,omitempty"`
 
 	// action_done (also the predictor's training input)
 	ActionKind string  `json:"action_kind,omitempty"` // "run", "mem" or "edit"

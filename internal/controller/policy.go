@@ -60,6 +60,7 @@ type Grant struct {
 	ID     uint64 // policy-assigned, unique among outstanding grants; 0 when unused
 	Charge int64  // bytes charged against the budget until ActionDone; 0 when none
 	Heavy  bool   // the policy classified the action as heavy
+	Peak   int64  // the action's predicted peak growth, bytes; 0 when none
 	// Token carries policy-private data from ActionReady to ActionDone.
 	Token any
 }

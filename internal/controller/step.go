@@ -119,7 +119,7 @@ func (s *Step) Run(ctx context.Context, a *Agent, x StepAction) (StepResult, err
 	}
 	s.Emit(a, Event{
 		Kind: EventAdmit, Workflow: a.ID, Action: IntPtr(x.Index), Class: act.Class,
-		Sandbox: id, QueuedS: queued.Seconds(), Charge: g.Charge,
+		Sandbox: id, QueuedS: queued.Seconds(), Charge: g.Charge, PredPeak: g.Peak, Heavy: g.Heavy,
 	})
 
 	res.Admitted = true

@@ -323,7 +323,7 @@ func (p *Policy) ActionReady(ctx context.Context, a *controller.Agent, act *traj
 func (p *Policy) grant(a *controller.Agent, g policy.Grant) controller.Grant {
 	p.mu.Lock()
 	p.seq++
-	out := controller.Grant{ID: p.seq, Charge: g.Charge, Heavy: g.Heavy}
+	out := controller.Grant{ID: p.seq, Charge: g.Charge, Heavy: g.Heavy, Peak: g.Peak}
 	cfg := p.m.Config()
 	limits := p.opts.Limits
 	if cfg.AgentCgroup {

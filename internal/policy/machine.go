@@ -176,6 +176,7 @@ type Observer interface {
 type Grant struct {
 	Agent  string
 	Charge int64 // bytes charged against the budget until ActionDone
+	Peak   int64 // the action's predicted peak growth, bytes (admission's physical need)
 	Heavy  bool
 	// Limit, when > 0, is a memory.high limit the host puts on the sandbox
 	// for this action and lifts at ActionDone (AgentCgroup's Low actions).

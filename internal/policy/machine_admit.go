@@ -96,7 +96,7 @@ func (m *Machine) Schedule(now time.Time, obs Observer) (out []Grant) {
 			a.before = max(v, a.floor)
 		}
 		m.admitted = append(m.admitted, a)
-		out = append(out, Grant{Agent: a.id, Charge: a.charge, Heavy: t.Heavy()})
+		out = append(out, Grant{Agent: a.id, Charge: a.charge, Peak: a.peak, Heavy: t.Heavy()})
 	}
 	return out
 }

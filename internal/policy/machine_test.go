@@ -234,8 +234,8 @@ func TestAdmission(t *testing.T) {
 	// 900 - 400 = 500 MiB for the second: both fit.
 	obs.avail = 700 << 20 // only one fits: 700 - 100 = 600 ≥ 400, then 200 < 400
 	g := m.Schedule(at(20), obs)
-	if len(g) != 1 || g[0].Agent != "a" || g[0].Charge <= 0 {
-		t.Fatalf("Schedule = %+v, want a alone with a charge", g)
+	if len(g) != 1 || g[0].Agent != "a" || g[0].Charge <= 0 || g[0].Peak != 400<<20 || !g[0].Heavy {
+		t.Fatalf("Schedule = %+v, want a alone with a charge, its 400 MiB predicted peak, heavy", g)
 	}
 	if got := m.Schedule(at(30), obs); len(got) != 0 {
 		t.Fatalf("b admitted with no physical headroom: %+v", got)

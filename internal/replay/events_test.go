@@ -69,7 +69,7 @@ func (r *recording) AgentDone(a *controller.Agent, err error) {
 func (r *recording) ActionReady(ctx context.Context, a *controller.Agent, act *trajectory.Action) (controller.Grant, error) {
 	r.mu.Lock()
 	r.nextGrant++
-	g := controller.Grant{ID: r.nextGrant, Charge: 1234}
+	g := controller.Grant{ID: r.nextGrant, Charge: 1234, Peak: 5678, Heavy: true}
 	r.grants[g.ID] = true
 	if act != a.Action() {
 		r.t.Errorf("ActionReady: act is not a.Action() (next %d)", a.Next)
@@ -179,7 +179,7 @@ func TestPolicyContractAndEventKinds(t *testing.T) {
 				t.Errorf("mem action_done without measurements: %+v", e)
 			}
 		case controller.EventAdmit:
-			if e.Charge != 1234 || e.Action == nil {
+			if e.Charge != 1234 || e.PredPeak != 5678 || !e.Heavy || e.Action == nil {
 				t.Errorf("admit record incomplete: %+v", e)
 			}
 		case controller.EventPause:
