@@ -2,10 +2,12 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"text/tabwriter"
 
@@ -70,186 +72,190 @@ func ReadDelays(r io.Reader, wfs []trajectory.Workflow) ([]Delays, error) {
 	for i := range wfs {
 		byID[wfs[i].ID] = &wfs[i]
 	}
-	type attemptKey struct {
-		wf      string
-		attempt int
+	events, order, err := readPolicyEvents(r, byID, wfs != nil)
+	if err != nil {
+		return nil, err
 	}
-	type attemptState struct {
-		start, created, last float64
-		lastDone             float64
-		hasDone, hasCreate   bool
-		started              map[int]float64
-		completed            bool
-		phases               Delays // its admission, action and between times
+	out := make([]Delays, 0, len(order))
+	for _, name := range order {
+		out = append(out, delaysOf(name, events[name], byID))
 	}
-	type policyState struct {
-		d        Delays
-		scale    float64
-		submit   map[string]float64
-		first    map[string]float64 // first agent_start
-		end      map[string]float64
-		attempts map[attemptKey]*attemptState
-	}
+	return out, nil
+}
+
+// readPolicyEvents reads the log's events by policy, in the order the
+// policies first appear. With known set, an event of a workflow not in
+// byID is an error.
+func readPolicyEvents(r io.Reader, byID map[string]*trajectory.Workflow, known bool) (map[string][]controller.Event, []string, error) {
+	events := map[string][]controller.Event{}
 	var order []string
-	pols := map[string]*policyState{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	line := 0
-	for sc.Scan() {
-		line++
+	for line := 1; sc.Scan(); line++ {
 		if len(sc.Bytes()) == 0 {
 			continue
 		}
 		var e controller.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("event log line %d: %w", line, err)
+			return nil, nil, fmt.Errorf("event log line %d: %w", line, err)
 		}
 		if e.Policy == "" {
 			continue
 		}
-		p := pols[e.Policy]
-		if p == nil {
-			p = &policyState{d: Delays{Policy: e.Policy}, scale: 1, submit: map[string]float64{},
-				first: map[string]float64{}, end: map[string]float64{}, attempts: map[attemptKey]*attemptState{}}
-			pols[e.Policy] = p
+		if e.Workflow != "" && known && byID[e.Workflow] == nil {
+			return nil, nil, fmt.Errorf("event log line %d: workflow %q is not in the workload", line, e.Workflow)
+		}
+		if _, ok := events[e.Policy]; !ok {
 			order = append(order, e.Policy)
 		}
-		if e.Workflow != "" && wfs != nil && byID[e.Workflow] == nil {
-			return nil, fmt.Errorf("event log line %d: workflow %q is not in the workload", line, e.Workflow)
-		}
-		var a *attemptState
+		events[e.Policy] = append(events[e.Policy], e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("reading the event log: %w", err)
+	}
+	if len(order) == 0 {
+		return nil, nil, errors.New("the event log has no policy events")
+	}
+	return events, order, nil
+}
+
+type attemptKey struct {
+	wf      string
+	attempt int
+}
+
+// attemptSpan is when an attempt started (agent_start, else its first
+// event) and its last event, and whether it completed its workflow.
+type attemptSpan struct {
+	start, last float64
+	completed   bool
+}
+
+// delaysOf is one policy's Delays from its events (ReadDelays). A first
+// pass finds the workflows that ended and the attempts that completed;
+// the second sums the phases of those attempts.
+func delaysOf(name string, es []controller.Event, byID map[string]*trajectory.Workflow) Delays {
+	d := Delays{Policy: name}
+	scale := 1.0
+	submit, first, end := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	spans := map[attemptKey]*attemptSpan{}
+	for _, e := range es {
 		if e.Workflow != "" && e.Attempt > 0 {
 			k := attemptKey{e.Workflow, e.Attempt}
-			if a = p.attempts[k]; a == nil {
-				a = &attemptState{start: e.T, started: map[int]float64{}}
-				p.attempts[k] = a
+			a := spans[k]
+			if a == nil {
+				a = &attemptSpan{start: e.T}
+				spans[k] = a
 			}
 			a.last = max(a.last, e.T)
+			switch e.Kind {
+			case controller.EventAgentStart:
+				a.start = e.T
+			case controller.EventWorkflowDone:
+				a.completed = true
+			}
 		}
 		switch e.Kind {
 		case controller.EventRunStart:
 			if e.TimeScale > 0 {
-				p.scale = e.TimeScale
+				scale = e.TimeScale
 			}
 		case controller.EventSubmit:
-			if _, ok := p.submit[e.Workflow]; !ok {
-				p.submit[e.Workflow] = e.T
+			if _, ok := submit[e.Workflow]; !ok {
+				submit[e.Workflow] = e.T
 			}
 		case controller.EventAgentStart:
-			if _, ok := p.first[e.Workflow]; !ok {
-				p.first[e.Workflow] = e.T
+			if _, ok := first[e.Workflow]; !ok {
+				first[e.Workflow] = e.T
 			}
-			if a != nil {
-				a.start = e.T
-			}
-		case controller.EventSandboxCreate:
-			if a != nil && !a.hasCreate {
-				a.created, a.hasCreate = e.T, true
-			}
-		case controller.EventAdmit:
-			if e.Action == nil || a == nil {
-				break
-			}
-			ph := &a.phases
-			ph.Admits++
-			if e.Heavy {
-				ph.Heavy++
-				ph.AdmitHeavy += e.QueuedS
-			} else {
-				ph.AdmitLight += e.QueuedS
-			}
-			if a.hasDone {
-				gap := max(e.T-e.QueuedS-a.lastDone, 0)
-				ph.Between += gap
-				if w := byID[e.Workflow]; w != nil && *e.Action < len(w.Actions) {
-					model := w.Actions[*e.Action].Wait * p.scale
-					ph.ModelWait += min(model, gap)
-					ph.Resume += max(gap-model, 0)
-				}
-			}
-		case controller.EventActionStart:
-			if e.Action != nil && a != nil {
-				a.started[*e.Action] = e.T
-			}
-		case controller.EventActionDone:
-			if e.Action == nil || a == nil {
-				break
-			}
-			if s, ok := a.started[*e.Action]; ok {
-				a.phases.Actions += e.T - s
-				delete(a.started, *e.Action)
-			}
-			a.lastDone, a.hasDone = e.T, true
-		case controller.EventWorkflowDone:
-			if a != nil {
-				a.completed = true
-			}
-			p.end[e.Workflow] = e.T
-		case controller.EventWorkflowFailed:
-			p.end[e.Workflow] = e.T
+		case controller.EventWorkflowDone, controller.EventWorkflowFailed:
+			end[e.Workflow] = e.T
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading the event log: %w", err)
-	}
-	if len(order) == 0 {
-		return nil, errors.New("the event log has no policy events")
-	}
-	out := make([]Delays, 0, len(order))
-	for _, name := range order {
-		p := pols[name]
-		d := p.d
-		for id, t := range p.submit {
-			d.Workflows++
-			end, ok := p.end[id]
-			if !ok {
-				continue // unfinished: no latency to split
-			}
-			d.Latency += end - t
-			if f, ok := p.first[id]; ok {
+	// Sums in a fixed order: the same log gives the same floats.
+	for _, id := range slices.Sorted(maps.Keys(submit)) {
+		t := submit[id]
+		d.Workflows++
+		if e, ok := end[id]; ok { // else unfinished: no latency to split
+			d.Latency += e - t
+			if f, ok := first[id]; ok {
 				d.Start += f - t
 			}
 		}
-		keys := make([]attemptKey, 0, len(p.attempts))
-		for k := range p.attempts {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, func(x, y attemptKey) int {
-			if x.wf != y.wf {
-				if x.wf < y.wf {
-					return -1
-				}
-				return 1
-			}
-			return x.attempt - y.attempt
-		})
-		for _, k := range keys {
-			a := p.attempts[k]
-			if _, ended := p.end[k.wf]; !ended {
-				continue // its workflow did not finish: no latency to split
-			}
-			d.Attempts++
-			if !a.completed {
-				d.Lost += a.last - a.start
-				continue
-			}
-			d.Completed++
-			if a.hasCreate {
-				d.Create += a.created - a.start
-			}
-			ph := a.phases
-			d.Admits += ph.Admits
-			d.Heavy += ph.Heavy
-			d.AdmitLight += ph.AdmitLight
-			d.AdmitHeavy += ph.AdmitHeavy
-			d.Actions += ph.Actions
-			d.Between += ph.Between
-			d.ModelWait += ph.ModelWait
-			d.Resume += ph.Resume
-		}
-		out = append(out, d)
 	}
-	return out, nil
+	counted := func(k attemptKey) bool {
+		_, ended := end[k.wf]
+		return ended
+	}
+	keys := slices.SortedFunc(maps.Keys(spans), func(x, y attemptKey) int {
+		return cmp.Or(cmp.Compare(x.wf, y.wf), cmp.Compare(x.attempt, y.attempt))
+	})
+	for _, k := range keys {
+		a := spans[k]
+		switch {
+		case !counted(k):
+		case a.completed:
+			d.Attempts++
+			d.Completed++
+		default:
+			d.Attempts++
+			d.Lost += a.last - a.start
+		}
+	}
+	created := map[attemptKey]bool{}
+	started := map[attemptKey]map[int]float64{}
+	lastDone := map[attemptKey]float64{}
+	for _, e := range es {
+		k := attemptKey{e.Workflow, e.Attempt}
+		a := spans[k]
+		if a == nil || !a.completed || !counted(k) {
+			continue
+		}
+		switch e.Kind {
+		case controller.EventSandboxCreate:
+			if !created[k] {
+				created[k] = true
+				d.Create += e.T - a.start
+			}
+		case controller.EventAdmit:
+			if e.Action == nil {
+				break
+			}
+			d.Admits++
+			if e.Heavy {
+				d.Heavy++
+				d.AdmitHeavy += e.QueuedS
+			} else {
+				d.AdmitLight += e.QueuedS
+			}
+			if done, ok := lastDone[k]; ok {
+				gap := max(e.T-e.QueuedS-done, 0)
+				d.Between += gap
+				if w := byID[e.Workflow]; w != nil && *e.Action < len(w.Actions) {
+					model := w.Actions[*e.Action].Wait * scale
+					d.ModelWait += min(model, gap)
+					d.Resume += max(gap-model, 0)
+				}
+			}
+		case controller.EventActionStart:
+			if e.Action != nil {
+				if started[k] == nil {
+					started[k] = map[int]float64{}
+				}
+				started[k][*e.Action] = e.T
+			}
+		case controller.EventActionDone:
+			if e.Action == nil {
+				break
+			}
+			if s, ok := started[k][*e.Action]; ok {
+				d.Actions += e.T - s
+				delete(started[k], *e.Action)
+			}
+			lastDone[k] = e.T
+		}
+	}
+	return d
 }
 
 // WriteDelays writes ds as an aligned table, one row per policy, seconds
