@@ -18,9 +18,11 @@ import (
 // Delays is where one policy's workflows spent their time in a replay, from
 // its event log (ReadDelays), summed over the workflows that ended
 // (completed or failed; one still running at the end of the log has no
-// latency to split), in seconds of the run's clock. A workflow's latency (submit to its last attempt's end) is
-// made of the phases below; what is left (Other) is the time between an
-// attempt's end and the next one's start, and what no event marks.
+// latency to split), in seconds of the run's clock. A workflow's latency
+// (submit to its last attempt's end) is made of the phases below, which
+// count the attempts that completed, and Lost, the attempts that did not;
+// what is left (Other) is the time between an attempt's end and the next
+// one's start, and what no event marks.
 type Delays struct {
 	Policy    string `json:"policy"`
 	Workflows int    `json:"workflows"`
@@ -31,7 +33,7 @@ type Delays struct {
 	// Start: submit to the first attempt's agent_start (agent pacing, or
 	// the arrival queue of a policy that runs few agents at once).
 	Start float64 `json:"start_s"`
-	// Create: each attempt's agent_start to its first sandbox up.
+	// Create: a completed attempt's agent_start to its first sandbox up.
 	Create float64 `json:"create_s"`
 	// AdmitLight, AdmitHeavy: actions' admission waits (admit's queued_s)
 	// by the lane the policy put them in; Heavy counts the heavy ones.
@@ -39,7 +41,8 @@ type Delays struct {
 	AdmitHeavy float64 `json:"admit_heavy_s"`
 	Heavy      int     `json:"heavy_admits"`
 	Admits     int     `json:"admits"`
-	// Actions: action_start to action_done, every action of every attempt.
+	// Actions: action_start to action_done, every action of the completed
+	// attempts.
 	Actions float64 `json:"actions_s"`
 	// Between: an action's end to the next action's enqueue in the same
 	// attempt (admit's time less its queued_s). With the workload given,
@@ -68,11 +71,14 @@ func (d Delays) Other() float64 {
 // ModelWait and Resume. An event of a workflow wfs does not have is an
 // error.
 func ReadDelays(r io.Reader, wfs []trajectory.Workflow) ([]Delays, error) {
-	byID := make(map[string]*trajectory.Workflow, len(wfs))
-	for i := range wfs {
-		byID[wfs[i].ID] = &wfs[i]
+	var byID map[string]*trajectory.Workflow // nil: no workload
+	if wfs != nil {
+		byID = make(map[string]*trajectory.Workflow, len(wfs))
+		for i := range wfs {
+			byID[wfs[i].ID] = &wfs[i]
+		}
 	}
-	events, order, err := readPolicyEvents(r, byID, wfs != nil)
+	events, order, err := readPolicyEvents(r, byID)
 	if err != nil {
 		return nil, err
 	}
@@ -84,9 +90,9 @@ func ReadDelays(r io.Reader, wfs []trajectory.Workflow) ([]Delays, error) {
 }
 
 // readPolicyEvents reads the log's events by policy, in the order the
-// policies first appear. With known set, an event of a workflow not in
-// byID is an error.
-func readPolicyEvents(r io.Reader, byID map[string]*trajectory.Workflow, known bool) (map[string][]controller.Event, []string, error) {
+// policies first appear. With byID not nil, an event of a workflow not in
+// it is an error.
+func readPolicyEvents(r io.Reader, byID map[string]*trajectory.Workflow) (map[string][]controller.Event, []string, error) {
 	events := map[string][]controller.Event{}
 	var order []string
 	sc := bufio.NewScanner(r)
@@ -102,7 +108,7 @@ func readPolicyEvents(r io.Reader, byID map[string]*trajectory.Workflow, known b
 		if e.Policy == "" {
 			continue
 		}
-		if e.Workflow != "" && known && byID[e.Workflow] == nil {
+		if e.Workflow != "" && byID != nil && byID[e.Workflow] == nil {
 			return nil, nil, fmt.Errorf("event log line %d: workflow %q is not in the workload", line, e.Workflow)
 		}
 		if _, ok := events[e.Policy]; !ok {
