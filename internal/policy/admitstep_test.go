@@ -44,18 +44,12 @@ func TestPhysicalHeadroom(t *testing.T) {
 			[]Admitted{{Peak: 100 * mib, Avg: 10 * mib, Charge: 150 * mib, Light: true}}, 750 * mib},
 		{"a light average above the peak counts the peak", 1000 * mib, 100 * mib,
 			[]Admitted{{Peak: 10 * mib, Avg: 30 * mib, Light: true}, {Peak: 10 * mib, Avg: 30 * mib, Light: true}}, 880 * mib},
-		{"a light action grown to heavy stops pooling", 1000 * mib, 100 * mib,
-			[]Admitted{{Memory: 130 * mib, Peak: 100 * mib, Avg: 10 * mib, Light: true}, {Peak: 100 * mib, Avg: 10 * mib, Light: true}}, 800 * mib},
-		{"a light action past its prediction but below heavy still pools", 1000 * mib, 100 * mib,
-			[]Admitted{{Memory: 120 * mib, Peak: 100 * mib, Avg: 10 * mib, Light: true}, {Peak: 100 * mib, Avg: 10 * mib, Light: true}}, 800 * mib},
-		{"a heavy action grown past the heavy line does not stop pooling", 1000 * mib, 100 * mib,
-			[]Admitted{{Memory: 200 * mib, Peak: 300 * mib, Avg: 10 * mib}, {Peak: 100 * mib, Avg: 10 * mib, Light: true}}, 700 * mib},
 		{"a paged-out light action counts what comes back", 1000 * mib, 100 * mib,
 			[]Admitted{{Before: 50 * mib, Memory: 10 * mib, Peak: 100 * mib, Avg: 10 * mib, Light: true}}, 760 * mib},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := PhysicalHeadroom(tc.avail, tc.margin, 128*mib, slices.Values(tc.admitted)); got != tc.want {
+			if got := PhysicalHeadroom(tc.avail, tc.margin, slices.Values(tc.admitted)); got != tc.want {
 				t.Fatalf("headroom %d MiB, want %d MiB", got/mib, tc.want/mib)
 			}
 		})

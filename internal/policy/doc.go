@@ -22,8 +22,7 @@
 //
 // Beyond seed 000, tenon's composition paces new agents, counts predicted
 // peaks in admission's physical check (light actions pooled: their
-// averages and the largest one's peak, until one of them grows heavy;
-// PhysicalHeadroom), caps the gate's demand of a sandbox
+// averages and the largest one's peak, PhysicalHeadroom), caps the gate's demand of a sandbox
 // at its admitted action's predicted remaining growth, lets a retried
 // action reserve what its earlier attempt needed, keeps two liveness
 // rules (admitstep.go), and runs the gate on the replay's clock: under a

@@ -122,7 +122,7 @@ func (m *Machine) Pace(now time.Time, obs Observer) (started []string) {
 // physicalHeadroom is PhysicalHeadroom over the observed available memory
 // and the admitted actions' current sandbox memory.
 func (m *Machine) physicalHeadroom(obs Observer) int64 {
-	return PhysicalHeadroom(obs.Available(), m.cfg.Margin, m.adm.Config().HeavyThreshold, func(yield func(Admitted) bool) {
+	return PhysicalHeadroom(obs.Available(), m.cfg.Margin, func(yield func(Admitted) bool) {
 		for _, a := range m.admitted {
 			ad := a.admittedAt(a.before)
 			if v, ok := obs.Memory(a.sandbox); ok {
