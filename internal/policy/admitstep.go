@@ -26,9 +26,7 @@ type Admitted struct {
 	Before int64 // sandbox memory when the action was admitted, bytes
 	Memory int64 // sandbox memory now (Before when it cannot be read)
 	Peak   int64 // predicted peak above Before
-	Avg    int64 // predicted average above Before
 	Charge int64 // admission charge
-	Light  bool  // admitted in admission's light lane: pooled (PhysicalHeadroom)
 }
 
 // RemainingGrowth is the growth a is still predicted to make: its predicted
@@ -36,12 +34,6 @@ type Admitted struct {
 // at least 0.
 func RemainingGrowth(a Admitted) int64 {
 	return max(max(a.Peak, a.Charge)-max(a.Memory-a.Before, 0), 0)
-}
-
-// RemainingAverage is the part of RemainingGrowth up to a's predicted
-// average: what it is still expected to hold on average over its run.
-func RemainingAverage(a Admitted) int64 {
-	return min(max(a.Avg-max(a.Memory-a.Before, 0), 0), RemainingGrowth(a))
 }
 
 // Returning is what an admitted action's sandbox takes back before the
@@ -52,42 +44,15 @@ func Returning(a Admitted) int64 { return max(a.Before-a.Memory, 0) }
 // PhysicalHeadroom is admission's physical headroom: the domain's available
 // memory, less the safety margin, less the growth running admitted actions
 // are still predicted to make (the part they have grown is already in
-// available) and what their sandboxes take back from swap (Returning). The
-// logical water level interpolates charges between average and peak; the
-// physical check is about memory that will really be needed, so it counts
-// peaks, with one exception: light actions are pooled.
-//
-// Pooling. Each heavy action counts its whole remaining peak. Light ones
-// count their remaining average (RemainingAverage), and the largest light
-// excess (remaining peak less remaining average) is counted once more:
-// room for one light action at its peak at any moment. A peak is a
-// moment of an action's run, and the peaks of many small concurrent
-// actions do not coincide; summing them reserved for all of them at once.
-// On the imported real traces 15-19 light actions ran at once while one
-// waited, their predicted peaks summing to about 500 MiB at a 1 GiB budget
-// (most peaked at 1-3 MiB), and light actions waited 2129-2449 s for
-// admission in one live replay of 90 workflows. Light actions stay below
-// the heavy line each, so what pooling can miss is bounded by a few light
-// peaks coinciding; the gate sees such growth and the OOM hold holds it at
-// the budget. Over the 72 simulated real-trace runs (both sets, 768 MiB to
-// 4 GiB, six orders) pooling took the summed makespan from 86259 to
-// 84491 s and the summed P50 from 27922 to 27077 s, 0 OOM kills in both.
-// Pooling heavy actions as well was faster still there (82328 s), but a
-// heavy action's average is the forest's while its peak may be the class
-// floor's (a re-run of a large test), so two of them could each count far
-// less than they take: heavy actions stay unpooled.
+// available) and what their sandboxes take back from swap (Returning). The logical water level interpolates charges between average
+// and peak; the physical check is about memory that will really be needed,
+// so it counts peaks.
 func PhysicalHeadroom(available, margin int64, admitted iter.Seq[Admitted]) int64 {
-	var pending, excess int64
+	var pending int64
 	for a := range admitted {
-		r := RemainingGrowth(a)
-		if a.Light {
-			avg := RemainingAverage(a)
-			excess = max(excess, r-avg)
-			r = avg
-		}
-		pending += r + Returning(a)
+		pending += RemainingGrowth(a) + Returning(a)
 	}
-	return available - margin - pending - excess
+	return available - margin - pending
 }
 
 // Queued is the oldest action waiting for admission.

@@ -34,18 +34,6 @@ func TestPhysicalHeadroom(t *testing.T) {
 			[]Admitted{{Before: 50 * mib, Memory: 10 * mib, Peak: 300 * mib}}, 560 * mib},
 		{"several add up and may go negative", 500 * mib, 100 * mib,
 			[]Admitted{{Peak: 300 * mib}, {Peak: 300 * mib}}, -200 * mib},
-		{"light actions count their average and the largest excess once", 1000 * mib, 100 * mib,
-			[]Admitted{{Peak: 100 * mib, Avg: 10 * mib, Light: true}, {Peak: 60 * mib, Avg: 20 * mib, Light: true}}, 780 * mib},
-		{"a heavy action beside pooled light ones counts its whole peak", 1000 * mib, 100 * mib,
-			[]Admitted{{Peak: 300 * mib, Avg: 50 * mib}, {Peak: 100 * mib, Avg: 10 * mib, Light: true}}, 500 * mib},
-		{"a light action past its average counts the rest of its peak as its excess", 1000 * mib, 100 * mib,
-			[]Admitted{{Before: 50 * mib, Memory: 80 * mib, Peak: 100 * mib, Avg: 20 * mib, Light: true}}, 830 * mib},
-		{"a light charge above the peak is its excess", 1000 * mib, 100 * mib,
-			[]Admitted{{Peak: 100 * mib, Avg: 10 * mib, Charge: 150 * mib, Light: true}}, 750 * mib},
-		{"a light average above the peak counts the peak", 1000 * mib, 100 * mib,
-			[]Admitted{{Peak: 10 * mib, Avg: 30 * mib, Light: true}, {Peak: 10 * mib, Avg: 30 * mib, Light: true}}, 880 * mib},
-		{"a paged-out light action counts what comes back", 1000 * mib, 100 * mib,
-			[]Admitted{{Before: 50 * mib, Memory: 10 * mib, Peak: 100 * mib, Avg: 10 * mib, Light: true}}, 760 * mib},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,8 +21,7 @@
 // ablations, which switch mechanisms off.
 //
 // Beyond seed 000, tenon's composition paces new agents, counts predicted
-// peaks in admission's physical check (light actions pooled: their
-// averages and the largest one's peak, PhysicalHeadroom), caps the gate's demand of a sandbox
+// peaks in admission's physical check, caps the gate's demand of a sandbox
 // at its admitted action's predicted remaining growth, lets a retried
 // action reserve what its earlier attempt needed, keeps two liveness
 // rules (admitstep.go), and runs the gate on the replay's clock: under a

@@ -156,8 +156,6 @@ type agentState struct {
 	enq      time.Time
 	seq      uint64
 	peak     int64 // predicted peak (after what retries learned)
-	avg      int64 // predicted average (after what retries learned)
-	light    bool  // admitted in the light lane
 	before   int64 // sandbox memory when admitted
 	charge   int64
 	admIdx   int // index in admitted, -1 when not admitted

@@ -46,7 +46,7 @@ func (m *Machine) ActionReady(now time.Time, id string, index int, act *trajecto
 	d = m.learned.Apply(ActionKey{Workflow: id, Index: index}, d)
 	m.seq++
 	a.ticket = m.adm.Enqueue(admission.Request{ID: sandbox + "/" + strconv.Itoa(index), Descriptor: d, Enqueued: now})
-	a.enq, a.seq, a.peak, a.avg = now, m.seq, d.PredPeak, d.PredAvg
+	a.enq, a.seq, a.peak = now, m.seq, d.PredPeak
 	m.tickets[a.ticket] = a
 	return Grant{}, false, nil
 }
@@ -87,7 +87,7 @@ func (m *Machine) Schedule(now time.Time, obs Observer) (out []Grant) {
 		if a == nil {
 			continue
 		}
-		a.admIdx, a.charge, a.actStart, a.light = len(m.admitted), t.Charge(), now, !t.Heavy()
+		a.admIdx, a.charge, a.actStart = len(m.admitted), t.Charge(), now
 		// Its level before the action: what the sandbox holds, or its
 		// floor when it holds less (paged out while it waited; the host
 		// faults it back before the action runs).
@@ -137,7 +137,7 @@ func (m *Machine) physicalHeadroom(obs Observer) int64 {
 
 // admittedAt is a's admitted action with its sandbox at memory mem.
 func (a *agentState) admittedAt(mem int64) Admitted {
-	return Admitted{Before: a.before, Memory: mem, Peak: a.peak, Avg: a.avg, Charge: a.charge, Light: a.light}
+	return Admitted{Before: a.before, Memory: mem, Peak: a.peak, Charge: a.charge}
 }
 
 // ActionDone ends agent id's admitted action with what it measured: the

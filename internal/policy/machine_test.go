@@ -216,32 +216,6 @@ func admissionMachine(t *testing.T, peak int64) *Machine {
 		Budget: 1 << 30, Model: constPred{peak: peak}, Margin: 100 << 20})
 }
 
-// TestAdmissionPoolsLightActions: light actions admitted earlier count
-// their predicted average in the physical check, and the largest one's
-// excess once (PhysicalHeadroom), not each its peak.
-func TestAdmissionPoolsLightActions(t *testing.T) {
-	m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
-		Budget: 1 << 30, Model: constPred{peak: 100 << 20}, Margin: 100 << 20, LightMargin: -1})
-	obs := &fakeObs{avail: 350 << 20, mem: map[string]int64{"sa": 0, "sb": 0, "sc": 0}}
-	act := &trajectory.Action{Class: "bash", Command: "c"}
-	for _, id := range []string{"a", "b", "c"} {
-		if got := submit(t, m, 0, id, nil, obs); !slices.Equal(got, []string{id}) {
-			t.Fatalf("%s did not start: %v", id, got)
-		}
-	}
-	for i, id := range []string{"a", "b", "c"} {
-		if _, ok, err := m.ActionReady(at(10*i+10), id, 0, act, "s"+id); ok || err != nil {
-			t.Fatalf("%s admitted at once (%v) without a Schedule", id, err)
-		}
-		// Before c: 350 - 100 margin - (50 + 50 averages + one 50 MiB
-		// excess) = 100 MiB for c's charge of about 55 MiB. Counting
-		// both peaks would leave 50 MiB.
-		if g := m.Schedule(at(10*i+11), obs); len(g) != 1 || g[0].Agent != id || g[0].Heavy {
-			t.Fatalf("Schedule = %+v, want %s admitted as light", g, id)
-		}
-	}
-}
-
 func TestAdmission(t *testing.T) {
 	m := admissionMachine(t, 400<<20)
 	obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 50 << 20, "sb": 50 << 20}}
