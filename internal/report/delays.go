@@ -208,13 +208,18 @@ func delaysOf(name string, es []controller.Event, byID map[string]*trajectory.Wo
 			d.Lost += a.last - a.start
 		}
 	}
+	type actionKey struct {
+		attemptKey
+		action int
+	}
 	created := map[attemptKey]bool{}
-	started := map[attemptKey]map[int]float64{}
+	started := map[actionKey]float64{}
 	lastDone := map[attemptKey]float64{}
 	for _, e := range es {
 		k := attemptKey{e.Workflow, e.Attempt}
 		a := spans[k]
-		if a == nil || !a.completed || !counted(k) {
+		// A completed attempt's workflow ended (workflow_done): counted.
+		if a == nil || !a.completed {
 			continue
 		}
 		switch e.Kind {
@@ -245,18 +250,15 @@ func delaysOf(name string, es []controller.Event, byID map[string]*trajectory.Wo
 			}
 		case controller.EventActionStart:
 			if e.Action != nil {
-				if started[k] == nil {
-					started[k] = map[int]float64{}
-				}
-				started[k][*e.Action] = e.T
+				started[actionKey{k, *e.Action}] = e.T
 			}
 		case controller.EventActionDone:
 			if e.Action == nil {
 				break
 			}
-			if s, ok := started[k][*e.Action]; ok {
+			if s, ok := started[actionKey{k, *e.Action}]; ok {
 				d.Actions += e.T - s
-				delete(started[k], *e.Action)
+				delete(started, actionKey{k, *e.Action})
 			}
 			lastDone[k] = e.T
 		}
