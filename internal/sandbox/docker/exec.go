@@ -242,9 +242,14 @@ func (b *Backend) execDone(ctx context.Context, execID string) (container.ExecIn
 
 // killTasks SIGKILLs every task of the container except its init tasks
 // and those in spare, until none is left (tasks forked meanwhile are
-// caught by the next round); it reports whether none is.
+// caught by the next round); it reports whether none is. A killed task
+// stays in the cgroup until its exit is done, which for a fork bomb's
+// thousand tasks on a loaded host takes more than a few rounds: the
+// rounds go on for up to killWait. A frozen group's tasks on cgroup v1
+// die only once thawed, so then one round is all it does.
 func (b *Backend) killTasks(bx *box, spare []int) bool {
-	for range 100 {
+	deadline := time.Now().Add(killWait)
+	for delay := time.Millisecond; ; delay = min(2*delay, 20*time.Millisecond) {
 		pids, err := bx.cg.Pids()
 		if err != nil {
 			return false
@@ -259,11 +264,20 @@ func (b *Backend) killTasks(bx *box, spare []int) bool {
 		if n == 0 {
 			return true
 		}
-		time.Sleep(5 * time.Millisecond)
+		if frozen, err := bx.cg.Frozen(); err == nil && frozen {
+			return false
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(delay)
 	}
-	b.cfg.Log.Warn("tasks survive SIGKILL at the end of an action", "sandbox", bx.id)
+	b.cfg.Log.Warn("tasks survive SIGKILL at the end of an action", "sandbox", bx.id, "waited", killWait)
 	return false
 }
+
+// killWait bounds killTasks' rounds.
+const killWait = 10 * time.Second
 
 // waitThawed returns once the sandbox's freezer is not frozen (or cannot be
 // read: the exec call then reports what is wrong), or when ctx ends.
