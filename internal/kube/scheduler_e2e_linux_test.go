@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync/atomic"
@@ -82,6 +83,28 @@ func TestSchedulerE2E(t *testing.T) {
 	}
 	ctx := context.Background()
 	nodes := []*slotNode{{name: "node-a"}, {name: "node-b"}}
+	barriers := 0
+	// lower publishes n's state and returns once the scheduler has seen
+	// it: the scheduler's pod and node watches are separate streams, so a
+	// pod deleted after the publication may reach it first and free a
+	// slot the publication took away. A label set after the publication
+	// and a pod placed by it (requesting no slot) are the barrier: the
+	// node's watch delivers the label after the publication.
+	lower := func(n *slotNode) {
+		n.pub.Sync(ctx)
+		barriers++
+		b := fmt.Sprint("barrier-", barriers)
+		adm.Patch("/api/v1/nodes/"+n.name, map[string]any{"metadata": map[string]any{"labels": map[string]string{"tenon.dev/e2e-barrier": b}}})
+		adm.CreateJSON("/api/v1/namespaces/agents/pods", map[string]any{
+			"metadata": map[string]any{"name": b},
+			"spec": map[string]any{"nodeSelector": map[string]string{"tenon.dev/e2e-barrier": b},
+				"containers": []map[string]any{{"name": "barrier", "image": "agent:e2e"}}},
+		})
+		kubetest.WaitFor(t, b+" bound to "+n.name, time.Minute, func() bool { got, _ := scheduled(t, adm, b); return got == n.name })
+		if err := adm.Do(ctx, http.MethodDelete, "/api/v1/namespaces/agents/pods/"+b+"?gracePeriodSeconds=0", "", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 	nodes[0].headroom.Store(640 << 20) // 3 slots
 	for _, n := range nodes {
 		// What a kubelet reports of an empty node (the scheduler fits pods
@@ -148,14 +171,17 @@ func TestSchedulerE2E(t *testing.T) {
 		del(name)
 	}
 	nodes[0].headroom.Store(0)
-	nodes[0].pub.Sync(ctx)
+	lower(nodes[0])
 	const rounds = 5
 	var took []time.Duration
 	for i := range rounds {
 		name := "round-" + string(rune('a'+i))
 		adm.CreateJSON("/api/v1/namespaces/agents/pods", agentPod(name))
 		kubetest.WaitFor(t, name+" Unschedulable (every node publishes 0)", time.Minute, func() bool {
-			_, why := scheduled(t, adm, name)
+			n, why := scheduled(t, adm, name)
+			if n != "" {
+				t.Fatalf("%s bound to %s while every node publishes 0 slots", name, n)
+			}
 			return why == "Unschedulable"
 		})
 		time.Sleep(300 * time.Millisecond) // it stays so
@@ -176,7 +202,7 @@ func TestSchedulerE2E(t *testing.T) {
 		}
 		del(name)
 		back.headroom.Store(0)
-		back.pub.Sync(ctx)
+		lower(back)
 		t.Logf("round %d: slot published on %s to %s bound: %v", i+1, back.name, name, took[i].Round(time.Millisecond))
 	}
 	slices.Sort(took)
