@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"time"
@@ -166,7 +167,8 @@ func (cfg ReplayConfig) buildRun(name string, pacing *live.Pacing) (policyRun, e
 	// only when the replay starts, so that a bad policy leaves nothing behind.
 	dir := filepath.Join(cfg.StateDir, "run-"+strconv.FormatUint(rand.Uint64(), 10))
 	pol, err := buildPolicy(name, policy.Options{Budget: cfg.Budget, Params: cfg.Params, Workflows: cfg.Workflows,
-		TimeScale: cfg.TimeScale, ActionTimeout: max(actionTimeout(cfg.ActionTimeout, cfg.Workflows, cfg.TimeScale), 0)}, dir, pacing, discardLog(cfg.Log))
+		TimeScale: cfg.TimeScale, ActionTimeout: max(actionTimeout(cfg.ActionTimeout, cfg.Workflows, cfg.TimeScale), 0),
+		CPUs: float64(runtime.NumCPU())}, dir, pacing, discardLog(cfg.Log))
 	if err != nil {
 		return policyRun{}, err
 	}

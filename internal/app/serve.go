@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -161,7 +162,7 @@ func learningPolicy(name, model, stateDir string, budget int64, residency bool, 
 	if err != nil {
 		return nil, nil, err
 	}
-	popts := policy.Options{Budget: budget}
+	popts := policy.Options{Budget: budget, CPUs: float64(runtime.NumCPU())}
 	var lrn *learner
 	switch {
 	case sp.Admission && sp.Predictor != policy.PredCurrent && model == "":

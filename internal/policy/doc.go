@@ -20,7 +20,9 @@
 // internal/gate, and residency), and "gate", "admission" and the tenon-*
 // ablations, which switch mechanisms off.
 //
-// Beyond seed 000, tenon's composition paces new agents, counts predicted
+// Beyond seed 000, tenon's composition paces new agents (by memory and,
+// where the host states its CPUs, by the sandboxes' CPU use: cpupace.go;
+// the simulator models no CPU), counts predicted
 // peaks in admission's physical check, caps the gate's demand of a sandbox
 // at its admitted action's predicted remaining growth, lets a retried
 // action reserve what its earlier attempt needed, keeps two liveness

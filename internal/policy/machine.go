@@ -64,6 +64,11 @@ type Config struct {
 	// AgentReserve is the headroom a new agent leaves free beyond its first
 	// action's predicted peak (AgentPacing).
 	AgentReserve int64
+	// CPUs is the host's CPUs the sandboxes share and CPUBusy the share of
+	// them the sandboxes may use before agent pacing waits (cpupace.go);
+	// either 0 turns CPU pacing off.
+	CPUs    float64
+	CPUBusy float64
 
 	// AgentCgroup's High threshold in MiB of profiled peak and its Low limit
 	// in bytes (AgentCgroupThreshold, AgentCgroupLowLimit).
@@ -123,6 +128,7 @@ type Machine struct {
 	hold       *OOMHold
 	freeze     *holdFreezer // the freezing hold (SetHoldFreeze), nil otherwise
 	lastCPU    map[string]cpuSeen
+	cpu        cpuLoad              // the sandboxes' CPU use, for CPU pacing
 	rest       holdRest             // the hold's resting-at-peak progress signal
 	frozen     []string             // sandboxes denied at the last gate step (sorted)
 	deniedAt   map[string]time.Time // since when each of them has been denied
@@ -405,8 +411,9 @@ func (m *Machine) startAgents(obs Observer) []string {
 	return out
 }
 
-// pace is agent pacing (AgentMayStart) with floors: every queued attempt
-// that may start does, in arrival order. The headroom is read once per
+// pace is agent pacing (AgentMayStart) with floors and CPU (cpuFull,
+// checked before each start): every queued attempt that may start does,
+// in arrival order. The headroom is read once per
 // pass, less the floors the started agents' sandboxes do not hold now
 // (paged out or torn down: they come back before their next action,
 // OwedFloors); each attempt started takes its predicted floor
@@ -433,6 +440,10 @@ func (m *Machine) pace(obs Observer) []string {
 			if a.wf != nil && len(a.wf.Actions) > 0 {
 				a.needPeak = FirstPeak(m.cfg.Model, a.id, &a.wf.Actions[0])
 			}
+		}
+		if m.active > 0 && m.cpuFull() {
+			kept = append(kept, a)
+			continue
 		}
 		if AgentMayStart(m.active, len(m.tickets), p, headroomOnce, a.needPeak+floor, m.cfg.AgentReserve) {
 			headroom -= floor

@@ -128,6 +128,13 @@ func TestConfigureParams(t *testing.T) {
 		{name: "tenon light lane size", policy: "tenon", params: map[string]string{"light-margin": "64MiB"},
 			check: func(c Config) bool { return c.LightMargin == 64<<20 }},
 		{name: "tenon light lane bad", policy: "tenon", params: map[string]string{"light-margin": "-3"}, wantErr: true},
+		{name: "tenon cpu pacing default", policy: "tenon",
+			check: func(c Config) bool { return c.CPUBusy == DefaultCPUBusy }},
+		{name: "tenon cpu pacing off", policy: "tenon", params: map[string]string{"cpu-pacing": "off"},
+			check: func(c Config) bool { return c.CPUBusy == 0 }},
+		{name: "tenon cpu pacing share", policy: "tenon", params: map[string]string{"cpu-pacing": "0.5"},
+			check: func(c Config) bool { return c.CPUBusy == 0.5 }},
+		{name: "tenon cpu pacing bad", policy: "tenon", params: map[string]string{"cpu-pacing": "1.5"}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -508,5 +515,114 @@ func TestSetModel(t *testing.T) {
 	eager := mustMachine(t, Config{Spec: Spec{Name: "eager"}})
 	if err := eager.SetModel(constPred{peak: 1}); !errors.Is(err, ErrBadOption) {
 		t.Errorf("SetModel without admission = %v, want ErrBadOption", err)
+	}
+}
+
+// TestCPUPacing: while the sandboxes' smoothed CPU use is at least
+// CPUBusy of the host's CPUs, no new agent starts (the first always
+// does); once it falls below, pacing starts the waiting one. With the
+// host's CPUs unknown, or cpu-pacing off, the load does not matter.
+func TestCPUPacing(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		cpus, use float64 // host CPUs, the share CPUBusy
+		held      bool    // b waits while the sandboxes use both cores
+	}{
+		{"two cores busy", 2, DefaultCPUBusy, true},
+		{"CPUs unknown", 0, DefaultCPUBusy, false},
+		{"cpu-pacing off", 2, 0, false},
+		{"eight cores", 8, DefaultCPUBusy, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
+				Budget: 1 << 30, Model: constPred{peak: 10 << 20}, CPUs: tc.cpus, CPUBusy: tc.use})
+			obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{}}
+			if got := submit(t, m, 0, "a", nil, obs); len(got) != 1 {
+				t.Fatal("the first agent did not start")
+			}
+			// a's sandbox uses both cores for 4 s (40 gate periods).
+			var cpu time.Duration
+			now := at(0)
+			for range 40 {
+				m.Sample(now, Observation{Available: 1 << 30, Sandboxes: []gate.Sample{{ID: "sa", CPU: cpu}}})
+				now, cpu = now.Add(100*time.Millisecond), cpu+200*time.Millisecond
+			}
+			if busy := m.CPUBusy(); tc.cpus > 0 && tc.use > 0 && (busy < 1.7 || busy > 2) {
+				t.Fatalf("smoothed CPU use %.2f cores after 4 s at 2, want 1.7-2", busy)
+			}
+			got, err := m.Submit(now, "b", 1, wfPeak("b", 10), obs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if started := len(got) == 1; started == tc.held {
+				t.Fatalf("b started %v while the sandboxes use 2 cores of %v (CPUBusy %v)", started, tc.cpus, tc.use)
+			}
+			if !tc.held {
+				return
+			}
+			// a waits for its model: no CPU for 4 s.
+			for range 40 {
+				m.Sample(now, Observation{Available: 1 << 30, Sandboxes: []gate.Sample{{ID: "sa", CPU: cpu}}})
+				now = now.Add(100 * time.Millisecond)
+				if busy := m.CPUBusy(); busy >= 1.6 {
+					if got := m.Pace(now, obs); len(got) != 0 {
+						t.Fatalf("b started at %.2f cores busy", busy)
+					}
+				}
+			}
+			if got := m.Pace(now, obs); !slices.Equal(got, []string{"b"}) {
+				t.Fatalf("Pace at %.2f cores busy = %v, want [b]", m.CPUBusy(), got)
+			}
+		})
+	}
+}
+
+// TestCPUPacingPrior: agents arriving together start as the per-agent
+// prior (one core) allows on 2 CPUs, two of them; once the running agents
+// are measured at a quarter of a core each, pacing starts the others.
+func TestCPUPacingPrior(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
+		Budget: 1 << 30, Model: constPred{peak: 10 << 20}, CPUs: 2, CPUBusy: DefaultCPUBusy})
+	obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{}}
+	var started []string
+	for _, id := range []string{"a", "b", "c", "d"} {
+		started = append(started, submit(t, m, 0, id, nil, obs)...)
+	}
+	if !slices.Equal(started, []string{"a", "b"}) {
+		t.Fatalf("started %v at once, want [a b] (one core each of 2)", started)
+	}
+	// a and b use a quarter of a core each (0.5 s of CPU per second, in
+	// all) for 60 s.
+	var cpu time.Duration
+	now := at(0)
+	for range 600 {
+		m.Sample(now, Observation{Available: 1 << 30, Sandboxes: []gate.Sample{{ID: "sa", CPU: cpu / 2}, {ID: "sb", CPU: cpu / 2}}})
+		now, cpu = now.Add(100*time.Millisecond), cpu+50*time.Millisecond
+	}
+	if per := m.CPUPerAgent(); per < 0.25 || per > 0.5 {
+		t.Fatalf("per-agent CPU %.2f after 60 s of 2 agents at 0.25, want 0.25-0.5 (the prior's weight fading)", per)
+	}
+	if got := m.Pace(now, obs); !slices.Equal(got, []string{"c", "d"}) {
+		t.Fatalf("Pace = %v at %.2f cores per agent, want [c d]", got, m.CPUPerAgent())
+	}
+}
+
+// TestCPUPacingPass: one Pace pass checks the CPU before each start: with
+// four agents queued (for memory) behind a running one, it starts one (two
+// agents at the prior's core each on 2 CPUs).
+func TestCPUPacingPass(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
+		Budget: 1 << 30, Model: constPred{peak: 10 << 20}, CPUs: 2, CPUBusy: DefaultCPUBusy})
+	obs := &fakeObs{avail: 1 << 20, mem: map[string]int64{}}
+	var started []string
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		started = append(started, submit(t, m, 0, id, nil, obs)...)
+	}
+	if !slices.Equal(started, []string{"a"}) {
+		t.Fatalf("started %v with 1 MiB free, want [a] (the first always starts)", started)
+	}
+	obs.avail = 1 << 30
+	if got := m.Pace(at(1), obs); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("Pace = %v, want [b]", got)
 	}
 }

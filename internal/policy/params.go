@@ -13,7 +13,9 @@ import (
 // yellow=, red=, hold= (a duration, or off) and hold-max= (the longest a
 // hold may last while other sandboxes progress, HoldMaxWait), held-budget=
 // (on, the default, or off: the gate's held budget while the hold runs,
-// Config.HeldBudget), and admission's window=
+// Config.HeldBudget), cpu-pacing= (the share of the host's CPUs the
+// sandboxes may use before agent pacing waits, DefaultCPUBusy, or off;
+// cpupace.go), and admission's window=
 // (bytes or a size such as 2GiB), beta= (bytes per second), margin= and
 // light-margin= (a size, or off: light actions keep out of the margin).
 func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) error {
@@ -62,6 +64,16 @@ func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) 
 			default:
 				return fmt.Errorf("%w: held-budget=%q: want on or off", ErrBadOption, v)
 			}
+		case "cpu-pacing":
+			if v == "off" {
+				c.CPUBusy = 0
+				continue
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f > 0 && f <= 1) {
+				return fmt.Errorf("%w: cpu-pacing=%q: want a share of the CPUs in (0, 1] such as 0.8, or off", ErrBadOption, v)
+			}
+			c.CPUBusy = f
 		case "hold-max":
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
@@ -73,7 +85,7 @@ func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) 
 		}
 	}
 	if err := gateParams(&c.GateConfig, gp); err != nil {
-		return fmt.Errorf("%w (tenon policies also take hold=, hold-max=, held-budget=, window=, beta=, margin=, light-margin=)", err)
+		return fmt.Errorf("%w (tenon policies also take hold=, hold-max=, held-budget=, cpu-pacing=, window=, beta=, margin=, light-margin=)", err)
 	}
 	return nil
 }

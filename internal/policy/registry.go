@@ -35,6 +35,9 @@ type Options struct {
 	// none): the OOM hold waits at least that long while other sandboxes
 	// progress (HoldMaxWaitFor).
 	ActionTimeout time.Duration
+	// CPUs is the number of CPUs the host's sandboxes share (0: unknown,
+	// CPU pacing off; the simulator models no CPU).
+	CPUs float64
 }
 
 // entry is one registered policy name.
@@ -295,6 +298,7 @@ var variants = []Variant{
 func configureTenon(cfg *Config, opts Options) error {
 	var hold time.Duration
 	cfg.HeldBudget = true // the default; held-budget=off is the ablation
+	cfg.CPUs, cfg.CPUBusy = opts.CPUs, DefaultCPUBusy
 	if err := ApplyTenonParams(cfg, &hold, opts.Params); err != nil {
 		return err
 	}

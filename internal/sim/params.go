@@ -16,7 +16,8 @@ import (
 // lane's share of it, or off), the OOM hold's hold= (a duration,
 // or off; Config.Hold), hold-max= (Config.HoldMaxWait) and held-budget=
 // (on or off; Config.NoHeldBudget); and, in the simulator only, the
-// gate's bmax= (growers permitted in yellow). Errors are ErrBadConfig.
+// gate's bmax= (growers permitted in yellow). It refuses the live
+// cpu-pacing= (the simulator models no CPU). Errors are ErrBadConfig.
 func (c *Config) ApplyParams(params map[string]string) error {
 	live := maps.Clone(params)
 	if v, ok := live["bmax"]; ok {
@@ -29,6 +30,9 @@ func (c *Config) ApplyParams(params map[string]string) error {
 		}
 		c.Gate.BMax = n
 		delete(live, "bmax")
+	}
+	if _, ok := live["cpu-pacing"]; ok {
+		return fmt.Errorf("%w: cpu-pacing= is a live parameter: the simulator models no CPU, so CPU pacing is always off in it", ErrBadConfig)
 	}
 	pc := policy.Config{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin, LightMargin: c.LightMargin, HoldMaxWait: c.HoldMaxWait, HeldBudget: !c.NoHeldBudget}
 	hold := c.Hold

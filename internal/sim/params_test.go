@@ -29,6 +29,7 @@ func TestApplyParams(t *testing.T) {
 		{"held budget", map[string]string{"held-budget": "on"}, func(c Config) bool { return !c.NoHeldBudget }, false},
 		{"held budget off", map[string]string{"held-budget": "off"}, func(c Config) bool { return c.NoHeldBudget }, false},
 		{"bad held budget", map[string]string{"held-budget": "maybe"}, nil, true},
+		{"cpu pacing is live only", map[string]string{"cpu-pacing": "off"}, nil, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
