@@ -107,9 +107,9 @@ func (m *Machine) cpuFull() bool {
 }
 
 // CPUBusy is the sandboxes' smoothed CPU use in cores (0 before two gate
-// samples), and CPUPerAgent the cores an agent is expected to use, for
-// the log.
+// samples). Nothing logs it yet; the tests read it.
 func (m *Machine) CPUBusy() float64 { return m.cpu.busy }
 
-// CPUPerAgent is the cores an agent is expected to use on average.
+// CPUPerAgent is the cores an agent is expected to use on average (read
+// by the tests, as CPUBusy).
 func (m *Machine) CPUPerAgent() float64 { return m.cpu.perAgent(m.cpuTau()) }

@@ -93,7 +93,7 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 			st.HoldFrozen = slices.Clone(m.freeze.held)
 		}
 	}
-	if m.adm != nil && m.cfg.CPUs > 0 {
+	if m.adm != nil && m.cfg.CPUs > 0 && m.cfg.CPUBusy > 0 {
 		m.cpu.observe(now, obs.Sandboxes, m.cpuTau(), m.active, m.cfg.CPUBusy*m.cfg.CPUs)
 	}
 	if m.gate == nil {
