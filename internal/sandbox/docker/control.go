@@ -2,11 +2,13 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
+	"github.com/tenon-dev/tenon/internal/cgroup"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -37,17 +39,35 @@ func (b *Backend) setPaused(ctx context.Context, id string, pause bool) error {
 	if frozen, err := bx.cg.Frozen(); err == nil && frozen == pause {
 		return nil
 	}
-	op, call := "resuming", bx.cg.Thaw
-	if pause {
-		op, call = "pausing", bx.cg.Freeze
+	if !pause {
+		fctx, cancel := context.WithTimeout(ctx, b.cfg.FreezeTimeout)
+		defer cancel()
+		if err := bx.cg.Thaw(fctx); err != nil {
+			return b.failed(ctx, bx, "resuming", err)
+		}
+		return nil
 	}
-	fctx, cancel := context.WithTimeout(ctx, b.cfg.FreezeTimeout)
-	defer cancel()
-	if err := call(fctx); err != nil {
-		return b.failed(ctx, bx, op, err)
+	// A task runc is moving into the container (an exec starting) can keep
+	// the freezer from settling for as long as it stays frozen: runc waits
+	// for it outside the container. A freeze that times out thaws back
+	// (cgroup.Freeze), which lets runc finish; so the timeout is split
+	// over freezeTries attempts.
+	for range freezeTries {
+		fctx, cancel := context.WithTimeout(ctx, b.cfg.FreezeTimeout/freezeTries)
+		err = bx.cg.Freeze(fctx)
+		cancel()
+		if err == nil || !errors.Is(err, cgroup.ErrFreezeTimeout) || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		return b.failed(ctx, bx, "pausing", err)
 	}
 	return nil
 }
+
+// freezeTries is how many freezes Pause tries within its FreezeTimeout.
+const freezeTries = 3
 
 // Stats reads the container's cgroup.
 func (b *Backend) Stats(ctx context.Context, id string) (sandbox.Stats, error) {
