@@ -58,12 +58,28 @@ type Config struct {
 	// sandbox (|ĝ| ≤ ε) whose estimate is still slightly positive has
 	// demand ĝ·T > 0 and takes one of the b growth slots, as Algorithm 1's
 	// x_c = 1[d_c > 0] reads to the letter. A decayed or idle sandbox's
-	// estimate stays slightly positive for as long as it idles (its
+	// estimate stays slightly positive for as long as it idles denied (its
 	// intervals use no CPU and are invalid), and in yellow with b = 1 it
 	// takes the only slot ahead of the growers. By default a Resident
 	// sandbox's demand is 0, as seed 000 §3.5 describes resident sandboxes
 	// ("no predicted positive growth does not consume a growth slot").
 	NoResidentZero bool
+	// NoRestDecay turns off rest decay: with it set, only an interval in
+	// which the sandbox's CPU time increased updates its estimate, as
+	// Table 5 says, so a sandbox that ramped up and then sleeps at its
+	// peak inside its action (a server started, a tool waiting on I/O or
+	// a subprocess) keeps its ramp's rate for as long as it sleeps. Its
+	// projection then holds the pressure red and, as a senior, freezes
+	// every other grower until its action ends (live on the imported real
+	// traces a 408 MiB action resting 11 s froze eleven small ones). By
+	// default an interval in which a sandbox the gate allowed used no CPU
+	// and did not grow is valid too: its growth, at most 0, decays the
+	// estimate. A denied sandbox's intervals without CPU stay invalid (it
+	// does not run because the gate stopped it), and so do every
+	// sandbox's while memory alone is red (M below the red region's
+	// top): near the budget a sandbox without CPU may be blocked waiting
+	// for memory, and a senior waiting there keeps the probe.
+	NoRestDecay bool
 }
 
 // DefaultConfig returns Table 5 of seed 000.

@@ -78,10 +78,14 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 	c.membership(now, obs, &d)
 
 	// (2) and (3) Collect observations; update estimates on valid intervals.
+	// An allowed sandbox that used no CPU rests, unless memory alone is
+	// red: near the budget it may be waiting for memory (see
+	// Config.NoRestDecay).
 	band := c.cfg.ResidentBand
+	rest := !c.cfg.NoRestDecay && obs.Available >= c.cfg.ThresholdsFor(obs.Budget).Red
 	for _, e := range c.live {
 		e.progressed = e.est.hasBase && e.cpu > e.est.baseCPU
-		if e.est.observe(now, e.foot, e.cpu, c.cfg.Alpha, !c.cfg.NoFastAttack) {
+		if e.est.observe(now, e.foot, e.cpu, c.cfg.Alpha, !c.cfg.NoFastAttack, rest && e.allowed) {
 			e.state = e.est.label(band)
 			if e.state == Growing && e.timerSet {
 				e.state = PausedGrowing // still denied: keep the paused label

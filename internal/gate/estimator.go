@@ -62,9 +62,13 @@ type estimator struct {
 // interval since the baseline is valid, and always refreshes the baseline
 // (also while denied). It reports whether the interval was valid. With
 // fastAttack a valid interval faster than the estimate sets the estimate
-// to it (the EWMA only smooths the decay; see Config.NoFastAttack).
-func (e *estimator) observe(now time.Time, foot int64, cpu time.Duration, alpha float64, fastAttack bool) bool {
-	valid := e.hasBase && !e.permFlip && cpu > e.baseCPU && now.After(e.baseTime)
+// to it (the EWMA only smooths the decay; see Config.NoFastAttack). With
+// rest (the sandbox was allowed to run over the interval) an interval in
+// which it used no CPU and did not grow is valid too: it rests, and its
+// growth, at most 0, decays the estimate (see Config.NoRestDecay).
+func (e *estimator) observe(now time.Time, foot int64, cpu time.Duration, alpha float64, fastAttack, rest bool) bool {
+	valid := e.hasBase && !e.permFlip && now.After(e.baseTime) &&
+		(cpu > e.baseCPU || rest && foot <= e.baseFoot)
 	if valid {
 		dt := now.Sub(e.baseTime).Seconds()
 		g := float64(foot-e.baseFoot) / dt

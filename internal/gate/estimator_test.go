@@ -89,13 +89,47 @@ func TestEstimatorValidity(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var e estimator
 			for i, s := range tt.samples {
-				if got := e.observe(s.at, s.foot, s.cpu, 0.35, false); got != s.wantValid {
+				if got := e.observe(s.at, s.foot, s.cpu, 0.35, false, false); got != s.wantValid {
 					t.Fatalf("sample %d valid = %v, want %v", i, got, s.wantValid)
 				}
 				e.permFlip = s.flipAfter
 			}
 			if e.valid != tt.wantValid || !approx(e.rate, tt.wantRate) {
 				t.Errorf("estimate = (%v, %v MiB/s), want (%v, %v MiB/s)", e.valid, e.rate/MiB, tt.wantValid, tt.wantRate/MiB)
+			}
+		})
+	}
+}
+
+// TestEstimatorRest: an allowed sandbox's interval without CPU is valid when
+// its footprint did not grow (it rests), not when it grew (something else
+// charged it: the interval says nothing about its rate) or when it was not
+// allowed.
+func TestEstimatorRest(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		name      string
+		rest      bool
+		foot      int64 // the second sample's footprint; the first is 200 MiB
+		wantValid bool
+		wantRate  float64
+	}{
+		{name: "resting: the estimate decays", rest: true, foot: 200 * MiB, wantValid: true, wantRate: 0.65 * 100 * MiB},
+		{name: "shrinking while resting counts", rest: true, foot: 190 * MiB, wantValid: true, wantRate: 0.35*-100*MiB + 0.65*100*MiB},
+		{name: "growth without CPU is invalid", rest: true, foot: 210 * MiB},
+		{name: "denied: invalid", foot: 200 * MiB},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := estimator{valid: true, rate: 100 * MiB, hasBase: true, baseTime: t0, baseFoot: 200 * MiB, baseCPU: time.Second}
+			if got := e.observe(t0.Add(100*time.Millisecond), tc.foot, time.Second, 0.35, true, tc.rest); got != tc.wantValid {
+				t.Fatalf("valid = %v, want %v", got, tc.wantValid)
+			}
+			want := 100.0 * MiB
+			if tc.wantValid {
+				want = tc.wantRate
+			}
+			if !approx(e.rate, want) {
+				t.Errorf("rate = %.1f MiB/s, want %.1f", e.rate/MiB, want/MiB)
 			}
 		})
 	}
@@ -133,13 +167,13 @@ func TestEstimatorFastAttack(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t0 := time.Unix(1_700_000_000, 0)
 			var e estimator
-			e.observe(t0, 100*MiB, 1*time.Second, 0.35, tt.fast)
-			e.observe(t0.Add(100*time.Millisecond), 100*MiB, 2*time.Second, 0.35, tt.fast) // resident: rate 0
-			e.observe(t0.Add(200*time.Millisecond), 200*MiB, 3*time.Second, 0.35, tt.fast) // +100 MiB in 100 ms
+			e.observe(t0, 100*MiB, 1*time.Second, 0.35, tt.fast, false)
+			e.observe(t0.Add(100*time.Millisecond), 100*MiB, 2*time.Second, 0.35, tt.fast, false) // resident: rate 0
+			e.observe(t0.Add(200*time.Millisecond), 200*MiB, 3*time.Second, 0.35, tt.fast, false) // +100 MiB in 100 ms
 			if diff := e.rate - tt.wantBurst; diff > 1 || diff < -1 {
 				t.Errorf("after the burst rate = %.1f MiB/s, want %.1f", e.rate/MiB, tt.wantBurst/MiB)
 			}
-			e.observe(t0.Add(300*time.Millisecond), 200*MiB, 4*time.Second, 0.35, tt.fast)
+			e.observe(t0.Add(300*time.Millisecond), 200*MiB, 4*time.Second, 0.35, tt.fast, false)
 			if diff := e.rate - tt.wantDecay; diff > 1 || diff < -1 {
 				t.Errorf("after the pause rate = %.1f MiB/s, want %.1f", e.rate/MiB, tt.wantDecay/MiB)
 			}

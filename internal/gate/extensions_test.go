@@ -208,17 +208,49 @@ func TestResidentZero(t *testing.T) {
 }
 
 // TestSeniorStaysProbeWhenStalled: a senior that does not fit runs as the
-// probe and stays it while it uses no CPU (waiting for memory at the
-// budget, say), and the junior keeps waiting behind it; without seniority
-// the junior that fits runs instead.
+// probe and stays it while it uses no CPU near the budget (memory alone is
+// red: it may be waiting for memory), and the junior keeps waiting behind
+// it; without seniority the junior that fits runs instead.
 func TestSeniorStaysProbeWhenStalled(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  Config
 		want []string
 	}{
-		{name: "the stalled senior keeps the slot", cfg: Config{SafetyMargin: 900 * MiB}, want: []string{"x"}},
-		{name: "table 5: the junior runs", cfg: Config{SafetyMargin: 900 * MiB, NoSeniority: true}, want: []string{"y"}},
+		{name: "the stalled senior keeps the slot", cfg: Config{SafetyMargin: 300 * MiB}, want: []string{"x"}},
+		{name: "table 5: the junior runs", cfg: Config{SafetyMargin: 300 * MiB, NoSeniority: true}, want: []string{"y"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.cfg)
+			h.add("x", 300*MiB)
+			h.warm(20)
+			h.add("y", 50*MiB)
+			h.warm(3)
+			h.avail = 400 * MiB // red by memory alone, H = 100 MiB: only y's 50 MiB fits
+			h.step(tick)
+			h.sb["x"].idle = true
+			for i := range 30 {
+				if d := h.step(tick); !slices.Equal(d.Permitted, tc.want) {
+					t.Fatalf("period %d: permitted %v, want %v", i, d.Permitted, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestRestDecay: a senior that ramped up and then rests at its peak (it
+// uses no CPU and does not grow while allowed, with memory to spare) has
+// its estimate decay to resident, and the junior behind it runs; with rest
+// decay off the senior keeps its ramp's rate, and the slot, for as long as
+// it rests.
+func TestRestDecay(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		wantJunr bool // y is permitted within 30 periods
+	}{
+		{name: "the resting senior decays to resident", cfg: Config{SafetyMargin: 900 * MiB}, wantJunr: true},
+		{name: "without rest decay it keeps the slot", cfg: Config{SafetyMargin: 900 * MiB, NoRestDecay: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.cfg)
@@ -227,12 +259,21 @@ func TestSeniorStaysProbeWhenStalled(t *testing.T) {
 			h.add("y", 50*MiB)
 			h.warm(3)
 			h.avail = 1100 * MiB // yellow, H = 200 MiB: only y's 50 MiB fits
-			h.step(tick)
+			if d := h.step(tick); !slices.Equal(d.Permitted, []string{"x"}) {
+				t.Fatalf("setup: permitted %v, want the senior x", d.Permitted)
+			}
 			h.sb["x"].idle = true
-			for i := range 10 {
-				if d := h.step(tick); !slices.Equal(d.Permitted, tc.want) {
-					t.Fatalf("period %d: permitted %v, want %v", i, d.Permitted, tc.want)
-				}
+			got := false
+			var d Decision
+			for range 30 {
+				d = h.step(tick)
+				got = got || slices.Contains(d.Permitted, "y")
+			}
+			if got != tc.wantJunr {
+				t.Errorf("junior permitted within 30 periods = %v, want %v (x: %v, demand %d MiB)", got, tc.wantJunr, sbOf(t, d, "x").State, sbOf(t, d, "x").Demand/MiB)
+			}
+			if rest := sbOf(t, d, "x").State == Resident; rest != tc.wantJunr {
+				t.Errorf("x resident = %v, want %v", rest, tc.wantJunr)
 			}
 		})
 	}

@@ -108,9 +108,9 @@ func hasEvent(d Decision, kind EventKind, id string) bool {
 }
 
 // table5 turns off the extensions that reorder candidates or change their
-// demand (seniority, resident zero), for tests of Table 5's rules as
+// demand (seniority, resident zero, rest decay), for tests of Table 5's rules as
 // written; the other extensions leave those rules' cases unchanged.
 func table5(cfg Config) Config {
-	cfg.NoSeniority, cfg.NoResidentZero = true, true
+	cfg.NoSeniority, cfg.NoResidentZero, cfg.NoRestDecay = true, true, true
 	return cfg
 }
