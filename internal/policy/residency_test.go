@@ -47,8 +47,9 @@ func TestDecideTickByTick(t *testing.T) {
 		{"green t=20s: every wait is over", 20 * time.Second, gate.Green, ResidencyConfig{}, nil, 0},
 		{"green amortize 3x", 0, gate.Green, ResidencyConfig{GreenAmortize: 3}, []string{"small"}, 0},
 		{"green min working set", 0, gate.Green, ResidencyConfig{GreenMinWorkingSet: 200 << 20}, []string{"big"}, 0},
-		{"yellow t=0: all restartable by working set", 0, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}, 0},
-		{"yellow t=20s: waits do not matter", 20 * time.Second, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}, 0},
+		{"yellow t=0: waits ≥ 3s amortize, the unknown one goes", 0, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "small"}, 0},
+		{"yellow t=20s: only the unknown wait", 20 * time.Second, gate.Yellow, ResidencyConfig{}, []string{"mid"}, 0},
+		{"yellow ignores green's min working set", 0, gate.Yellow, ResidencyConfig{GreenMinWorkingSet: 200 << 20}, []string{"big", "mid", "small"}, 0},
 		{"red", 0, gate.Red, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}, 0},
 		{"red always resident", 0, gate.Red, ResidencyConfig{AlwaysResident: true}, nil, 0},
 		{"green always resident", 0, gate.Green, ResidencyConfig{AlwaysResident: true}, nil, 0},
@@ -56,7 +57,7 @@ func TestDecideTickByTick(t *testing.T) {
 		{"green, free unknown: waits amortize", 0, gate.Green, ResidencyConfig{}, []string{"big", "small"}, -1},
 		{"green, 90 % free, plentiful at 95 %", 0, gate.Green, ResidencyConfig{Plentiful: 0.95}, []string{"big", "small"}, 0.9},
 		{"green, all free, plentiful rule off", 0, gate.Green, ResidencyConfig{Plentiful: -1}, []string{"big", "small"}, 1},
-		{"yellow reclaims whatever is free", 0, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "tie", "small"}, 0.9},
+		{"yellow amortizes whatever is free", 0, gate.Yellow, ResidencyConfig{}, []string{"big", "mid", "small"}, 0.9},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

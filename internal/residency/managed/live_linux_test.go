@@ -134,7 +134,14 @@ func openBackend(root, parent string, layout *cgroup.Layout, log *slog.Logger) (
 
 func newManager(tb testing.TB, e *liveEnv, h controller.SandboxHost, p *pressureVar) *Manager {
 	tb.Helper()
-	m, err := NewManager(Config{StateDir: e.resDir(), TimeScale: 0.001, NoPageOut: true, Residency: residency.Config{RematBackoff: 10 * time.Millisecond}}, h, p.get, e.log)
+	return newManagerAt(tb, e, h, p, 0.001)
+}
+
+// newManagerAt is newManager with the workflows' model waits at time
+// scale scale (residency's predicted waits).
+func newManagerAt(tb testing.TB, e *liveEnv, h controller.SandboxHost, p *pressureVar, scale float64) *Manager {
+	tb.Helper()
+	m, err := NewManager(Config{StateDir: e.resDir(), TimeScale: scale, NoPageOut: true, Residency: residency.Config{RematBackoff: 10 * time.Millisecond}}, h, p.get, e.log)
 	if err != nil {
 		tb.Fatalf("NewManager: %v", err)
 	}

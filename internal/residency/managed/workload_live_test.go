@@ -93,7 +93,10 @@ func replayShare(t *testing.T, wfs []trajectory.Workflow) float64 {
 	b := e.backend()
 	var p pressureVar
 	p.set(residency.Yellow)
-	m := newManager(t, e, newNotes().host(b, "wl"), &p)
+	// The recorded waits stretched tenfold (10 s and more), longer than any
+	// teardown and rematerialization: yellow reclaims every restartable
+	// boundary (at 0.001 the waits would not amortize the way back).
+	m := newManagerAt(t, e, newNotes().host(b, "wl"), &p, 10)
 	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
 	var boundaries, restartable int
