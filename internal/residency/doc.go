@@ -37,7 +37,8 @@
 //   - the pressure policy (policy.DecideReclaim, MayRematerialize; Table 1:
 //     in green every idle sandbox stays while half the budget is free,
 //     Config.Free, else one is reclaimed when its predicted wait amortizes
-//     bringing it back; in yellow and red every one that can be; a first
+//     bringing it back; in yellow too (or when its wait is unknown); in
+//     red every one that can be; a first
 //     sandbox is created under the same rule as a rematerialization, never
 //     in red), the lifecycle concurrency limit (Config.LifecycleLimit slots,
 //     slots.go; a first sandbox's creation takes none: under pressure a

@@ -30,9 +30,13 @@ func TestTickSuspendsWhatTheResidencyPolicyTearsDown(t *testing.T) {
 		{"green keeps", gate.Green, 0, nil},
 		// Green with a wait that amortizes suspend + resume (1 s + 10 s).
 		{"green long wait", gate.Green, time.Minute, []string{"suspend ns/big", "suspend ns/small"}},
-		// Yellow and red: every restart-safe idle agent, largest first;
-		// the pinned one and the busy one stay.
+		// Yellow: a wait that amortizes suspend + resume, or an unknown
+		// one; red: every restart-safe idle agent; largest first, the
+		// pinned one and the busy one stay.
 		{"yellow", gate.Yellow, 0, []string{"suspend ns/big", "suspend ns/small"}},
+		{"yellow long wait", gate.Yellow, time.Minute, []string{"suspend ns/big", "suspend ns/small"}},
+		{"yellow short wait keeps", gate.Yellow, 5 * time.Second, nil},
+		{"red short wait", gate.Red, 5 * time.Second, []string{"suspend ns/big", "suspend ns/small"}},
 		{"red", gate.Red, 0, []string{"suspend ns/big", "suspend ns/small"}},
 	}
 	for _, tc := range tests {
