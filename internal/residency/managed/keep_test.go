@@ -18,7 +18,7 @@ import (
 func TestKeepWorkspaces(t *testing.T) {
 	root := t.TempDir()
 	b, n, p := newDirBackend(filepath.Join(root, "backend")), newNotes(), &pressureVar{}
-	m, err := NewManager(Config{StateDir: filepath.Join(root, "residency"), KeepWorkspaces: true}, n.host(b, "k"), p.get, nil)
+	m, err := NewManager(Config{StateDir: filepath.Join(root, "residency"), KeepWorkspaces: true, TimeScale: 60}, n.host(b, "k"), p.get, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

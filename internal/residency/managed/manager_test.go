@@ -91,7 +91,7 @@ func TestBoundaryVerdicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newUnitEnv(t, 1)
+			e := newUnitEnv(t, 60) // 60 s waits: yellow reclaims (they amortize the way back)
 			e.p.set(residency.Yellow)
 			a := agent("a", 3)
 			id := e.ensure(t, a, true)
@@ -164,7 +164,7 @@ func TestPredictedWait(t *testing.T) {
 }
 
 func TestReleaseStartsClean(t *testing.T) {
-	e := newUnitEnv(t, 1)
+	e := newUnitEnv(t, 60) // 60 s waits: yellow reclaims (they amortize the way back)
 	e.p.set(residency.Yellow)
 	a := agent("r", 3)
 	id := e.ensure(t, a, true)

@@ -22,7 +22,7 @@ func TestLiveTeardownRematerialize(t *testing.T) {
 	b := e.backend()
 	n := newNotes()
 	var p pressureVar
-	m := newManager(t, e, n.host(b, "tp"), &p)
+	m := newManagerAt(t, e, n.host(b, "tp"), &p, 10) // waits that amortize the way back: yellow tears down
 	t.Cleanup(func() { m.Close() })
 
 	a := agent("files", 3)
