@@ -82,7 +82,8 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 	// red: near the budget it may be waiting for memory (see
 	// Config.NoRestDecay).
 	band := c.cfg.ResidentBand
-	rest := !c.cfg.NoRestDecay && obs.Available >= c.cfg.ThresholdsFor(obs.Budget).Red
+	th := c.cfg.ThresholdsFor(obs.Budget)
+	rest := !c.cfg.NoRestDecay && obs.Available >= th.Red
 	for _, e := range c.live {
 		e.progressed = e.est.hasBase && e.cpu > e.est.baseCPU
 		if e.est.observe(now, e.foot, e.cpu, c.cfg.Alpha, !c.cfg.NoFastAttack, rest && e.allowed) {
@@ -117,7 +118,6 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 	d.RPrev = rPrev
 	d.Headroom = max(obs.Available-c.cfg.SafetyMargin, 0)
 	prevP, prevB := c.budget.prev, c.budget.b
-	th := c.cfg.ThresholdsFor(obs.Budget)
 	d.Pressure = th.Classify(obs.Available, rPrev)
 	// Green check (an extension of Algorithm 1): green permits every live
 	// sandbox, so it is only safe when all of their demand fits. Q(t) reads

@@ -154,11 +154,7 @@ func TestSeniority(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := tt.cfg
 			cfg.SafetyMargin = tt.margin
-			h := newHarness(t, cfg)
-			h.add("x", tt.xRate)
-			h.warm(20) // x grows for 2 s
-			h.add("y", 50*MiB)
-			h.warm(3) // y starts: a 15 MiB junior with the smaller demand
+			h := seniorAndJunior(t, cfg, tt.xRate) // y: a 15 MiB junior with the smaller demand
 			h.avail = 1100 * MiB
 			d := h.step(tick)
 			if d.Pressure != Yellow || d.B != 1 {
@@ -221,11 +217,7 @@ func TestSeniorStaysProbeWhenStalled(t *testing.T) {
 		{name: "table 5: the junior runs", cfg: Config{SafetyMargin: 300 * MiB, NoSeniority: true}, want: []string{"y"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, tc.cfg)
-			h.add("x", 300*MiB)
-			h.warm(20)
-			h.add("y", 50*MiB)
-			h.warm(3)
+			h := seniorAndJunior(t, tc.cfg, 300*MiB)
 			h.avail = 400 * MiB // red by memory alone, H = 100 MiB: only y's 50 MiB fits
 			h.step(tick)
 			h.sb["x"].idle = true
@@ -236,6 +228,18 @@ func TestSeniorStaysProbeWhenStalled(t *testing.T) {
 			}
 		})
 	}
+}
+
+// seniorAndJunior is a harness where x has grown at xRate for 2 s (the
+// senior) and y, growing 50 MiB/s, has just started (the junior).
+func seniorAndJunior(t *testing.T, cfg Config, xRate float64) *harness {
+	t.Helper()
+	h := newHarness(t, cfg)
+	h.add("x", xRate)
+	h.warm(20)
+	h.add("y", 50*MiB)
+	h.warm(3)
+	return h
 }
 
 // TestRestDecay: a senior that ramped up and then rests at its peak (it
@@ -253,11 +257,7 @@ func TestRestDecay(t *testing.T) {
 		{name: "without rest decay it keeps the slot", cfg: Config{SafetyMargin: 900 * MiB, NoRestDecay: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, tc.cfg)
-			h.add("x", 300*MiB)
-			h.warm(20)
-			h.add("y", 50*MiB)
-			h.warm(3)
+			h := seniorAndJunior(t, tc.cfg, 300*MiB)
 			h.avail = 1100 * MiB // yellow, H = 200 MiB: only y's 50 MiB fits
 			if d := h.step(tick); !slices.Equal(d.Permitted, []string{"x"}) {
 				t.Fatalf("setup: permitted %v, want the senior x", d.Permitted)
