@@ -199,11 +199,11 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.I
 	if spec.Network {
 		cs.resolvConf = hostResolvConf(b.cfg.HostRoot)
 	}
-	env := mergeEnv(defaultEnv, spec.Env)
+	env := executorEnv(mergeEnv(defaultEnv, spec.Env))
 	argv := []string{exeMount, initArg}
 	if bx.image != nil {
 		cs.image, cs.rt, cs.rtDir = true, b.runtime, b.rtDir()
-		env, argv = defaultEnv, b.runtime.initArgv()
+		env, argv = executorEnv(defaultEnv), b.runtime.initArgv()
 	}
 	config := containerConfig(cs)
 	c, err := libcontainer.Create(b.containersDir(), spec.ID, config)

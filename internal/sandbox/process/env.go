@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -76,4 +77,53 @@ func lookPath(file string, env []string) (string, error) {
 		}
 	}
 	return "", errNotFound
+}
+
+// executorSettings are what the executor's environment adds to the
+// sandbox's (heldio_linux.go says why it takes no signals and must not
+// be written to by the kernel behind its back): the Go runtime's
+// preemption signals off, and glibc's restartable sequences off (the
+// kernel writes each thread's rseq area on its way back to user space and
+// kills the thread with SIGSEGV when that write cannot fault its page in).
+// Each is appended to the variable's value (so that it wins) with the
+// variable's separator.
+var executorSettings = []struct{ key, sep, value string }{
+	{"GODEBUG", ",", "asyncpreemptoff=1"},
+	{"GLIBC_TUNABLES", ":", "glibc.pthread.rseq=0"},
+}
+
+// executorEnv is env with executorSettings appended; actionEnv takes them
+// off again.
+func executorEnv(env []string) []string {
+	out := slices.Clone(env)
+	for _, s := range executorSettings {
+		i := slices.IndexFunc(out, func(kv string) bool { return strings.HasPrefix(kv, s.key+"=") })
+		if i < 0 {
+			out = append(out, s.key+"="+s.value)
+			continue
+		}
+		out[i] += s.sep + s.value
+	}
+	return out
+}
+
+// actionEnv is the executor's environment as executorEnv got it: each
+// variable of executorSettings as the sandbox's spec set it, or none.
+func actionEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+next:
+	for _, kv := range env {
+		for _, s := range executorSettings {
+			v, ok := strings.CutPrefix(kv, s.key+"=")
+			if !ok {
+				continue
+			}
+			if v == s.value {
+				continue next
+			}
+			kv = s.key + "=" + strings.TrimSuffix(v, s.sep+s.value)
+		}
+		out = append(out, kv)
+	}
+	return out
 }

@@ -111,3 +111,33 @@ func TestCapture(t *testing.T) {
 		})
 	}
 }
+
+// TestExecutorEnv: the executor's own settings are appended (so that they
+// win) and the actions get the sandbox's environment back as it was.
+func TestExecutorEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     []string
+		wantExe []string
+	}{
+		{"none set", []string{"PATH=/bin"},
+			[]string{"PATH=/bin", "GODEBUG=asyncpreemptoff=1", "GLIBC_TUNABLES=glibc.pthread.rseq=0"}},
+		{"both set", []string{"GODEBUG=gctrace=1", "GLIBC_TUNABLES=glibc.malloc.check=3", "A=b"},
+			[]string{"GODEBUG=gctrace=1,asyncpreemptoff=1", "GLIBC_TUNABLES=glibc.malloc.check=3:glibc.pthread.rseq=0", "A=b"}},
+		{"set empty", []string{"GODEBUG="},
+			[]string{"GODEBUG=,asyncpreemptoff=1", "GLIBC_TUNABLES=glibc.pthread.rseq=0"}},
+		{"the sandbox's own asks the same", []string{"GODEBUG=asyncpreemptoff=1"},
+			[]string{"GODEBUG=asyncpreemptoff=1,asyncpreemptoff=1", "GLIBC_TUNABLES=glibc.pthread.rseq=0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exe := executorEnv(tt.env)
+			if !slices.Equal(exe, tt.wantExe) {
+				t.Errorf("executorEnv(%q) = %q, want %q", tt.env, exe, tt.wantExe)
+			}
+			if back := actionEnv(exe); !slices.Equal(back, tt.env) {
+				t.Errorf("actionEnv(executorEnv(%q)) = %q, want it back", tt.env, back)
+			}
+		})
+	}
+}

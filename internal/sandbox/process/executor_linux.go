@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"sync"
 	"syscall"
@@ -36,9 +35,13 @@ func runExecutorChannel() int {
 		fmt.Fprintf(os.Stderr, "tenon sandbox init: no channel on fd %d: %v\n", channelFd, err)
 		return 1
 	}
+	if err := defaultSIGCHLD(); err != nil {
+		fmt.Fprintf(os.Stderr, "tenon sandbox init: resetting SIGCHLD: %v\n", err)
+		return 1
+	}
 	prewarmThreads(executorThreads)
 	ch := os.NewFile(channelFd, "tenon-channel")
-	return runExecutor(ch, ch)
+	return runExecutor(heldReader{ch}, heldWriter{ch})
 }
 
 // executorThreads is how many OS threads the executor makes before it
@@ -70,7 +73,7 @@ func prewarmThreads(n int) {
 func runExecutor(in io.Reader, out io.Writer) int {
 	e := &executor{
 		reaper:  newReaper(),
-		baseEnv: os.Environ(),
+		baseEnv: actionEnv(os.Environ()),
 		out:     json.NewEncoder(out),
 	}
 	if err := e.serve(in); err != nil {
@@ -238,8 +241,8 @@ func (e *executor) run(req request, cancel <-chan struct{}, gate <-chan bool) re
 	stdout, stderr := &capture{limit: limit}, &capture{limit: limit}
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); stdout.readAll(outR) }()
-	go func() { defer wg.Done(); stderr.readAll(errR) }()
+	go func() { defer wg.Done(); stdout.readAll(heldReader{outR}) }()
+	go func() { defer wg.Done(); stderr.readAll(heldReader{errR}) }()
 
 	var timeout <-chan time.Time
 	if req.Timeout > 0 {
@@ -301,7 +304,7 @@ func (e *executor) openGate(seq uint64, nonce string, pid int, w *os.File, gate 
 	select {
 	case open := <-gate:
 		if open {
-			_, _ = w.Write([]byte("go\n"))
+			_, _ = heldWriter{w}.Write([]byte("go\n"))
 		}
 	case <-cancel:
 	}
@@ -315,21 +318,17 @@ func failed(msg string) response {
 }
 
 // reaper collects the exit status of every child (as pid 1, also of every
-// orphan) and hands those of started actions to their waiters.
+// orphan) and hands those of started actions to their waiters. It waits
+// for children in a blocking wait4, not on SIGCHLD (heldio_linux.go).
 type reaper struct {
 	mu      sync.Mutex
 	waiters map[int]chan syscall.WaitStatus
+	started chan struct{} // a child was started since the last ECHILD
 }
 
 func newReaper() *reaper {
-	r := &reaper{waiters: make(map[int]chan syscall.WaitStatus)}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGCHLD)
-	go func() {
-		for range sig {
-			r.reap()
-		}
-	}()
+	r := &reaper{waiters: make(map[int]chan syscall.WaitStatus), started: make(chan struct{}, 1)}
+	go r.loop()
 	return r
 }
 
@@ -344,24 +343,32 @@ func (r *reaper) start(path string, argv []string, attr *syscall.ProcAttr) (int,
 	}
 	ch := make(chan syscall.WaitStatus, 1)
 	r.waiters[pid] = ch
+	select {
+	case r.started <- struct{}{}:
+	default:
+	}
 	return pid, ch, nil
 }
 
-func (r *reaper) reap() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if pid <= 0 || err != nil {
-			return
-		}
-		if ch, ok := r.waiters[pid]; ok {
-			ch <- ws
-			delete(r.waiters, pid)
+// loop reaps children until there are none (ECHILD), then waits for the
+// next start.
+func (r *reaper) loop() {
+	for range r.started {
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, 0, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				break
+			}
+			r.mu.Lock()
+			if ch, ok := r.waiters[pid]; ok {
+				ch <- ws
+				delete(r.waiters, pid)
+			}
+			r.mu.Unlock()
 		}
 	}
 }

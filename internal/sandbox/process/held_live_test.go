@@ -1,0 +1,97 @@
+//go:build linux
+
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/anchor/anchortest"
+	"github.com/tenon-dev/tenon/internal/anchor/pageout"
+	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/sandbox"
+)
+
+// TestLivePagedOutExecutorUnderHold is the "sandbox init has exited" of
+// the live trace replays: executors paged out to zram, thawed while the
+// domain sits at its budget under the v1 OOM hold (another sandbox's
+// allocation waiting at the limit), each taking a signal (a SIGCHLD, as an
+// action's exit sends) and being scheduled. There the kernel cannot fault
+// a page in for itself (a signal frame, the thread's rseq area), and
+// before heldio_linux.go every executor died of SIGSEGV in about half of
+// the sandboxes. Once the hold is over each one must answer an action.
+func TestLivePagedOutExecutorUnderHold(t *testing.T) {
+	layout := liveLayout(t)
+	if m, _ := layout.Controller(cgroup.Memory); m.Version != cgroup.V1 {
+		t.Skip("the OOM hold that fails the kernel's own charges is memory.oom_control's oom_kill_disable (cgroup v1); v2's hold is memory.high")
+	}
+	anchortest.Swap(t, 512<<20, "live paged-out executor test")
+	b, dom := liveBackend(t, 160<<20)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	var victims []string
+	for i := range 6 {
+		id := fmt.Sprintf("held%d", i)
+		mustCreate(t, b, id)
+		victims = append(victims, id)
+		st, err := b.PageOut(ctx, id)
+		if errors.Is(err, pageout.ErrNoProcessMadvise) {
+			t.Skipf("live paged-out executor test needs process_madvise: %v", err)
+		}
+		if err != nil {
+			t.Fatalf("PageOut(%s): %v", id, err)
+		}
+		if st.Bytes < 1<<20 {
+			t.Fatalf("PageOut(%s) moved %d KiB of the executor, want at least 1 MiB", id, st.Bytes>>10)
+		}
+	}
+	if err := dom.SetOOMHold(true); err != nil {
+		t.Fatalf("SetOOMHold: %v", err)
+	}
+	defer func() {
+		if err := dom.SetOOMHold(false); err != nil {
+			t.Errorf("releasing the hold: %v", err)
+		}
+	}()
+	mustCreate(t, b, "filler")
+	fctx, fcancel := context.WithCancel(ctx)
+	defer fcancel()
+	filled := make(chan error, 1)
+	go func() {
+		_, err := b.Exec(fctx, "filler", sandbox.ExecRequest{Shell: exeMount + " tool mem --peak 400MiB --ramp 0 --hold 60s", Timeout: 90 * time.Second})
+		filled <- err
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if under, err := dom.UnderOOM(); err != nil {
+			t.Fatalf("UnderOOM: %v", err)
+		} else if under {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the filler never brought the domain under the OOM hold")
+		}
+	}
+	for _, id := range victims {
+		if err := b.Resume(ctx, id); err != nil {
+			t.Fatalf("Resume(%s): %v", id, err)
+		}
+		bx, err := b.get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = syscall.Kill(bx.initPid, syscall.SIGCHLD)
+	}
+	time.Sleep(2 * time.Second) // scheduled, at the limit, with the signal pending
+	fcancel()
+	<-filled
+	for _, id := range victims {
+		r, err := b.Exec(ctx, id, sandbox.ExecRequest{Shell: "echo alive", Timeout: 30 * time.Second})
+		if err != nil || r.ExitCode != 0 || string(r.Stdout) != "alive\n" {
+			t.Errorf("%s after the hold: exit %d, stdout %q, err %v; want its executor alive", id, r.ExitCode, r.Stdout, err)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+//go:build linux
+
+package process
+
+import (
+	"bytes"
+	"errors"
+	"syscall"
+	"testing"
+)
+
+// faultyRW fails its first faults calls with EFAULT, as a system call does
+// whose buffer the kernel could not fault in; a write may take part of
+// the buffer first.
+type faultyRW struct {
+	faults  int
+	partial int // bytes a failing write takes before it fails
+	in      *bytes.Reader
+	out     bytes.Buffer
+}
+
+func (f *faultyRW) Read(p []byte) (int, error) {
+	if f.faults > 0 {
+		f.faults--
+		return 0, syscall.EFAULT
+	}
+	return f.in.Read(p)
+}
+
+func (f *faultyRW) Write(p []byte) (int, error) {
+	if f.faults > 0 {
+		f.faults--
+		n := min(f.partial, len(p))
+		f.out.Write(p[:n])
+		return n, syscall.EFAULT
+	}
+	return f.out.Write(p)
+}
+
+func TestHeldReaderRetriesEFAULT(t *testing.T) {
+	f := &faultyRW{faults: 3, in: bytes.NewReader([]byte("request"))}
+	buf := bytes.Repeat([]byte{'x'}, 3*pageSize+7)
+	n, err := heldReader{f}.Read(buf)
+	if err != nil || string(buf[:n]) != "request" {
+		t.Fatalf("Read = %q, %v; want the data after three EFAULTs", buf[:n], err)
+	}
+	other := errors.New("closed")
+	if _, err := (heldReader{errReader{other}}).Read(buf); err != other {
+		t.Errorf("Read of a failing reader = %v, want its error unchanged", err)
+	}
+	f = &faultyRW{faults: heldRetries + 1, in: bytes.NewReader([]byte("x"))}
+	if _, err := (heldReader{f}).Read(buf); !errors.Is(err, syscall.EFAULT) {
+		t.Errorf("Read after %d EFAULTs = %v, want EFAULT (the retries are bounded)", heldRetries+1, err)
+	}
+}
+
+func TestHeldWriterRetriesEFAULT(t *testing.T) {
+	f := &faultyRW{faults: 2, partial: 3}
+	n, err := heldWriter{f}.Write([]byte("result line\n"))
+	if err != nil || n != 12 || f.out.String() != "result line\n" {
+		t.Fatalf("Write = %d, %v, wrote %q; want every byte once after two partial EFAULTs", n, err, f.out.String())
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
