@@ -2,12 +2,19 @@ package app
 
 import (
 	"os/exec"
+	"runtime/debug"
 	"strings"
 )
 
-// GitCommit is the commit checked out in the working directory, for
-// results files; "unknown" outside a git tree.
+// GitCommit is the commit results files name: the one the running binary
+// was built from (its VCS stamp), or, for a binary built without one (go
+// run, or GOFLAGS=-buildvcs=false: build with -buildvcs=true then), the
+// commit checked out in the working directory; "unknown" when neither is
+// known.
 func GitCommit() string {
+	if rev, _, ok := buildVCS(); ok {
+		return rev
+	}
 	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		return "unknown"
@@ -15,8 +22,30 @@ func GitCommit() string {
 	return strings.TrimSpace(string(out))
 }
 
-// gitDirty reports whether the working tree has uncommitted changes.
+// gitDirty reports whether the tree GitCommit names had uncommitted
+// changes: the binary's stamp says so, or else the working directory.
 func gitDirty() bool {
+	if _, modified, ok := buildVCS(); ok {
+		return modified
+	}
 	out, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
 	return err == nil && len(strings.TrimSpace(string(out))) > 0
+}
+
+// buildVCS is the binary's git stamp: its revision and whether the tree
+// was modified; ok is false without one.
+func buildVCS() (rev string, modified, ok bool) {
+	bi, found := debug.ReadBuildInfo()
+	if !found {
+		return "", false, false
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	return rev, modified, rev != ""
 }
