@@ -87,8 +87,21 @@
 //     echoes; the host drops any message whose seq and nonce are not those
 //     of the exec it waits for.
 //
-// As pid 1 of the sandbox it reaps orphans and, on a timeout or cancel,
-// kills the action's process group.
+// As pid 1 of the sandbox it reaps orphans (a blocking wait4, not
+// SIGCHLD) and, on a timeout or cancel, kills the action's process group.
+//
+// The executor survives its sandbox being paged out (PageOut) and thawed
+// while the workload domain sits at its budget under the v1 OOM hold,
+// where a page fault the kernel takes for the process (not one of its own
+// instructions) fails instead of waiting: it takes no signals (its
+// GODEBUG has asyncpreemptoff=1; SIGCHLD is SIG_DFL), has no glibc rseq
+// area (GLIBC_TUNABLES glibc.pthread.rseq=0), and retries a read or write
+// that failed with EFAULT after touching its buffer (heldio_linux.go). A
+// signal frame or rseq update on a swapped-out page used to kill it with
+// SIGSEGV. Both settings are appended to the sandbox's own GODEBUG and
+// GLIBC_TUNABLES for the executor only and taken off again for every
+// action (env.go). The actions' own processes get no such protection: a
+// tool paged out and thawed under the hold may still die that way.
 //
 // # Leftovers and deadlines
 //
