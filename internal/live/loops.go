@@ -220,6 +220,9 @@ func (p *Policy) gateSink(env controller.Env) func(gate.Event) {
 		case gate.EventBudget:
 			env.Emit(controller.Event{Kind: "gate_budget", Policy: name, Reason: e.From + "->" + e.To})
 		case gate.EventObserveError, gate.EventActuatorError:
+			if errors.Is(e.Err, controller.ErrThawDeferred) {
+				return // not a failure: the gate asks again next iteration
+			}
 			msg := ""
 			if e.Err != nil {
 				msg = e.Err.Error()
@@ -234,7 +237,9 @@ func (p *Policy) gateSink(env controller.Env) func(gate.Event) {
 // gone needs nothing. With a residency manager that can (staller), a
 // denied sandbox is stalled, so that red may page it out while it stays
 // frozen, and an allowed one that was paged out meanwhile is paged back in
-// (which thaws it) instead of resumed.
+// (which thaws it) instead of resumed, or left frozen until its memory
+// can come back (Allow then fails with controller.ErrThawDeferred and the
+// gate asks again next iteration).
 type backendActuator struct {
 	b       sandbox.Backend
 	staller func() controller.SandboxStaller // nil, or returns nil: none

@@ -33,7 +33,14 @@
 //     working set less its compressed copy (the host's ratio, zram's
 //     mem_used_total / orig_data_size, else DefaultCompressionRatio): the
 //     copy lives in host memory too. With swap off the tier is skipped
-//     (logged at New) and only restart-safe sandboxes are reclaimed;
+//     (logged at New) and only restart-safe sandboxes are reclaimed. In
+//     red a sandbox the runtime gate froze mid-action (StallSandbox) is
+//     paged out too once it has stalled Config.Policy.Stall; when the gate
+//     lets it run, UnstallSandbox pages it back in, and with a host that
+//     implements WholePager thaws it only when all of its memory came
+//     back: otherwise it stays frozen (ErrThawDeferred) and the gate asks
+//     again, since a process thawed with memory still out while the
+//     domain sits at its budget under the v1 OOM hold can die of SIGSEGV;
 //   - the pressure policy (policy.DecideReclaim, MayRematerialize; Table 1:
 //     in green every idle sandbox stays while half the budget is free,
 //     Config.Free, else one is reclaimed when its predicted wait amortizes

@@ -43,7 +43,7 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 			if err := m.acquire(ctx, prioRestore); err != nil {
 				return "", err
 			}
-			err := m.pageInLocked(ctx, a, false)
+			err := m.pageInLocked(ctx, a, false, false)
 			m.release()
 			if err != nil {
 				return "", err

@@ -29,4 +29,11 @@ var (
 	// ErrPageInFailed means a paged-out sandbox could not be paged back
 	// in; the agent stays paged out and the next Ensure tries again.
 	ErrPageInFailed = errors.New("residency: page-in failed")
+	// ErrPageInIncomplete is a WholePager's PageInWhole leaving the
+	// sandbox frozen: not all of its memory could come back.
+	ErrPageInIncomplete = errors.New("residency: paged-out memory could not all come back; the sandbox stays frozen")
+	// ErrThawDeferred means UnstallSandbox left a paged-out sandbox
+	// frozen: its memory could not all come back (WholePager), or no
+	// lifecycle slot was free to bring it back. The caller asks again.
+	ErrThawDeferred = errors.New("residency: paged-out sandbox left frozen until its memory can come back")
 )

@@ -166,6 +166,9 @@ type fakePager struct {
 	frozen map[string]bool
 	ratio  float64 // 0: unknown
 	outErr error
+	// wholeErr, when set, is PageInWhole's error: the sandbox stays
+	// frozen, its memory not back.
+	wholeErr error
 }
 
 func newFakePager(h *fakeHost) *fakePager { return &fakePager{fakeHost: h, frozen: map[string]bool{}} }
@@ -195,6 +198,16 @@ func (p *fakePager) PageIn(_ context.Context, id string) (PageStats, error) {
 	p.calls = append(p.calls, "in "+id)
 	p.frozen[id] = false
 	return PageStats{MemoryBefore: ws / 10, MemoryAfter: ws, Bytes: ws * 8 / 10, Duration: 20 * time.Millisecond}, nil
+}
+
+func (p *fakePager) PageInWhole(ctx context.Context, id string) (PageStats, error) {
+	p.pmu.Lock()
+	err := p.wholeErr
+	p.pmu.Unlock()
+	if err != nil {
+		return PageStats{}, err
+	}
+	return p.PageIn(ctx, id)
 }
 
 func (p *fakePager) CompressionRatio() (float64, bool) {

@@ -72,6 +72,14 @@ type Pager interface {
 	CompressionRatio() (ratio float64, ok bool)
 }
 
+// WholePager is an optional capability of a Pager: PageInWhole is PageIn
+// that leaves the sandbox frozen, with an error wrapping
+// ErrPageInIncomplete, unless all of its memory came back (sandbox.WholePager says why: thawing a process with memory
+// still swapped out, at the budget under the v1 OOM hold, can kill it).
+type WholePager interface {
+	PageInWhole(ctx context.Context, id string) (PageStats, error)
+}
+
 // PageStats describes one PageOut or PageIn.
 type PageStats struct {
 	// MemoryBefore and MemoryAfter are the sandbox's resident memory.

@@ -82,12 +82,17 @@ func (m *Manager) pageOutLocked(ctx context.Context, a *agent) error {
 
 // pageInLocked faults a paged-out sandbox back in and thaws it (a.mu and
 // a lifecycle slot held). On failure the agent stays paged out, so the
-// next Ensure tries again.
-func (m *Manager) pageInLocked(ctx context.Context, a *agent, predictive bool) error {
+// next Ensure tries again. With whole and a WholePager host the sandbox
+// is thawed only when all of its memory came back, else left frozen.
+func (m *Manager) pageInLocked(ctx context.Context, a *agent, predictive, whole bool) error {
 	if !a.pagedOut || a.state != stateResident {
 		return nil
 	}
-	st, err := m.pager.PageIn(ctx, a.sandbox)
+	pageIn := m.pager.PageIn
+	if wp, ok := m.pager.(WholePager); ok && whole {
+		pageIn = wp.PageInWhole
+	}
+	st, err := pageIn(ctx, a.sandbox)
 	if err != nil {
 		m.metrics.update(func(x *Metrics) { x.PageFailures++ })
 		m.emit(Event{Kind: EventPageInFailed, Agent: a.info.ID, Sandbox: a.sandbox, Duration: st.Duration, Err: err})

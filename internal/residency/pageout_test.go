@@ -3,6 +3,7 @@ package residency
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -275,6 +276,66 @@ func TestGateStalledPageOut(t *testing.T) {
 	paged, err := e.m.UnstallSandbox(ctx, id)
 	if !paged || err != nil || p.isFrozen(id) {
 		t.Fatalf("UnstallSandbox = %v, %v, frozen %v; want paged back in and thawed", paged, err, p.isFrozen(id))
+	}
+}
+
+// TestGateThawDeferred: a paged-out sandbox whose memory cannot all come
+// back (the domain at its budget under the v1 OOM hold) stays frozen and
+// stalled when the gate lets it run, UnstallSandbox reporting
+// ErrThawDeferred so that the caller does not thaw it and asks again; so
+// does one for which no lifecycle slot is free. Once its memory fits it
+// is paged in and thawed.
+func TestGateThawDeferred(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktest.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	e, p := pagingEnv(t, func(c *Config) { c.Clock, c.Policy.Stall = clk, time.Second })
+	e.host.workingSet["a"] = 200 << 20
+	id, err := e.m.Ensure(ctx, info("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m.StallSandbox(id)
+	clk.Advance(2 * time.Second)
+	e.press.Store(int32(Red))
+	if ds := e.m.Tick(); len(ds) != 1 || ds[0].Kind != policy.ReclaimPageOut {
+		t.Fatalf("decided %+v, want one page-out", ds)
+	}
+	e.m.Wait()
+	p.pmu.Lock()
+	p.wholeErr = fmt.Errorf("paging in sandbox %s: %w", id, ErrPageInIncomplete)
+	p.pmu.Unlock()
+	paged, err := e.m.UnstallSandbox(ctx, id)
+	if !paged || !errors.Is(err, ErrThawDeferred) || !p.isFrozen(id) {
+		t.Fatalf("UnstallSandbox at the budget = %v, %v, frozen %v; want paged, ErrThawDeferred, still frozen", paged, err, p.isFrozen(id))
+	}
+	a, err := e.m.lookup("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.mu.Lock()
+	stalled := e.m.stalledFor(a, clk.Now())
+	a.mu.Unlock()
+	if stalled < 2*time.Second {
+		t.Errorf("after a deferred thaw the sandbox has stalled %v, want its stall kept (at least 2s)", stalled)
+	}
+	// No lifecycle slot free: deferred as well, without a page-in.
+	held := 0
+	for e.m.tryAcquire() {
+		held++
+	}
+	p.pmu.Lock()
+	p.wholeErr = nil
+	p.pmu.Unlock()
+	paged, err = e.m.UnstallSandbox(ctx, id)
+	for range held {
+		e.m.release()
+	}
+	if !paged || !errors.Is(err, ErrThawDeferred) || !p.isFrozen(id) {
+		t.Fatalf("UnstallSandbox without a slot = %v, %v, frozen %v; want paged, ErrThawDeferred, still frozen", paged, err, p.isFrozen(id))
+	}
+	paged, err = e.m.UnstallSandbox(ctx, id)
+	if !paged || err != nil || p.isFrozen(id) {
+		t.Fatalf("UnstallSandbox with room = %v, %v, frozen %v; want paged back in and thawed", paged, err, p.isFrozen(id))
 	}
 }
 

@@ -195,7 +195,7 @@ func (m *Manager) Prefetch(agentID string) bool {
 		case a.state == stateAbsent:
 			_ = m.rematerialize(ctx, a)
 		case a.state == stateResident && a.pagedOut && !a.busy:
-			_ = m.pageInLocked(ctx, a, true)
+			_ = m.pageInLocked(ctx, a, true, false)
 		}
 	}()
 	return true

@@ -2,6 +2,8 @@ package residency
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -44,7 +46,7 @@ func (m *Manager) Unstall(ctx context.Context, agentID string) error {
 		return err
 	}
 	defer m.release()
-	return m.pageInLocked(ctx, a, false)
+	return m.pageInLocked(ctx, a, false, false)
 }
 
 // StallSandbox is Stall for the agent whose current sandbox is id, for a
@@ -58,16 +60,20 @@ func (m *Manager) StallSandbox(id string) {
 }
 
 // UnstallSandbox ends StallSandbox when the gate lets the sandbox run
-// again. paged reports whether it had been paged out meanwhile and was now
-// paged back in and thawed (err: the page-in failed; the sandbox is
-// thawed anyway, its memory faulting back on demand), so that the caller
-// need not thaw it. It never waits for the agent's lock: when another
-// operation holds it, the caller thaws the sandbox and its memory faults
-// back on demand.
+// again. paged reports whether it had been paged out meanwhile, so that
+// the caller must not thaw it: it was paged back in and thawed (err nil,
+// or the page-in failed otherwise and it is thawed anyway, its memory
+// faulting back on demand), or it is left frozen (err wraps
+// ErrThawDeferred: with a WholePager host not all of its memory could
+// come back, or no lifecycle slot was free) and the caller asks again
+// later. It never waits for the agent's lock: when another operation
+// holds it, the caller thaws the sandbox and its memory faults back on
+// demand.
 func (m *Manager) UnstallSandbox(ctx context.Context, id string) (paged bool, err error) {
 	m.mu.Lock()
 	agentID, ok := m.bySandboxID[id]
 	a := m.agents[agentID]
+	since, stalled := m.stalls[agentID]
 	if ok {
 		delete(m.stalls, agentID)
 	}
@@ -76,11 +82,26 @@ func (m *Manager) UnstallSandbox(ctx context.Context, id string) (paged bool, er
 		return false, nil
 	}
 	defer a.mu.Unlock()
-	if !a.pagedOut || a.sandbox != id || !m.tryAcquire() {
+	if !a.pagedOut || a.sandbox != id {
 		return false, nil
 	}
+	restall := func(err error) (bool, error) {
+		if stalled {
+			m.mu.Lock()
+			m.stalls[agentID] = since
+			m.mu.Unlock()
+		}
+		return true, fmt.Errorf("%w: %s: %w", ErrThawDeferred, a.info.ID, err)
+	}
+	if !m.tryAcquire() {
+		return restall(errors.New("no lifecycle slot free"))
+	}
 	defer m.release()
-	return true, m.pageInLocked(ctx, a, false)
+	err = m.pageInLocked(ctx, a, false, true)
+	if errors.Is(err, ErrPageInIncomplete) {
+		return restall(err)
+	}
+	return true, err
 }
 
 // unstall forgets a's stall (a.mu held).

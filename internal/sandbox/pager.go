@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -32,4 +33,21 @@ type PageStats struct {
 	// Procs is the number of processes paged.
 	Procs    int
 	Duration time.Duration
+}
+
+// ErrPageInIncomplete means PageInWhole could not fault all of a
+// sandbox's paged-out memory back (the kernel could not charge it: the
+// workload domain at its budget under the v1 OOM hold); the sandbox stays
+// frozen.
+var ErrPageInIncomplete = errors.New("sandbox: paged-out memory could not all be faulted back; the sandbox stays frozen")
+
+// WholePager is an optional capability of a Pager. PageInWhole is PageIn
+// that thaws the sandbox only when all of its paged-out memory came back;
+// otherwise it stays frozen and the error wraps ErrPageInIncomplete.
+// Thawing a process whose memory is still swapped out while the domain
+// sits at its budget under the v1 hold can kill it: a page the kernel must
+// fault in for it (a signal frame, its rseq area) cannot be charged there,
+// and the process gets SIGSEGV.
+type WholePager interface {
+	PageInWhole(ctx context.Context, id string) (PageStats, error)
 }

@@ -18,24 +18,26 @@ const (
 
 // faultIn reads the swapped pages of ranges through /proc/PID/mem, which
 // faults each back into pid's page tables (get_user_pages), and returns the
-// bytes read. /proc/PID/pagemap picks the swapped pages, so memory the
-// process never touched is not populated.
-func (p *Pager) faultIn(pid int, ranges []procfs.Mapping) (int64, error) {
+// bytes read and the bytes of swapped pages it could not read: a fault the
+// kernel takes on the process's behalf fails when its memory cgroup cannot
+// charge the page (at its limit under the v1 OOM hold, oom_kill_disable).
+// /proc/PID/pagemap picks the swapped pages, so memory the process never
+// touched is not populated.
+func (p *Pager) faultIn(pid int, ranges []procfs.Mapping) (faulted, missed int64, err error) {
 	pm, err := os.Open(p.proc(pid, "pagemap"))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer pm.Close()
 	mem, err := os.Open(p.proc(pid, "mem"))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer mem.Close()
 	page := uint64(os.Getpagesize())
 	const chunkPages = 256
 	entries := make([]byte, 8*chunkPages)
 	buf := make([]byte, chunkPages*page)
-	var total int64
 	for _, r := range ranges {
 		for addr := r.Start; addr < r.End; addr += chunkPages * page {
 			n := min(chunkPages, (r.End-addr)/page)
@@ -46,11 +48,12 @@ func (p *Pager) faultIn(pid int, ranges []procfs.Mapping) (int64, error) {
 			runs := swappedRuns(entries[:got], addr, page)
 			for _, run := range runs {
 				k, _ := mem.ReadAt(buf[:run[1]-run[0]], int64(run[0]))
-				total += int64(k)
+				faulted += int64(k)
+				missed += int64(run[1]-run[0]) - int64(k)
 			}
 		}
 	}
-	return total, nil
+	return faulted, missed, nil
 }
 
 // swappedRuns returns [start, end) address runs of pagemap entries (for

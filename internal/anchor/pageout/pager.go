@@ -58,9 +58,12 @@ type Pager struct {
 
 // Stats describes one PageOut or PageIn.
 type Stats struct {
-	Ranges   int   // mappings advised
-	Bytes    int64 // bytes of those mappings the kernel accepted
-	Faulted  int64 // bytes read back in through /proc/PID/mem (PageIn)
+	Ranges  int   // mappings advised
+	Bytes   int64 // bytes of those mappings the kernel accepted
+	Faulted int64 // bytes read back in through /proc/PID/mem (PageIn)
+	// Missed is the bytes of swapped pages PageIn could not read back:
+	// the kernel could not charge them (faultIn).
+	Missed   int64
 	Before   Residency
 	After    Residency
 	Duration time.Duration

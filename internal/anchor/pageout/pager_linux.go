@@ -62,7 +62,7 @@ func (p *Pager) PageIn(pid int) (Stats, error) {
 		}
 	}
 	if p.Prefetch != PrefetchWillNeed {
-		if st.Faulted, err = p.faultIn(pid, rs); err != nil {
+		if st.Faulted, st.Missed, err = p.faultIn(pid, rs); err != nil {
 			return st, fmt.Errorf("paging in %d: %w", pid, err)
 		}
 	}

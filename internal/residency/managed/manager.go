@@ -221,7 +221,11 @@ func (m *Manager) StallSandbox(id string) { m.rm.StallSandbox(id) }
 
 // UnstallSandbox: see StallSandbox.
 func (m *Manager) UnstallSandbox(ctx context.Context, id string) (bool, error) {
-	return m.rm.UnstallSandbox(ctx, id)
+	paged, err := m.rm.UnstallSandbox(ctx, id)
+	if errors.Is(err, residency.ErrThawDeferred) {
+		err = fmt.Errorf("%w: %w", controller.ErrThawDeferred, err)
+	}
+	return paged, err
 }
 
 // WaitBegin tells residency that the agent's model wait began now and is

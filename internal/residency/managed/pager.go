@@ -2,6 +2,8 @@ package managed
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -39,6 +41,21 @@ func (h *pagingHost) PageOut(ctx context.Context, id string) (residency.PageStat
 
 func (h *pagingHost) PageIn(ctx context.Context, id string) (residency.PageStats, error) {
 	st, err := h.pager.PageIn(ctx, id)
+	return pageStats(st), err
+}
+
+var _ residency.WholePager = (*pagingHost)(nil)
+
+// PageInWhole is the backend's PageInWhole where it has one, else PageIn.
+func (h *pagingHost) PageInWhole(ctx context.Context, id string) (residency.PageStats, error) {
+	wp, ok := h.pager.(sandbox.WholePager)
+	if !ok {
+		return h.PageIn(ctx, id)
+	}
+	st, err := wp.PageInWhole(ctx, id)
+	if errors.Is(err, sandbox.ErrPageInIncomplete) {
+		err = fmt.Errorf("%w: %w", residency.ErrPageInIncomplete, err)
+	}
 	return pageStats(st), err
 }
 

@@ -24,6 +24,10 @@ import (
 // a page in for itself (a signal frame, the thread's rseq area), and
 // before heldio_linux.go every executor died of SIGSEGV in about half of
 // the sandboxes. Once the hold is over each one must answer an action.
+// PageInWhole, asked meanwhile for sandboxes whose background process
+// holds 16 MiB, must leave them frozen (sandbox.ErrPageInIncomplete)
+// rather than thaw processes whose memory is still out, and bring them
+// back whole once the hold is over.
 func TestLivePagedOutExecutorUnderHold(t *testing.T) {
 	layout := liveLayout(t)
 	if m, _ := layout.Controller(cgroup.Memory); m.Version != cgroup.V1 {
@@ -34,10 +38,21 @@ func TestLivePagedOutExecutorUnderHold(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	var victims []string
+	var holders []int // the background processes of the first three
 	for i := range 6 {
 		id := fmt.Sprintf("held%d", i)
 		mustCreate(t, b, id)
 		victims = append(victims, id)
+		if i < 3 {
+			r, err := b.Exec(ctx, id, sandbox.ExecRequest{
+				Shell:      exeMount + " tool mem --peak 16MiB --ramp 0 --hold forever >/dev/null 2>&1 </dev/null &",
+				Background: true, Timeout: 20 * time.Second,
+			})
+			if err != nil || r.ExitCode != 0 {
+				t.Fatalf("starting the memory holder in %s: %+v %v", id, r, err)
+			}
+			holders = append(holders, holderPid(t, b, id))
+		}
 		st, err := b.PageOut(ctx, id)
 		if errors.Is(err, pageout.ErrNoProcessMadvise) {
 			t.Skipf("live paged-out executor test needs process_madvise: %v", err)
@@ -75,7 +90,16 @@ func TestLivePagedOutExecutorUnderHold(t *testing.T) {
 			t.Fatal("the filler never brought the domain under the OOM hold")
 		}
 	}
-	for _, id := range victims {
+	for _, id := range victims[:3] {
+		_, err := b.PageInWhole(ctx, id)
+		if !errors.Is(err, sandbox.ErrPageInIncomplete) {
+			t.Errorf("PageInWhole(%s) under the hold = %v, want ErrPageInIncomplete", id, err)
+		}
+		if info, err := b.Info(ctx, id); err != nil || !info.Paused {
+			t.Errorf("after PageInWhole under the hold Info(%s) = %+v, %v; want still frozen", id, info, err)
+		}
+	}
+	for _, id := range victims[3:] {
 		if err := b.Resume(ctx, id); err != nil {
 			t.Fatalf("Resume(%s): %v", id, err)
 		}
@@ -88,6 +112,14 @@ func TestLivePagedOutExecutorUnderHold(t *testing.T) {
 	time.Sleep(2 * time.Second) // scheduled, at the limit, with the signal pending
 	fcancel()
 	<-filled
+	for i, id := range victims[:3] {
+		if _, err := b.PageInWhole(ctx, id); err != nil {
+			t.Errorf("PageInWhole(%s) after the hold: %v", id, err)
+		}
+		if err := syscall.Kill(holders[i], 0); err != nil {
+			t.Errorf("%s's memory holder %d after its page-in: %v; want alive", id, holders[i], err)
+		}
+	}
 	for _, id := range victims {
 		r, err := b.Exec(ctx, id, sandbox.ExecRequest{Shell: "echo alive", Timeout: 30 * time.Second})
 		if err != nil || r.ExitCode != 0 || string(r.Stdout) != "alive\n" {

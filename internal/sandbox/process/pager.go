@@ -73,6 +73,19 @@ func (b *Backend) PageOut(ctx context.Context, id string) (sandbox.PageStats, er
 // back in (reading it through /proc/PID/mem while the group is still
 // frozen) and thaws the sandbox. It thaws even when the page-in fails.
 func (b *Backend) PageIn(ctx context.Context, id string) (sandbox.PageStats, error) {
+	return b.pageIn(ctx, id, false)
+}
+
+var _ sandbox.WholePager = (*Backend)(nil)
+
+// PageInWhole is PageIn that leaves the sandbox frozen, and returns an
+// error wrapping sandbox.ErrPageInIncomplete, when some swapped page could
+// not be read back (sandbox.WholePager).
+func (b *Backend) PageInWhole(ctx context.Context, id string) (sandbox.PageStats, error) {
+	return b.pageIn(ctx, id, true)
+}
+
+func (b *Backend) pageIn(ctx context.Context, id string, whole bool) (sandbox.PageStats, error) {
 	bx, err := b.get(id)
 	if err != nil {
 		return sandbox.PageStats{}, err
@@ -80,14 +93,21 @@ func (b *Backend) PageIn(ctx context.Context, id string) (sandbox.PageStats, err
 	start := time.Now()
 	st := sandbox.PageStats{MemoryBefore: b.usage(bx)}
 	p := &pageout.Pager{ProcRoot: b.procRoot(), Prefetch: pageout.PrefetchRead, Log: b.log}
+	var missed int64
 	perr := b.eachProc(bx, func(pid int) error {
 		s, err := p.PageIn(pid)
 		if err == nil {
 			st.Procs++
 			st.Bytes += s.Faulted
+			missed += s.Missed
 		}
 		return err
 	})
+	if whole && missed > 0 {
+		st.MemoryAfter = b.usage(bx)
+		st.Duration = time.Since(start)
+		return st, fmt.Errorf("paging in sandbox %s: %d KiB not read back: %w", id, missed>>10, sandbox.ErrPageInIncomplete)
+	}
 	terr := bx.group.Thaw(ctx)
 	if terr == nil {
 		bx.paused.Store(false)
