@@ -166,6 +166,9 @@ type fakePager struct {
 	frozen map[string]bool
 	ratio  float64 // 0: unknown
 	outErr error
+	// outGate, when set, holds every PageOut (the sandbox already
+	// frozen) until it is closed.
+	outGate chan struct{}
 	// wholeErr, when set, is PageInWhole's error: the sandbox stays
 	// frozen, its memory not back.
 	wholeErr error
@@ -182,6 +185,11 @@ func (p *fakePager) PageOut(_ context.Context, id string) (PageStats, error) {
 	defer p.pmu.Unlock()
 	p.calls = append(p.calls, "out "+id)
 	p.frozen[id] = true
+	if g := p.outGate; g != nil {
+		p.pmu.Unlock()
+		<-g
+		p.pmu.Lock()
+	}
 	if p.outErr != nil {
 		return PageStats{}, p.outErr
 	}
@@ -220,6 +228,13 @@ func (p *fakePager) callLog() []string {
 	p.pmu.Lock()
 	defer p.pmu.Unlock()
 	return append([]string(nil), p.calls...)
+}
+
+// thaw is the backend's Resume of a frozen sandbox.
+func (p *fakePager) thaw(id string) {
+	p.pmu.Lock()
+	defer p.pmu.Unlock()
+	p.frozen[id] = false
 }
 
 func (p *fakePager) isFrozen(id string) bool {

@@ -69,6 +69,17 @@ func (m *Manager) pageOutLocked(ctx context.Context, a *agent) error {
 		return err
 	}
 	a.pagedOut = true
+	defer func() {
+		if a.busy && m.stalledFor(a, m.cfg.Clock.Now()) == 0 {
+			// The gate let the sandbox run while it was being paged out
+			// (UnstallSandbox could not take a.mu and the sandbox was
+			// resumed): nothing else would bring it back before its
+			// action's timeout, so back in now.
+			if err := m.pageInLocked(ctx, a, false, false); err != nil {
+				m.log.Warn("paging back in a sandbox the gate let run during its page-out", "agent", a.info.ID, "sandbox", a.sandbox, "err", err)
+			}
+		}
+	}()
 	freed := max(st.MemoryBefore-st.MemoryAfter, 0)
 	m.metrics.update(func(x *Metrics) {
 		x.PageOuts++

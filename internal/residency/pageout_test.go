@@ -339,6 +339,44 @@ func TestGateThawDeferred(t *testing.T) {
 	}
 }
 
+// TestGateAllowsDuringPageOut: the gate lets a stalled sandbox run while
+// red is paging it out; UnstallSandbox cannot take the agent's lock, so
+// the caller resumes it, and the page-out would then leave it frozen
+// mid-action with nothing to bring it back before the action's timeout
+// (a live replay lost 133 s so). The page-out pages it back in instead.
+func TestGateAllowsDuringPageOut(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktest.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	e, p := pagingEnv(t, func(c *Config) { c.Clock, c.Policy.Stall = clk, time.Second })
+	e.host.workingSet["a"] = 200 << 20
+	id, err := e.m.Ensure(ctx, info("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m.StallSandbox(id)
+	clk.Advance(2 * time.Second)
+	e.press.Store(int32(Red))
+	gate := make(chan struct{})
+	p.pmu.Lock()
+	p.outGate = gate
+	p.pmu.Unlock()
+	if ds := e.m.Tick(); len(ds) != 1 || ds[0].Kind != policy.ReclaimPageOut {
+		t.Fatalf("decided %+v, want one page-out", ds)
+	}
+	for !p.isFrozen(id) { // the page-out has begun
+		time.Sleep(time.Millisecond)
+	}
+	if paged, err := e.m.UnstallSandbox(ctx, id); paged || err != nil {
+		t.Fatalf("UnstallSandbox during the page-out = %v, %v; want false, nil (the caller resumes)", paged, err)
+	}
+	p.thaw(id) // the caller's resume
+	close(gate)
+	e.m.Wait()
+	if p.isFrozen(id) || e.m.PagedOut("a") {
+		t.Fatalf("after the page-out: frozen %v, paged out %v, calls %v; want paged back in and running", p.isFrozen(id), e.m.PagedOut("a"), p.callLog())
+	}
+}
+
 // TestGateCallsNeverWaitForAgentLock: the gate's StallSandbox and
 // UnstallSandbox return while another operation holds the agent's lock
 // (as Ensure does while it waits for red pressure to ease, which only
