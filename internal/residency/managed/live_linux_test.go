@@ -139,9 +139,13 @@ func newManager(tb testing.TB, e *liveEnv, h controller.SandboxHost, p *pressure
 
 // newManagerAt is newManager with the workflows' model waits at time
 // scale scale (residency's predicted waits).
-func newManagerAt(tb testing.TB, e *liveEnv, h controller.SandboxHost, p *pressureVar, scale float64) *Manager {
+func newManagerAt(tb testing.TB, e *liveEnv, h controller.SandboxHost, p *pressureVar, scale float64, opts ...func(*Config)) *Manager {
 	tb.Helper()
-	m, err := NewManager(Config{StateDir: e.resDir(), TimeScale: scale, NoPageOut: true, Residency: residency.Config{RematBackoff: 10 * time.Millisecond}}, h, p.get, e.log)
+	cfg := Config{StateDir: e.resDir(), TimeScale: scale, NoPageOut: true, Residency: residency.Config{RematBackoff: 10 * time.Millisecond}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	m, err := NewManager(cfg, h, p.get, e.log)
 	if err != nil {
 		tb.Fatalf("NewManager: %v", err)
 	}

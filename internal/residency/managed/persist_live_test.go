@@ -22,7 +22,10 @@ func TestLiveTeardownRematerialize(t *testing.T) {
 	b := e.backend()
 	n := newNotes()
 	var p pressureVar
-	m := newManagerAt(t, e, n.host(b, "tp"), &p, 10) // waits that amortize the way back: yellow tears down
+	// Waits that amortize the way back, so that yellow tears down; green
+	// keeps every idle sandbox (memory plentiful), or it would tear them
+	// down too whenever the measured cost happened to amortize.
+	m := newManagerAt(t, e, n.host(b, "tp"), &p, 10, func(c *Config) { c.Residency.Free = func() float64 { return 1 } })
 	t.Cleanup(func() { m.Close() })
 
 	a := agent("files", 3)
