@@ -279,6 +279,31 @@ func TestGateStalledPageOut(t *testing.T) {
 	}
 }
 
+// stalledInRed is a paging env on a manual clock whose agent "a" runs an
+// action (busy) in sandbox id, which the gate froze 2 s ago, with the
+// pressure red: the next Tick decides its page-out, and Tick returns it
+// after checking that decision.
+func stalledInRed(t *testing.T) (e *env, p *fakePager, clk *clocktest.Manual, id string, tick func()) {
+	t.Helper()
+	clk = clocktest.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	e, p = pagingEnv(t, func(c *Config) { c.Clock, c.Policy.Stall = clk, time.Second })
+	e.host.workingSet["a"] = 200 << 20
+	id, err := e.m.Ensure(context.Background(), info("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m.StallSandbox(id)
+	clk.Advance(2 * time.Second)
+	e.press.Store(int32(Red))
+	tick = func() {
+		t.Helper()
+		if ds := e.m.Tick(); len(ds) != 1 || ds[0].Kind != policy.ReclaimPageOut {
+			t.Fatalf("decided %+v, want one page-out", ds)
+		}
+	}
+	return e, p, clk, id, tick
+}
+
 // TestGateThawDeferred: a paged-out sandbox whose memory cannot all come
 // back (the domain at its budget under the v1 OOM hold) stays frozen and
 // stalled when the gate lets it run, UnstallSandbox reporting
@@ -287,19 +312,8 @@ func TestGateStalledPageOut(t *testing.T) {
 // is paged in and thawed.
 func TestGateThawDeferred(t *testing.T) {
 	ctx := context.Background()
-	clk := clocktest.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	e, p := pagingEnv(t, func(c *Config) { c.Clock, c.Policy.Stall = clk, time.Second })
-	e.host.workingSet["a"] = 200 << 20
-	id, err := e.m.Ensure(ctx, info("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.m.StallSandbox(id)
-	clk.Advance(2 * time.Second)
-	e.press.Store(int32(Red))
-	if ds := e.m.Tick(); len(ds) != 1 || ds[0].Kind != policy.ReclaimPageOut {
-		t.Fatalf("decided %+v, want one page-out", ds)
-	}
+	e, p, clk, id, tick := stalledInRed(t)
+	tick()
 	e.m.Wait()
 	p.pmu.Lock()
 	p.wholeErr = fmt.Errorf("paging in sandbox %s: %w", id, ErrPageInIncomplete)
@@ -346,23 +360,12 @@ func TestGateThawDeferred(t *testing.T) {
 // (a live replay lost 133 s so). The page-out pages it back in instead.
 func TestGateAllowsDuringPageOut(t *testing.T) {
 	ctx := context.Background()
-	clk := clocktest.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	e, p := pagingEnv(t, func(c *Config) { c.Clock, c.Policy.Stall = clk, time.Second })
-	e.host.workingSet["a"] = 200 << 20
-	id, err := e.m.Ensure(ctx, info("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.m.StallSandbox(id)
-	clk.Advance(2 * time.Second)
-	e.press.Store(int32(Red))
+	e, p, _, id, tick := stalledInRed(t)
 	gate := make(chan struct{})
 	p.pmu.Lock()
 	p.outGate = gate
 	p.pmu.Unlock()
-	if ds := e.m.Tick(); len(ds) != 1 || ds[0].Kind != policy.ReclaimPageOut {
-		t.Fatalf("decided %+v, want one page-out", ds)
-	}
+	tick()
 	for !p.isFrozen(id) { // the page-out has begun
 		time.Sleep(time.Millisecond)
 	}
