@@ -63,6 +63,9 @@ type Event struct {
 	Exit       *int    `json:"exit,omitempty"`
 	OOM        bool    `json:"oom,omitempty"`
 	TimedOut   bool    `json:"timed_out,omitempty"`
+	// StderrTail is the end of a failed action's stderr (a non-zero exit;
+	// at most StderrTailBytes), so that a log says why a tool failed.
+	StderrTail string `json:"stderr_tail,omitempty"`
 	// ProfilePeakBytes is the declared Mem profile or recorded peak, for
 	// comparing prediction inputs with measurements.
 	ProfilePeakBytes int64 `json:"profile_peak_bytes,omitempty"`

@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/clock"
@@ -220,8 +222,24 @@ func (s *Step) exec(ctx context.Context, a *Agent, id string, x StepAction) (Out
 	if err != nil {
 		e.Error = err.Error()
 	}
+	if o.Exit != 0 {
+		e.StderrTail = StderrTail(er.Stderr)
+	}
 	s.Emit(a, e)
 	return o, er
+}
+
+// StderrTailBytes bounds Event.StderrTail.
+const StderrTailBytes = 256
+
+// StderrTail is the last StderrTailBytes of stderr, its trailing newline
+// dropped, as valid UTF-8.
+func StderrTail(stderr []byte) string {
+	b := bytes.TrimRight(stderr, "\n")
+	if len(b) > StderrTailBytes {
+		b = b[len(b)-StderrTailBytes:]
+	}
+	return strings.ToValidUTF8(string(b), "")
 }
 
 // failEvent emits the event naming why o ends the attempt. An action that

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/controller"
@@ -408,4 +410,49 @@ func TestStepStalls(t *testing.T) {
 			t.Errorf("given up: sequence = %v, want %v", got, want)
 		}
 	})
+}
+
+// stderrBackend gives every action that exits non-zero a stderr line.
+type stderrBackend struct{ sandbox.Backend }
+
+func (b stderrBackend) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	r, err := b.Backend.Exec(ctx, id, req)
+	if r.ExitCode != 0 {
+		r.Stderr = []byte("line one\nboom: " + req.Shell + "\n")
+	}
+	return r, err
+}
+
+// TestStepStderrTail: action_done carries the end of a failed action's
+// stderr, and nothing for one that succeeded.
+func TestStepStderrTail(t *testing.T) {
+	for cmd, want := range map[string]string{"exit 3": "line one\nboom: exit 3", "true": ""} {
+		synctest.Test(t, func(t *testing.T) {
+			r := newStepRig(t, 0)
+			r.step.Backend = stderrBackend{r.be}
+			if _, err := r.step.Run(context.Background(), r.a, r.action(cmd, 0)); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range r.events {
+				if e.Kind == controller.EventActionDone && e.StderrTail != want {
+					t.Errorf("%s: action_done stderr_tail %q, want %q", cmd, e.StderrTail, want)
+				}
+			}
+		})
+	}
+}
+
+func TestStderrTail(t *testing.T) {
+	long := strings.Repeat("x", 300) + "é" + strings.Repeat("y", 10) + "\n"
+	got := controller.StderrTail([]byte(long))
+	if len(got) > controller.StderrTailBytes || !strings.HasSuffix(got, "é"+strings.Repeat("y", 10)) || !utf8.ValidString(got) {
+		t.Errorf("StderrTail(301 x, é, 10 y) = %q (%d bytes), want the last %d bytes, valid UTF-8, no newline", got, len(got), controller.StderrTailBytes)
+	}
+	cut := "é" + strings.Repeat("a", controller.StderrTailBytes-1) // the cut falls inside é
+	if got := controller.StderrTail([]byte(cut)); !utf8.ValidString(got) || got != strings.Repeat("a", controller.StderrTailBytes-1) {
+		t.Errorf("StderrTail cut inside a rune = %q, want valid UTF-8", got)
+	}
+	if got := controller.StderrTail(nil); got != "" {
+		t.Errorf("StderrTail(nil) = %q", got)
+	}
 }
