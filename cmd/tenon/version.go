@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/tenon-dev/tenon/internal/app"
 )
 
 func init() {
@@ -16,12 +18,10 @@ func runVersion(_ context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	rev := "unknown"
+	if r, _, ok := app.BuildVCS(); ok {
+		rev = r
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				rev = s.Value
-			}
-		}
 		fmt.Fprintf(env.stdout, "tenon %s (commit %s, %s)\n", bi.Main.Version, rev, bi.GoVersion)
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 // commit checked out in the working directory; "unknown" when neither is
 // known.
 func GitCommit() string {
-	if rev, _, ok := buildVCS(); ok {
+	if rev, _, ok := BuildVCS(); ok {
 		return rev
 	}
 	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
@@ -25,16 +25,16 @@ func GitCommit() string {
 // gitDirty reports whether the tree GitCommit names had uncommitted
 // changes: the binary's stamp says so, or else the working directory.
 func gitDirty() bool {
-	if _, modified, ok := buildVCS(); ok {
+	if _, modified, ok := BuildVCS(); ok {
 		return modified
 	}
 	out, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
 	return err == nil && len(strings.TrimSpace(string(out))) > 0
 }
 
-// buildVCS is the binary's git stamp: its revision and whether the tree
+// BuildVCS is the binary's git stamp: its revision and whether the tree
 // was modified; ok is false without one.
-func buildVCS() (rev string, modified, ok bool) {
+func BuildVCS() (rev string, modified, ok bool) {
 	bi, found := debug.ReadBuildInfo()
 	if !found {
 		return "", false, false

@@ -15,7 +15,4 @@ var (
 	// the budget (the OOM hold's preemption): the attempt is restarted
 	// without counting as one of the workflow's retries.
 	ErrPreempted = errors.New("controller: action preempted by the OOM hold")
-	// ErrThawDeferred is SandboxStaller.UnstallSandbox leaving a
-	// paged-out sandbox frozen until its memory can come back.
-	ErrThawDeferred = errors.New("controller: paged-out sandbox left frozen until its memory can come back")
 )

@@ -104,7 +104,7 @@ type SandboxStaller interface {
 	// UnstallSandbox ends it. paged reports whether the sandbox had been
 	// paged out, and so needs no resume: it was then paged back in and
 	// thawed (err reports a failed page-in; it is thawed anyway), or, err
-	// wrapping ErrThawDeferred, it stays frozen until its memory can come
-	// back, and the caller asks again later.
+	// wrapping residency.ErrThawDeferred, it stays frozen until its memory
+	// can come back, and the caller asks again later.
 	UnstallSandbox(ctx context.Context, id string) (paged bool, err error)
 }

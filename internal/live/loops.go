@@ -10,6 +10,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/policy"
+	"github.com/tenon-dev/tenon/internal/residency"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -220,7 +221,7 @@ func (p *Policy) gateSink(env controller.Env) func(gate.Event) {
 		case gate.EventBudget:
 			env.Emit(controller.Event{Kind: "gate_budget", Policy: name, Reason: e.From + "->" + e.To})
 		case gate.EventObserveError, gate.EventActuatorError:
-			if errors.Is(e.Err, controller.ErrThawDeferred) {
+			if errors.Is(e.Err, residency.ErrThawDeferred) {
 				return // not a failure: the gate asks again next iteration
 			}
 			msg := ""
@@ -238,7 +239,7 @@ func (p *Policy) gateSink(env controller.Env) func(gate.Event) {
 // denied sandbox is stalled, so that red may page it out while it stays
 // frozen, and an allowed one that was paged out meanwhile is paged back in
 // (which thaws it) instead of resumed, or left frozen until its memory
-// can come back (Allow then fails with controller.ErrThawDeferred and the
+// can come back (Allow then fails with residency.ErrThawDeferred and the
 // gate asks again next iteration).
 type backendActuator struct {
 	b       sandbox.Backend

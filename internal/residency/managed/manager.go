@@ -221,11 +221,7 @@ func (m *Manager) StallSandbox(id string) { m.rm.StallSandbox(id) }
 
 // UnstallSandbox: see StallSandbox.
 func (m *Manager) UnstallSandbox(ctx context.Context, id string) (bool, error) {
-	paged, err := m.rm.UnstallSandbox(ctx, id)
-	if errors.Is(err, residency.ErrThawDeferred) {
-		err = fmt.Errorf("%w: %w", controller.ErrThawDeferred, err)
-	}
-	return paged, err
+	return m.rm.UnstallSandbox(ctx, id)
 }
 
 // WaitBegin tells residency that the agent's model wait began now and is
