@@ -50,6 +50,12 @@ var vmTests = []struct {
 	{name: "live", pkg: "../live", run: "^TestLivePacingActuator$", mustPass: []string{
 		"TestLivePacingActuator/schedext", "TestLivePacingActuator/cpu",
 	}},
+	// The daemon as users run it, on pure cgroup v2: tenon serve's default
+	// policy behind four harness loops that oversubscribe its budget (no
+	// OOM kill), and eager under the same load (killed).
+	{name: "app", pkg: "../app", run: "^TestLiveServeOversubscribed$", mustPass: []string{
+		"TestLiveServeOversubscribed/default_policy:_no_OOM_kill", "TestLiveServeOversubscribed/eager:_OOM-killed",
+	}},
 }
 
 // selectedVMTests are the vmTests named in TENON_VMTEST_ONLY (a comma
