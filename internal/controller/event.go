@@ -30,6 +30,7 @@ const (
 	EventHold           = "oom_hold"        // the domain's OOM hold began, resolved or was released to the OOM killer; Reason, DurationS
 	EventPageOut        = "page_out"        // an idle sandbox was frozen and paged out to swap; PagedBytes, FreedBytes, WorkingSetBytes, DurationS
 	EventPageIn         = "page_in"         // a paged-out sandbox was paged back in and thawed; PagedBytes, DurationS, Reason (demand or prefetch)
+	EventThawDeferred   = "thaw_deferred"   // a paged-out sandbox the policy let run stays frozen until all of its memory can come back (the domain at its budget); once per page-out, however often retried; Error
 )
 
 // Event is one line of the JSONL event log. Action is a pointer so that

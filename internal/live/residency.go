@@ -8,7 +8,8 @@ import (
 )
 
 // residencyEvent writes the residency manager's boundary, teardown,
-// rematerialization, page-out and page-in events to the run's event log.
+// rematerialization, page-out, page-in and deferred-thaw events to the
+// run's event log.
 func (p *Policy) residencyEvent(e residency.Event) {
 	ep := p.views.emit.Load()
 	if ep == nil {
@@ -30,6 +31,8 @@ func (p *Policy) residencyEvent(e residency.Event) {
 		ev.DurationS = e.Duration.Seconds()
 	case residency.EventPageIn:
 		ev.Kind, ev.PagedBytes, ev.DurationS = controller.EventPageIn, e.Bytes, e.Duration.Seconds()
+	case residency.EventThawDeferred:
+		ev.Kind, ev.DurationS = controller.EventThawDeferred, e.Duration.Seconds()
 	case residency.EventTeardownFailed, residency.EventRematFailed, residency.EventAgentLost, residency.EventDestroyFailed,
 		residency.EventPageOutFailed, residency.EventPageInFailed:
 		ev.Kind, ev.Reason = controller.EventError, "residency "+string(e.Kind)

@@ -27,7 +27,8 @@ func TestResidencyEventsPageOutIn(t *testing.T) {
 	p.residencyEvent(residency.Event{Kind: residency.EventPageIn, Agent: "a", Sandbox: "sb-1",
 		Bytes: 64 << 20, Duration: 200 * time.Millisecond, Reason: "demand"})
 	p.residencyEvent(residency.Event{Kind: residency.EventPageInFailed, Agent: "a", Sandbox: "sb-1", Error: "boom"})
-	if len(got) != 3 {
+	p.residencyEvent(residency.Event{Kind: residency.EventThawDeferred, Agent: "a", Sandbox: "sb-1", Error: "at the budget", Duration: 50 * time.Millisecond})
+	if len(got) != 4 {
 		t.Fatalf("events = %+v", got)
 	}
 	if e := got[0]; e.Kind != controller.EventPageOut || e.Sandbox != "sb-1" || e.Workflow != "a" ||
@@ -39,6 +40,9 @@ func TestResidencyEventsPageOutIn(t *testing.T) {
 	}
 	if e := got[2]; e.Kind != controller.EventError || e.Reason != "residency page_in_failed" || e.Error != "boom" {
 		t.Errorf("page_in_failed = %+v", e)
+	}
+	if e := got[3]; e.Kind != controller.EventThawDeferred || e.Sandbox != "sb-1" || e.Error != "at the budget" || e.DurationS != 0.05 {
+		t.Errorf("thaw_deferred = %+v", e)
 	}
 }
 

@@ -61,6 +61,10 @@ type agent struct {
 	// pagedOut: the resident sandbox is frozen with its memory paged out;
 	// Ensure pages it in before the next action.
 	pagedOut bool
+	// thawDeferred: a page-in of the current page-out left the sandbox
+	// frozen (ErrPageInIncomplete) and EventThawDeferred was emitted for
+	// it; the retries emit none.
+	thawDeferred bool
 	// caches are the stat caches of the resident sandbox's writable layer
 	// and workspace (by artifact name), from its last extraction or
 	// capture, so the next capture reads only changed files. nil: none.

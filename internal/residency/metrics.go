@@ -28,9 +28,14 @@ type Metrics struct {
 	// PageFailures failed ones; BytesPagedOut and BytesPagedIn are the
 	// anonymous memory they moved, MemoryPagedOut the drop of the
 	// sandboxes' resident memory (page cache included) they caused.
-	PageOuts          int           `json:"page_outs"`
-	PageIns           int           `json:"page_ins"`
-	PageFailures      int           `json:"page_failures"`
+	PageOuts     int `json:"page_outs"`
+	PageIns      int `json:"page_ins"`
+	PageFailures int `json:"page_failures"`
+	// ThawDeferrals counts page-ins that could not bring all of a
+	// sandbox's memory back and left it frozen (ErrPageInIncomplete: the
+	// domain at its budget under the OOM hold), each try; they are not
+	// PageFailures.
+	ThawDeferrals     int           `json:"thaw_deferrals"`
 	BytesPagedOut     int64         `json:"bytes_paged_out"`
 	BytesPagedIn      int64         `json:"bytes_paged_in"`
 	MemoryPagedOut    int64         `json:"memory_paged_out_bytes"`
@@ -67,6 +72,10 @@ const (
 	EventPageOutFailed   EventKind = "page_out_failed"
 	EventPageIn          EventKind = "page_in"
 	EventPageInFailed    EventKind = "page_in_failed"
+	// EventThawDeferred: a page-in left the sandbox frozen because not all
+	// of its memory could come back; emitted once per page-out, however
+	// often the page-in is retried (Metrics.ThawDeferrals counts them).
+	EventThawDeferred EventKind = "thaw_deferred"
 )
 
 // Event is one lifecycle event. It marshals to JSON for an event log.

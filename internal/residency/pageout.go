@@ -2,6 +2,7 @@ package residency
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -68,7 +69,7 @@ func (m *Manager) pageOutLocked(ctx context.Context, a *agent) error {
 		}
 		return err
 	}
-	a.pagedOut = true
+	a.pagedOut, a.thawDeferred = true, false
 	defer func() {
 		if a.busy && m.stalledFor(a, m.cfg.Clock.Now()) == 0 {
 			// The gate let the sandbox run while it was being paged out
@@ -104,12 +105,20 @@ func (m *Manager) pageInLocked(ctx context.Context, a *agent, predictive, whole 
 		pageIn = wp.PageInWhole
 	}
 	st, err := pageIn(ctx, a.sandbox)
+	if errors.Is(err, ErrPageInIncomplete) {
+		m.metrics.update(func(x *Metrics) { x.ThawDeferrals++ })
+		if !a.thawDeferred {
+			a.thawDeferred = true
+			m.emit(Event{Kind: EventThawDeferred, Agent: a.info.ID, Sandbox: a.sandbox, Duration: st.Duration, Err: err})
+		}
+		return fmt.Errorf("%w: %s: %w", ErrPageInFailed, a.info.ID, err)
+	}
 	if err != nil {
 		m.metrics.update(func(x *Metrics) { x.PageFailures++ })
 		m.emit(Event{Kind: EventPageInFailed, Agent: a.info.ID, Sandbox: a.sandbox, Duration: st.Duration, Err: err})
 		return fmt.Errorf("%w: %s: %w", ErrPageInFailed, a.info.ID, err)
 	}
-	a.pagedOut = false
+	a.pagedOut, a.thawDeferred = false, false
 	if st.Bytes >= minRateSample && st.Duration > 0 {
 		m.pageInPerMiB.observe(time.Duration(float64(st.Duration) * (1 << 20) / float64(st.Bytes)))
 	}

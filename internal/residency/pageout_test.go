@@ -322,6 +322,19 @@ func TestGateThawDeferred(t *testing.T) {
 	if !paged || !errors.Is(err, ErrThawDeferred) || !p.isFrozen(id) {
 		t.Fatalf("UnstallSandbox at the budget = %v, %v, frozen %v; want paged, ErrThawDeferred, still frozen", paged, err, p.isFrozen(id))
 	}
+	// The gate asks again every period: each try counts, one event says so.
+	if paged, err := e.m.UnstallSandbox(ctx, id); !paged || !errors.Is(err, ErrThawDeferred) {
+		t.Fatalf("second UnstallSandbox at the budget = %v, %v; want paged, ErrThawDeferred", paged, err)
+	}
+	if evs := e.events.kinds(EventThawDeferred); len(evs) != 1 || evs[0].Sandbox != id {
+		t.Errorf("thaw_deferred events = %+v, want one for %s", evs, id)
+	}
+	if evs := e.events.kinds(EventPageInFailed); len(evs) != 0 {
+		t.Errorf("page_in_failed events = %+v, want none: a deferred thaw is not a failure", evs)
+	}
+	if m := e.m.Metrics(); m.ThawDeferrals != 2 || m.PageFailures != 0 {
+		t.Errorf("metrics: %d thaw deferrals, %d page failures; want 2, 0", m.ThawDeferrals, m.PageFailures)
+	}
 	a, err := e.m.lookup("a")
 	if err != nil {
 		t.Fatal(err)
