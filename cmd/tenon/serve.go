@@ -56,12 +56,14 @@ at start too.`)
 	slotIdle := fs.Duration("slot-idle", api.DefaultSlotIdle, "an agent idle this long gives its admission slot to one that waits")
 	actuator := fs.String("actuator", "auto", actuatorHelp)
 	model := fs.String("model", "", "trained predictor file (tenon predict train); default: learn online from class priors")
+	params := paramFlag{}
+	fs.Var(params, "param", "policy parameter key=value, repeatable, as tenon replay takes them (e.g. cpu-pacing=off)")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
 	return app.Serve(ctx, app.ServeConfig{
 		Socket: *socket, Listen: *listen, Token: *token, StateDir: *stateDir, Budget: int64(budget),
-		Domain: *domain, Policy: *pol, Model: *model, Backend: *backend, Upstream: *upstream, UpstreamKey: *upstreamKey,
+		Domain: *domain, Policy: *pol, Params: params, Model: *model, Backend: *backend, Upstream: *upstream, UpstreamKey: *upstreamKey,
 		Drain: *drain, DiskMax: int64(diskMax), DaemonMemory: int64(daemonMemory), QueueTimeout: *queueTimeout, SlotIdle: *slotIdle, Actuator: *actuator, Status: env.stderr, Log: env.log,
 	})
 }

@@ -130,7 +130,7 @@ func Node(ctx context.Context, cfg NodeConfig) error {
 	}
 	be := adopted.New(layout)
 	defer be.Close()
-	p, lrn, err := learningPolicy(cfg.Policy, "", cfg.StateDir, cfg.Budget, false, live.Options{Logger: log})
+	p, lrn, err := learningPolicy(cfg.Policy, "", cfg.StateDir, cfg.Budget, nil, false, live.Options{Logger: log})
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func TestNodeKubeByPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, lrn, err := learningPolicy(tc.policy, "", t.TempDir(), 1<<30, false, live.Options{Logger: log})
+			p, lrn, err := learningPolicy(tc.policy, "", t.TempDir(), 1<<30, nil, false, live.Options{Logger: log})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,6 +29,9 @@ type ServeConfig struct {
 	Budget   int64
 	Domain   string // name of the workload domain cgroup
 	Policy   string
+	// Params are policy parameters, key=value (policy.Options.Params:
+	// e.g. cpu-pacing=off); nil for the defaults.
+	Params map[string]string
 	// Model is a trained predictor file (predict.Load) for policies with
 	// admission; "" starts from class priors and learns online.
 	Model   string
@@ -148,21 +151,21 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 // servePolicy builds the daemon's policy (learningPolicy) with its
 // residency state in the state directory.
 func servePolicy(cfg ServeConfig, pacing *live.Pacing, log *slog.Logger) (*live.Policy, *learner, error) {
-	return learningPolicy(cfg.Policy, cfg.Model, cfg.StateDir, cfg.Budget, true, live.Options{Logger: log, Pacing: pacing})
+	return learningPolicy(cfg.Policy, cfg.Model, cfg.StateDir, cfg.Budget, cfg.Params, true, live.Options{Logger: log, Pacing: pacing})
 }
 
-// learningPolicy builds the live policy called name and, for a policy with
+// learningPolicy builds the live policy called name (with params) and, for a policy with
 // admission, the learner: the predictor starts from model, the saved model
 // in stateDir or the class priors and learns from the host's measured
 // actions. residency keeps the residency manager's state in stateDir
 // (false: sandboxes stay resident).
-func learningPolicy(name, model, stateDir string, budget int64, residency bool, lo live.Options) (*live.Policy, *learner, error) {
+func learningPolicy(name, model, stateDir string, budget int64, params map[string]string, residency bool, lo live.Options) (*live.Policy, *learner, error) {
 	log := lo.Logger
 	sp, err := policy.ParseSpec(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	popts := policy.Options{Budget: budget, CPUs: float64(runtime.NumCPU())}
+	popts := policy.Options{Budget: budget, CPUs: float64(runtime.NumCPU()), Params: params}
 	var lrn *learner
 	switch {
 	case sp.Admission && sp.Predictor != policy.PredCurrent && model == "":

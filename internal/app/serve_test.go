@@ -280,3 +280,27 @@ func TestServeTCPNeedsToken(t *testing.T) {
 		t.Fatalf("err %v, want api.ErrNoToken", err)
 	}
 }
+
+// TestServeParams: policy parameters reach the daemon's policy: a known
+// one starts it, an unknown one or a bad value is refused before anything
+// is served, naming the parameter.
+func TestServeParams(t *testing.T) {
+	d := startServe(t, ServeConfig{StateDir: t.TempDir(), Policy: DefaultPolicy(), Params: map[string]string{"cpu-pacing": "off"}})
+	if err := d.stop(t); err != nil {
+		t.Fatalf("Serve with cpu-pacing=off: %v", err)
+	}
+	for _, tc := range []struct{ key, val, want string }{
+		{"bogus", "1", `unknown parameter "bogus"`},
+		{"cpu-pacing", "maybe", `cpu-pacing="maybe"`},
+	} {
+		sock := filepath.Join(t.TempDir(), "s.sock")
+		err := Serve(context.Background(), ServeConfig{Socket: sock, StateDir: t.TempDir(), Policy: DefaultPolicy(), Backend: "fake",
+			Budget: units.GiB, Params: map[string]string{tc.key: tc.val}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Serve with %s=%s = %v, want an error naming %s", tc.key, tc.val, err, tc.want)
+		}
+		if _, serr := os.Stat(sock); !errors.Is(serr, os.ErrNotExist) {
+			t.Errorf("%s=%s: socket %s exists (%v): something was served", tc.key, tc.val, sock, serr)
+		}
+	}
+}
