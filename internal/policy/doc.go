@@ -71,8 +71,9 @@
 //     host's compressed swap; frees the floor less its compressed copy,
 //     which counts against the budget) by bytes freed per second of delay
 //     when the agent resumes; in red it also pages out sandboxes that have
-//     stalled for ResidencyConfig.Stall (action waiting for admission, or
-//     frozen by the gate), never tearing them down;
+//     stalled for ResidencyConfig.Stall, or as long as their page-in takes
+//     when that is longer (action waiting for admission, or frozen by the
+//     gate), never tearing them down;
 //   - admission takes a paged-out sandbox's level before its action to be
 //     its floor, and counts what it faults back (Returning) in the physical
 //     headroom.

@@ -33,7 +33,16 @@ type IdleSandbox struct {
 	// may be admitted or thawed at any moment, so it is only paged out
 	// (faulted back before it runs), only in red, and only once it has
 	// stalled ResidencyConfig.Stall: then admission and the frozen actions
-	// wait for memory that stalled sandboxes hold.
+	// wait for memory that stalled sandboxes hold. One whose page-in takes
+	// longer (PageInCost) waits that long instead, as a ski rental: the
+	// gate's next thaw undoes a page-out at once, so paging out a frozen
+	// 3 GiB sandbox a second into its stall and faulting it back in 6 s
+	// each time the gate flapped out of red cost more than the waits did
+	// (the simulator, batch18 twice at 4 GiB on v2: 47,686 page-outs, one
+	// action timed out, 2501 s; with the rule 4763, none, 1698 s; over the
+	// 72 runs of traces-sim.md's budgets and orders makespan +0.06 % and
+	// P50 -0.03 % on v1, -0.35 % and +1.8 % on v2, single runs moving up
+	// to 20 % either way).
 	Stalled time.Duration
 }
 
@@ -189,7 +198,7 @@ func DecideReclaim(now time.Time, p gate.Pressure, free float64, idle []IdleSand
 	var out []ReclaimDecision
 	for _, s := range idle {
 		o, ok := s.best(cfg)
-		if !ok || s.Stalled > 0 && (p != gate.Red || s.Stalled < stall) {
+		if !ok || s.Stalled > 0 && (p != gate.Red || s.Stalled < max(stall, s.PageInCost)) {
 			continue
 		}
 		d := ReclaimDecision{ID: s.ID, Kind: o.kind, WorkingSet: s.WorkingSet, Frees: o.frees}

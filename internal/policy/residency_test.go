@@ -116,6 +116,11 @@ func TestDecidePageOut(t *testing.T) {
 			PageFrees: 10 << 20, PageInCost: 20 * time.Millisecond, IdleSince: t0, PredictedWait: time.Hour},
 		{ID: "frozen briefly", WorkingSet: 300 << 20, Stalled: 300 * time.Millisecond,
 			PageFrees: 200 << 20, PageInCost: 20 * time.Millisecond, IdleSince: t0, PredictedWait: time.Hour},
+		// Stalled past Stall but not as long as its page-in would take
+		// (3 GiB at 500 MiB/s): left alone, as a page-out that the gate's
+		// next thaw undoes costs more than waiting did.
+		{ID: "frozen giant", WorkingSet: 3 << 30, Stalled: 2 * time.Second,
+			PageFrees: 2 << 30, PageInCost: 6 * time.Second, IdleSince: t0, PredictedWait: time.Hour},
 	}
 	type pick struct {
 		ID   string

@@ -10,7 +10,8 @@ import (
 // Stalls: a sandbox that runs nothing although its agent is not in a model
 // wait (its action waits for admission: Stall; or the runtime gate froze
 // it mid-action: StallSandbox) is stalled. In red Tick may page it out once
-// it has stalled ResidencyConfig.Stall (policy.IdleSandbox.Stalled); it is
+// it has stalled ResidencyConfig.Stall, or its page-in's time when that is
+// longer (policy.IdleSandbox.Stalled, PageInCost); it is
 // never torn down. The stall state lives under Manager.mu, not the agent's
 // lock, so the gate's calls never wait behind an Ensure.
 
