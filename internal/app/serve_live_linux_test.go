@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -65,14 +64,21 @@ func serveOversubscribed(t *testing.T, layout *cgroup.Layout, policy string, str
 	domain := fmt.Sprintf("tenon-test-serve-%d", os.Getpid())
 	state := t.TempDir()
 	sock := filepath.Join(t.TempDir(), "tenon.sock")
-	var logs syncBuffer
+	// The daemon logs to a file (safe for its concurrent writers), shown
+	// when the test fails.
+	logPath := filepath.Join(t.TempDir(), "daemon.log")
+	logs, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
 		done <- Serve(ctx, ServeConfig{Socket: sock, StateDir: state, Budget: budget, Domain: domain,
 			Policy: policy, Backend: "process", Drain: 10 * time.Second,
-			Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+			Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	}()
 	stopped := false
 	stop := func() error {
@@ -93,7 +99,8 @@ func serveOversubscribed(t *testing.T, layout *cgroup.Layout, policy string, str
 			t.Errorf("stopping the daemon: %v", err)
 		}
 		if t.Failed() {
-			t.Logf("daemon log:\n%s", logs.String())
+			b, _ := os.ReadFile(logPath)
+			t.Logf("daemon log:\n%s", b)
 		}
 	})
 	waitForSocket(t, sock, done)
@@ -218,22 +225,4 @@ func metricValue(text, name string) (float64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// syncBuffer is a bytes.Buffer safe for the daemon's logger and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
