@@ -3,9 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -62,52 +60,17 @@ const (
 func serveOversubscribed(t *testing.T, layout *cgroup.Layout, policy string, strict bool) (ok int, ooms float64) {
 	const budget = 256 * units.MiB
 	domain := fmt.Sprintf("tenon-test-serve-%d", os.Getpid())
-	state := t.TempDir()
-	sock := filepath.Join(t.TempDir(), "tenon.sock")
-	// The daemon logs to a file (safe for its concurrent writers), shown
-	// when the test fails.
-	logPath := filepath.Join(t.TempDir(), "daemon.log")
-	logs, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logs.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- Serve(ctx, ServeConfig{Socket: sock, StateDir: state, Budget: budget, Domain: domain,
-			Policy: policy, Backend: "process", Drain: 10 * time.Second,
-			Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-	}()
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(time.Minute):
-			return fmt.Errorf("the daemon did not stop within a minute")
-		}
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Errorf("stopping the daemon: %v", err)
-		}
+	d := startServe(t, ServeConfig{StateDir: t.TempDir(), Budget: budget, Domain: domain, Policy: policy, Backend: "process"})
+	defer func() {
 		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("daemon log:\n%s", b)
+			_ = d.stop(t) // the log is read once Serve returned
+			t.Logf("daemon log:\n%s", d.logs.String())
 		}
-	})
-	waitForSocket(t, sock, done)
-	c := client.NewUnix(sock)
+	}()
+	c := client.NewUnix(d.sock)
 	defer c.Close()
 
-	rctx, rcancel := context.WithTimeout(ctx, 4*time.Minute)
+	rctx, rcancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer rcancel()
 	type outcome struct {
 		agent, action int
@@ -176,7 +139,7 @@ func serveOversubscribed(t *testing.T, layout *cgroup.Layout, policy string, str
 	if !found {
 		t.Errorf("no tenon_oom_events_total in the daemon's metrics")
 	}
-	if err := stop(); err != nil {
+	if err := d.stop(t); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	dirs, err := layout.Dirs(domain)
@@ -189,27 +152,6 @@ func serveOversubscribed(t *testing.T, layout *cgroup.Layout, policy string, str
 		}
 	}
 	return ok, ooms
-}
-
-// waitForSocket returns once the daemon listens on sock, failing the test
-// if it stops first or does not listen within 30 s.
-func waitForSocket(t *testing.T, sock string, done chan error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(sock); err == nil {
-			return
-		}
-		select {
-		case err := <-done:
-			done <- err
-			t.Fatalf("Serve returned before listening: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no listener on %s after 30 s", sock)
-		}
-	}
 }
 
 // metricValue is the value of the first sample of metric name in a

@@ -21,7 +21,8 @@ import (
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
-// daemon is a Serve running on the fake backend over a temporary socket.
+// daemon is a Serve running over a temporary socket (on the fake backend
+// unless its ServeConfig names another).
 type daemon struct {
 	sock   string
 	cancel context.CancelFunc
@@ -53,7 +54,7 @@ func startServe(t *testing.T, cfg ServeConfig) *daemon {
 	d.cancel = cancel
 	go func() { d.done <- Serve(ctx, cfg) }()
 	t.Cleanup(func() { d.stop(t) })
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // the process backend starts slowly in the VM suite
 	for {
 		c, err := net.Dial("unix", cfg.Socket)
 		if err == nil {
