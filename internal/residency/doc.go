@@ -40,8 +40,9 @@
 //     implements WholePager thaws it only when all of its memory came
 //     back: otherwise it stays frozen (ErrThawDeferred; one
 //     EventThawDeferred per page-out, Metrics.ThawDeferrals counting the
-//     tries) and the gate asks again, since a process thawed with memory still out while the
-//     domain sits at its budget under the v1 OOM hold can die of SIGSEGV;
+//     tries) and the gate asks again, since a process thawed with memory
+//     still out while the domain sits at its budget under the v1 OOM hold
+//     can die of SIGSEGV;
 //   - the pressure policy (policy.DecideReclaim, MayRematerialize; Table 1:
 //     in green every idle sandbox stays while half the budget is free,
 //     Config.Free, else one is reclaimed when its predicted wait amortizes

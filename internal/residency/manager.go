@@ -63,7 +63,8 @@ type agent struct {
 	pagedOut bool
 	// thawDeferred: a page-in of the current page-out left the sandbox
 	// frozen (ErrPageInIncomplete) and EventThawDeferred was emitted for
-	// it; the retries emit none.
+	// it; the retries emit none. Only set while pagedOut, and cleared
+	// wherever pagedOut is.
 	thawDeferred bool
 	// caches are the stat caches of the resident sandbox's writable layer
 	// and workspace (by artifact name), from its last extraction or

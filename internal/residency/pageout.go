@@ -69,7 +69,7 @@ func (m *Manager) pageOutLocked(ctx context.Context, a *agent) error {
 		}
 		return err
 	}
-	a.pagedOut, a.thawDeferred = true, false
+	a.pagedOut = true
 	defer func() {
 		if a.busy && m.stalledFor(a, m.cfg.Clock.Now()) == 0 {
 			// The gate let the sandbox run while it was being paged out
