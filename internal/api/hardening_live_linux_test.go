@@ -186,7 +186,7 @@ func TestHostileDaemonDiskLimitsResidency(t *testing.T) {
 	state, resDir := t.TempDir(), t.TempDir()
 	var mgr *managed.Manager
 	opts := daemonOpts{backend: be, state: state, workspaceMax: 64 << 20, policy: "tenon-no-admission", live: live.Options{
-		Residency: func(h controller.SandboxHost, pressure func() residency.Pressure, _ func() float64, _ func(residency.Event)) (controller.Sandboxes, io.Closer, error) {
+		Residency: func(h controller.SandboxHost, pressure func() residency.Pressure, _ func() int, _ func() float64, _ func(residency.Event)) (controller.Sandboxes, io.Closer, error) {
 			m, err := managed.NewManager(managed.Config{StateDir: resDir, KeepWorkspaces: true, NoPageOut: true}, h, pressure, nil)
 			mgr = m
 			return m, m, err

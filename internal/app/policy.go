@@ -44,9 +44,9 @@ func buildLive(name string, opts policy.Options, stateDir string, keepWorkspaces
 // keep their state in dir: the backend-specific part of residency, injected
 // into the live adapter here.
 func residencyIn(dir string, timeScale float64, keepWorkspaces bool, log *slog.Logger) live.ResidencyFactory {
-	return func(h controller.SandboxHost, pressure func() residency.Pressure, free func() float64, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error) {
+	return func(h controller.SandboxHost, pressure func() residency.Pressure, waiting func() int, free func() float64, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error) {
 		cfg := managed.Config{StateDir: dir, TimeScale: timeScale, KeepWorkspaces: keepWorkspaces}
-		cfg.Residency.Sink, cfg.Residency.Free = sink, free
+		cfg.Residency.Sink, cfg.Residency.Free, cfg.Residency.Waiting = sink, free, waiting
 		// A stalled action's sandbox is paged out in red after ten gate
 		// periods, on the replay's clock as the gate (policy.ScaledGate).
 		cfg.Residency.Policy.Stall = 10 * policy.ScaledGate(gate.DefaultConfig(), timeScale).Period

@@ -175,6 +175,9 @@ func (p *Policy) schedule(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	grants := p.m.Schedule(p.env.Clock.Now(), p.observer(ctx))
+	if len(grants) > 0 {
+		p.publish() // fewer actions wait
+	}
 	for _, g := range grants {
 		if ch := p.grants[g.Agent]; ch != nil {
 			ch <- g

@@ -25,11 +25,13 @@ import (
 const admitPeriod = 50 * time.Millisecond
 
 // ResidencyFactory builds the residency manager of a policy whose Spec has
-// Residency: pressure is the machine's pressure, free the domain's free
-// share of its budget at the last sample (residency.Config.Free), sink
+// Residency: pressure is the machine's pressure, waiting the number of
+// actions waiting for admission (residency.Config.Waiting), free the
+// domain's free share of its budget at the last sample
+// (residency.Config.Free), sink
 // receives its events. It returns the manager and what to close at Stop,
 // or an error, in which case sandboxes stay resident.
-type ResidencyFactory func(h controller.SandboxHost, pressure func() residency.Pressure, free func() float64, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error)
+type ResidencyFactory func(h controller.SandboxHost, pressure func() residency.Pressure, waiting func() int, free func() float64, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error)
 
 // Options are what the adapter needs besides the machine.
 type Options struct {
@@ -220,7 +222,7 @@ func (p *Policy) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
 		p.log.Warn("residency off: sandboxes stay resident", "policy", cfg.Name, "why", "no state directory for recovery records")
 		return controller.NewResident(h)
 	}
-	mgr, closer, err := p.opts.Residency(h, p.Pressure, p.freeShare, p.residencyEvent)
+	mgr, closer, err := p.opts.Residency(h, p.Pressure, p.waitingActions, p.freeShare, p.residencyEvent)
 	if err != nil {
 		p.log.Warn("residency off: sandboxes stay resident", "err", err)
 		return controller.NewResident(h)
@@ -304,6 +306,7 @@ func (p *Policy) ActionReady(ctx context.Context, a *controller.Agent, act *traj
 	}
 	ch := make(chan policy.Grant, 1)
 	p.grants[a.ID] = ch
+	p.publish() // one more action waits
 	p.mu.Unlock()
 	p.poke()
 	select {
@@ -314,6 +317,7 @@ func (p *Policy) ActionReady(ctx context.Context, a *controller.Agent, act *traj
 	p.mu.Lock()
 	delete(p.grants, a.ID)
 	p.m.CancelAction(p.env.Clock.Now(), a.ID) // waiting or admitted meanwhile: given back
+	p.publish()
 	p.mu.Unlock()
 	p.poke()
 	return controller.Grant{}, ctx.Err()

@@ -122,6 +122,8 @@ func (d *fakeDomain) holdWrites() []bool {
 
 // TestActionReadyCancel: an action that gives up waiting for admission
 // leaves the queue, and one admitted by the admission loop is delivered.
+// While it waits the adapter publishes it to the residency manager
+// (waitingActions, residency.Config.Waiting), and 0 once it gave up.
 func TestActionReadyCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, err := policy.NewMachine(policy.Config{Spec: policy.Spec{Name: "admission", Admission: true, Predictor: policy.PredCurrent},
@@ -145,9 +147,15 @@ func TestActionReadyCancel(t *testing.T) {
 		go func() { _, err := p.ActionReady(ctx, a, a.Action()); errc <- err }()
 		time.Sleep(time.Second) // the admission loop runs every 50 ms: no headroom, no admission
 		synctest.Wait()
+		if w := p.waitingActions(); w != 1 {
+			t.Fatalf("an action waits: %d published, want 1", w)
+		}
 		cancel()
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled ActionReady = %v", err)
+		}
+		if w := p.waitingActions(); w != 0 {
+			t.Fatalf("nothing waits: %d published, want 0", w)
 		}
 		if w := p.waiting(); w != 0 {
 			t.Fatalf("%d actions still wait after the cancel", w)

@@ -443,6 +443,37 @@ func TestCancelAction(t *testing.T) {
 // TestPacing: with admission a new agent starts at once when none runs;
 // otherwise when its first action's predicted peak plus the agent reserve
 // fits the physical headroom (AgentMayStart), checked at every Pace.
+// TestMachineReclaimPressure: over the machine's pressure and waiting
+// actions, the reclaim pressure (ReclaimPressure, page-out tier on) is
+// red in yellow while an action waits for admission, and yellow again
+// once it is admitted.
+func TestMachineReclaimPressure(t *testing.T) {
+	reclaim := func(m *Machine) gate.Pressure { return ReclaimPressure(m.Pressure(), m.Waiting(), true) }
+	m := admissionMachine(t, 400<<20)
+	obs := &fakeObs{avail: 200 << 20, mem: map[string]int64{}}
+	submit(t, m, 0, "a", nil, obs)
+	m.Sample(at(0), Observation{Available: 200 << 20}) // a fifth of 1 GiB free: yellow
+	if p, r := m.Pressure(), reclaim(m); p != gate.Yellow || r != gate.Yellow {
+		t.Fatalf("nothing waits: pressure %v, reclaim pressure %v, want yellow for both", p, r)
+	}
+	if _, ok, err := m.ActionReady(at(1), "a", 0, &trajectory.Action{Class: "x"}, "sa"); err != nil || ok {
+		t.Fatalf("ActionReady: ok %v err %v, want queued", ok, err)
+	}
+	if g := m.Schedule(at(1), obs); len(g) != 0 {
+		t.Fatalf("a 400 MiB action admitted into 100 MiB of headroom: %+v", g)
+	}
+	if p, r := m.Pressure(), reclaim(m); p != gate.Yellow || r != gate.Red {
+		t.Fatalf("a waits: pressure %v, reclaim pressure %v, want yellow and red", p, r)
+	}
+	obs.avail = 1 << 30
+	if g := m.Schedule(at(2), obs); len(g) != 1 {
+		t.Fatalf("a not admitted with the memory free: %+v", g)
+	}
+	if r := reclaim(m); r != gate.Yellow {
+		t.Fatalf("nothing waits again: reclaim pressure %v, want yellow", r)
+	}
+}
+
 func TestPacing(t *testing.T) {
 	m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
 		Budget: 1 << 30, Model: constPred{peak: 300 << 20}, Margin: 100 << 20, AgentReserve: 200 << 20})

@@ -157,3 +157,21 @@ func TestDecidePageOut(t *testing.T) {
 		})
 	}
 }
+
+func TestReclaimPressure(t *testing.T) {
+	for _, tc := range []struct {
+		p       gate.Pressure
+		waiting int
+		pageOut bool
+		want    gate.Pressure
+	}{
+		{gate.Green, 0, true, gate.Green}, {gate.Green, 3, true, gate.Green},
+		{gate.Yellow, 0, true, gate.Yellow}, {gate.Yellow, 1, true, gate.Red},
+		{gate.Yellow, 1, false, gate.Yellow},
+		{gate.Red, 0, true, gate.Red}, {gate.Red, 2, false, gate.Red},
+	} {
+		if got := ReclaimPressure(tc.p, tc.waiting, tc.pageOut); got != tc.want {
+			t.Errorf("ReclaimPressure(%v, %d, pageOut %v) = %v, want %v", tc.p, tc.waiting, tc.pageOut, got, tc.want)
+		}
+	}
+}

@@ -24,6 +24,12 @@ type Config struct {
 	RematBackoff, RematBackoffMax time.Duration
 	// Pressure returns the current pressure state; default always Green.
 	Pressure func() Pressure
+	// Waiting returns the number of actions waiting for admission; idle
+	// sandboxes are reclaimed at policy.ReclaimPressure over Pressure and
+	// it (red where Pressure is yellow while actions wait, with the
+	// page-out tier on). Default always 0. Rematerializations and
+	// page-ins go by Pressure.
+	Waiting func() int
 	// Free returns the domain's free memory as a share of its budget at
 	// the last observation, for the policy's plentiful rule
 	// (policy.DecideReclaim); default always -1 (unknown: never plentiful).
@@ -77,6 +83,9 @@ func (c *Config) defaults() {
 	}
 	if c.Pressure == nil {
 		c.Pressure = func() Pressure { return Green }
+	}
+	if c.Waiting == nil {
+		c.Waiting = func() int { return 0 }
 	}
 	if c.Free == nil {
 		c.Free = func() float64 { return -1 }

@@ -2,6 +2,7 @@ package residency
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -441,5 +442,50 @@ func testBoundaryTicksOffPath(t *testing.T) {
 	e.m.Wait()
 	if e.host.live() != 0 || e.m.Metrics().Teardowns != 1 {
 		t.Errorf("yellow boundary did not reclaim: live %d, metrics %+v", e.host.live(), e.m.Metrics())
+	}
+}
+
+// TestTickReclaimsAtReclaimPressure: Tick decides at
+// policy.ReclaimPressure over Config.Pressure and Config.Waiting: in
+// yellow an idle sandbox whose predicted wait does not amortize its way
+// back stays, and once an action waits for admission (with the page-out
+// tier on) the same tick reclaims it as red does. Without the tier the
+// waiting action changes nothing.
+func TestTickReclaimsAtReclaimPressure(t *testing.T) {
+	for _, pageOut := range []bool{true, false} {
+		t.Run(fmt.Sprintf("page-out %v", pageOut), func(t *testing.T) { testTickReclaimsAtReclaimPressure(t, pageOut) })
+	}
+}
+
+func testTickReclaimsAtReclaimPressure(t *testing.T, pageOut bool) {
+	var waiting atomic.Int32
+	e, _ := pagingEnv(t, func(c *Config) {
+		c.Waiting = func() int { return int(waiting.Load()) }
+		c.TeardownCostPrior = time.Second
+		c.RematCostPrior = time.Second
+		c.Policy.PageOut = pageOut
+	})
+	e.press.Store(int32(Yellow))
+	ctx := context.Background()
+	if _, err := e.m.Ensure(ctx, info("a")); err != nil {
+		t.Fatal(err)
+	}
+	b := clean
+	b.PredictedWait = time.Second // shorter than teardown + rematerialization
+	e.m.Boundary(ctx, "a", b)
+	if ds := e.m.Tick(); len(ds) != 0 {
+		t.Fatalf("yellow, nothing waits: reclaimed %v, want none", ds)
+	}
+	waiting.Store(1)
+	ds := e.m.Tick()
+	e.m.Wait()
+	if !pageOut {
+		if len(ds) != 0 {
+			t.Fatalf("yellow, an action waits, no page-out tier: reclaimed %v, want none", ds)
+		}
+		return
+	}
+	if len(ds) != 1 || ds[0].ID != "a" {
+		t.Fatalf("yellow, an action waits: reclaimed %v, want a", ds)
 	}
 }

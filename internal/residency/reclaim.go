@@ -8,7 +8,8 @@ import (
 	"github.com/tenon-dev/tenon/internal/policy"
 )
 
-// Tick applies the residency policy at the current pressure: it snapshots
+// Tick applies the residency policy at the reclaim pressure
+// (reclaimPressure): it snapshots
 // the idle resident sandboxes, calls policy.DecideReclaim and starts the chosen
 // teardowns and page-outs in the background, in decision order, at most
 // LifecycleLimit at once. A page-out is assumed to free the working set
@@ -37,7 +38,7 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		}
 		a.mu.Unlock()
 	}
-	pressure := m.cfg.Pressure()
+	pressure := m.reclaimPressure()
 	ds := policy.DecideReclaim(now, pressure, m.cfg.Free(), idle, m.cfg.Policy)
 	if len(ds) == 0 {
 		return nil
@@ -129,7 +130,7 @@ func (m *Manager) reclaimOne(a *agent, kind policy.ReclaimKind) {
 	is, ok := m.idleOf(a, now, tdc, rmc, m.compressionRatio())
 	var again []policy.ReclaimDecision
 	if ok {
-		again = policy.DecideReclaim(now, m.cfg.Pressure(), m.cfg.Free(), []policy.IdleSandbox{is}, m.cfg.Policy)
+		again = policy.DecideReclaim(now, m.reclaimPressure(), m.cfg.Free(), []policy.IdleSandbox{is}, m.cfg.Policy)
 	}
 	if len(again) == 0 {
 		m.metrics.update(func(x *Metrics) { x.ReclaimsDropped++ })
@@ -224,4 +225,11 @@ func (m *Manager) reapZombies() {
 		m.zombies = append(m.zombies, failed...)
 		m.mu.Unlock()
 	}()
+}
+
+// reclaimPressure is the pressure idle sandboxes are reclaimed at:
+// policy.ReclaimPressure over Config.Pressure, Config.Waiting and the
+// page-out tier.
+func (m *Manager) reclaimPressure() Pressure {
+	return policy.ReclaimPressure(m.cfg.Pressure(), m.cfg.Waiting(), m.cfg.Policy.PageOut)
 }

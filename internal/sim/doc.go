@@ -98,7 +98,9 @@
 // The residency decision sits behind the small Residency interface;
 // PressureResidency delegates to the decision core's residency rules
 // (policy.DecideReclaim, policy.MayRematerialize; seed 000 §3.4, Table 1)
-// with the machine's pressure.
+// with the machine's pressure; idle sandboxes are reclaimed at
+// policy.ReclaimPressure (yellow while actions wait for admission
+// reclaims as red, with the page-out tier on).
 //
 // LivePredictors trains the predictors exactly as the live registry
 // (policy.TrainPredictor); NewPredictors samples at most 200 workflows per

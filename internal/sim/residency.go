@@ -12,9 +12,10 @@ import (
 // core's residency rules (internal/policy residency.go); tests may
 // substitute their own.
 type Residency interface {
-	// Decide returns the idle sandboxes to reclaim now and how; free is
-	// the domain's free memory as a share of its budget.
-	Decide(now time.Time, p gate.Pressure, free float64, idle []policy.IdleSandbox) []policy.ReclaimDecision
+	// Decide returns the idle sandboxes to reclaim now and how; waiting
+	// is the number of actions waiting for admission, free the domain's
+	// free memory as a share of its budget.
+	Decide(now time.Time, p gate.Pressure, waiting int, free float64, idle []policy.IdleSandbox) []policy.ReclaimDecision
 	// MayRematerialize reports whether a demand-driven rematerialization
 	// or page-in may start at this pressure.
 	MayRematerialize(p gate.Pressure) bool
@@ -35,9 +36,10 @@ type PressureResidency struct {
 
 var _ Residency = PressureResidency{}
 
-// Decide implements Residency with policy.DecideReclaim.
-func (r PressureResidency) Decide(now time.Time, p gate.Pressure, free float64, idle []policy.IdleSandbox) []policy.ReclaimDecision {
-	return policy.DecideReclaim(now, p, free, idle, policy.ResidencyConfig{GreenAmortize: r.Amortize, PageOut: r.PageOut, Stall: r.Stall})
+// Decide implements Residency with policy.DecideReclaim at
+// policy.ReclaimPressure.
+func (r PressureResidency) Decide(now time.Time, p gate.Pressure, waiting int, free float64, idle []policy.IdleSandbox) []policy.ReclaimDecision {
+	return policy.DecideReclaim(now, policy.ReclaimPressure(p, waiting, r.PageOut), free, idle, policy.ResidencyConfig{GreenAmortize: r.Amortize, PageOut: r.PageOut, Stall: r.Stall})
 }
 
 // MayRematerialize implements Residency (demand-driven rematerialization).

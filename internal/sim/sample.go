@@ -139,7 +139,7 @@ func (s *sim) reclaimIdle() {
 		}
 	}
 	if len(idle) > 0 {
-		s.reclaim(s.cfg.Residency.Decide(s.clock(), s.pressureNow(), s.freeShare(), idle))
+		s.reclaim(s.cfg.Residency.Decide(s.clock(), s.pressureNow(), s.m.Waiting(), s.freeShare(), idle))
 	}
 }
 

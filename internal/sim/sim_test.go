@@ -360,7 +360,7 @@ func TestPressureResidency(t *testing.T) {
 			if want == "plentiful" {
 				free, want = 0.6, ""
 			}
-			ds := tc.r.Decide(now, tc.p, free, tc.idle)
+			ds := tc.r.Decide(now, tc.p, 0, free, tc.idle)
 			got := ""
 			if len(ds) > 0 {
 				got = ds[0].Kind.String()
