@@ -14,10 +14,11 @@ import (
 // machine's pressure and free share as of its last sample, published by
 // the gate loop after each Sample (the only step that changes them), the
 // number of actions waiting for admission, published also when an action
-// starts or stops waiting, and the run's event sink. The admission and gate loops hold p.mu while they
-// observe and decide; a boundary that queued behind them delayed its
-// agent's next model wait (on the real traces at 1 GiB, live: 0.2 s per
-// action, a tenth of the run's summed workflow latency).
+// starts or stops waiting, and the run's event sink. The admission and
+// gate loops hold p.mu while they observe and decide; a boundary that
+// queued behind them delayed its agent's next model wait (on the real
+// traces at 1 GiB, live: 0.2 s per action, a tenth of the run's summed
+// workflow latency).
 type views struct {
 	pressure atomic.Int64
 	waiting  atomic.Int64

@@ -440,9 +440,6 @@ func TestCancelAction(t *testing.T) {
 	}
 }
 
-// TestPacing: with admission a new agent starts at once when none runs;
-// otherwise when its first action's predicted peak plus the agent reserve
-// fits the physical headroom (AgentMayStart), checked at every Pace.
 // TestMachineReclaimPressure: over the machine's pressure and waiting
 // actions, the reclaim pressure (ReclaimPressure, page-out tier on) is
 // red in yellow while an action waits for admission, and yellow again
@@ -474,6 +471,9 @@ func TestMachineReclaimPressure(t *testing.T) {
 	}
 }
 
+// TestPacing: with admission a new agent starts at once when none runs;
+// otherwise when its first action's predicted peak plus the agent reserve
+// fits the physical headroom (AgentMayStart), checked at every Pace.
 func TestPacing(t *testing.T) {
 	m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
 		Budget: 1 << 30, Model: constPred{peak: 300 << 20}, Margin: 100 << 20, AgentReserve: 200 << 20})

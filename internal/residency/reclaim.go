@@ -9,10 +9,9 @@ import (
 )
 
 // Tick applies the residency policy at the reclaim pressure
-// (reclaimPressure): it snapshots
-// the idle resident sandboxes, calls policy.DecideReclaim and starts the chosen
-// teardowns and page-outs in the background, in decision order, at most
-// LifecycleLimit at once. A page-out is assumed to free the working set
+// (reclaimPressure): it snapshots the idle resident sandboxes, calls
+// policy.DecideReclaim and starts the chosen teardowns and page-outs in
+// the background, in decision order, at most LifecycleLimit at once. A page-out is assumed to free the working set
 // less its compressed copy (the host's compression ratio, else
 // DefaultCompressionRatio) and to cost its page-in at the measured rate
 // (DefaultPageInRate until measured). It returns the decisions. Sandboxes
