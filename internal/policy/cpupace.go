@@ -12,26 +12,25 @@ import (
 // each agent started beyond the CPU's capacity slows every running action
 // by its share, and the agents all finish late together (processor
 // sharing), where agents started a few at a time finish early in turn.
+// Live on a 2-core host the imported real traces ran their actions five to
+// six times as long in sum under tenon as under agent-level reservation,
+// which starts few agents (bench/results/bench-traces-live-pvm.md).
 //
-// So agent pacing also waits while the sandboxes use most of the host's
-// CPUs: cpuLoad follows the cores the sandboxes use (the CPU times of the
-// gate's samples, Observation.Sandboxes), smoothed over CPUWindow gate
-// periods, and no new agent starts (unless none runs) while the smoothed
-// use is at least CPUBusy of Config.CPUs. The host states its CPUs
-// (Options.CPUs); where it does not (0: the simulator, which models no
-// CPU) the rule is off, and cpu-pacing=off turns it off.
-//
-// Until 2026-12-03 pacing also projected the load: no agent started while
-// one more at the measured CPU per agent, from a prior of one core per
-// agent, would take the running agents past all the CPUs. Measured live
-// the agents used 0.05-0.2 cores each (model waits are most of an agent's
-// time), and the smoothed use never reached the threshold on the real
-// traces: what held agents back was the prior, two agents at first on a
-// 2-core host, fading as agent-time was measured. That slow start
-// shortened one trace set's makespan (haiku at 1 GiB) and lengthened its
-// P50, lengthened the other's makespan (batch18), the generated workload's
-// by 45 % and the daemon's behind a harness by 12 %, so it was dropped
-// (bench/results/bench-traces-live-cpu.md).
+// So agent pacing also waits while the sandboxes use, or its agents are
+// expected to use, most of the host's CPUs. cpuLoad follows the cores the
+// sandboxes use (the CPU times of the gate's samples,
+// Observation.Sandboxes), smoothed over CPUWindow gate periods, and the
+// CPU an agent uses on average while it runs (CPU time per agent-second,
+// its model waits included), measured while the CPUs are not saturated
+// (there the use is the CPUs', not the agents' demand) and starting from
+// a prior of one core per agent worth CPUPriorWindows windows. No new
+// agent starts (unless none runs) while the smoothed use is at least
+// CPUBusy of Config.CPUs, or while one more agent at the average use would
+// take the running agents past all of them: agents arrive faster than
+// their load shows (a replay starts every agent the memory has room for
+// within its first seconds). The host states its CPUs (Options.CPUs);
+// where it does not (0: the simulator, which models no CPU) the rule is
+// off, and cpu-pacing=off turns it off.
 
 // DefaultCPUBusy is the share of the host's CPUs the sandboxes may use
 // before agent pacing waits: below all of them, since the host's own
@@ -44,17 +43,27 @@ const DefaultCPUBusy = 0.8
 // replay's time scale, ScaledGate, and so does the window).
 const CPUWindow = 20
 
+// CPUPriorWindows is the weight of the per-agent prior (one core), in
+// agent-windows of CPUWindow gate periods: 10 agents running for one
+// window weigh as much as the prior.
+const CPUPriorWindows = 10
+
 // cpuLoad follows the cores the sandboxes use.
 type cpuLoad struct {
 	at   time.Time                // last sample
 	prev map[string]time.Duration // CPU time per sandbox at it
 	busy float64                  // smoothed cores in use
+	// used and agentTime sum the CPU time and agent-time over the samples
+	// taken while the CPUs were not saturated.
+	used, agentTime time.Duration
 }
 
 // observe takes one gate sample: the cores the sandboxes used since the
 // last one (sandboxes new in this sample count from the next), folded into
-// the moving average with time constant tau.
-func (l *cpuLoad) observe(now time.Time, smp []gate.Sample, tau time.Duration) {
+// the moving average with time constant tau; while the average is below
+// full cores it adds the CPU time and active agents' time to the per-agent
+// measurement.
+func (l *cpuLoad) observe(now time.Time, smp []gate.Sample, tau time.Duration, active int, full float64) {
 	cur := make(map[string]time.Duration, len(smp))
 	var used time.Duration
 	for _, s := range smp {
@@ -67,23 +76,40 @@ func (l *cpuLoad) observe(now time.Time, smp []gate.Sample, tau time.Duration) {
 	if l.prev != nil && dt > 0 && tau > 0 {
 		a := 1 - math.Exp(-float64(dt)/float64(tau))
 		l.busy += a * (float64(used)/float64(dt) - l.busy)
+		if active > 0 && l.busy < full {
+			l.used += used
+			l.agentTime += time.Duration(active) * dt
+		}
 	}
 	l.at, l.prev = now, cur
+}
+
+// perAgent is the cores an agent uses on average while it runs: the
+// measured CPU time per agent-second, with a prior of one core worth
+// CPUPriorWindows windows of tau.
+func (l *cpuLoad) perAgent(tau time.Duration) float64 {
+	prior := float64(CPUPriorWindows) * float64(tau)
+	return (prior + float64(l.used)) / (prior + float64(l.agentTime))
 }
 
 // cpuTau is the smoothed CPU use's time constant.
 func (m *Machine) cpuTau() time.Duration { return CPUWindow * m.cfg.GateConfig.Period }
 
 // cpuFull reports whether CPU pacing holds new agents back: the host's
-// CPUs are known and the sandboxes' smoothed use is at least CPUBusy of
-// them.
+// CPUs are known, and the sandboxes' smoothed use is at least CPUBusy of
+// them, or one more agent at the average use would take the active
+// agents past all of them.
 func (m *Machine) cpuFull() bool {
 	if m.cfg.CPUs <= 0 || m.cfg.CPUBusy <= 0 {
 		return false
 	}
-	return m.cpu.busy >= m.cfg.CPUBusy*m.cfg.CPUs
+	return m.cpu.busy >= m.cfg.CPUBusy*m.cfg.CPUs || float64(m.active+1)*m.cpu.perAgent(m.cpuTau()) > m.cfg.CPUs
 }
 
 // CPUBusy is the sandboxes' smoothed CPU use in cores (0 before two gate
 // samples). Nothing logs it yet; the tests read it.
 func (m *Machine) CPUBusy() float64 { return m.cpu.busy }
+
+// CPUPerAgent is the cores an agent is expected to use on average (read
+// by the tests, as CPUBusy).
+func (m *Machine) CPUPerAgent() float64 { return m.cpu.perAgent(m.cpuTau()) }

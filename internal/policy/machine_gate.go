@@ -94,7 +94,7 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 		}
 	}
 	if m.adm != nil && m.cfg.CPUs > 0 && m.cfg.CPUBusy > 0 {
-		m.cpu.observe(now, obs.Sandboxes, m.cpuTau())
+		m.cpu.observe(now, obs.Sandboxes, m.cpuTau(), m.active, m.cfg.CPUBusy*m.cfg.CPUs)
 	}
 	if m.gate == nil {
 		return st

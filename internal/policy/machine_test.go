@@ -608,11 +608,10 @@ func TestCPUPacing(t *testing.T) {
 	}
 }
 
-// TestCPUPacingArrivals: CPU pacing goes by the CPUs the sandboxes use,
-// not by a projection: agents arriving together on an idle host all start
-// (memory permitting), and agents queued for memory behind a running one
-// all start when the memory frees, while the sandboxes use little CPU.
-func TestCPUPacingArrivals(t *testing.T) {
+// TestCPUPacingPrior: agents arriving together start as the per-agent
+// prior (one core) allows on 2 CPUs, two of them; once the running agents
+// are measured at a quarter of a core each, pacing starts the others.
+func TestCPUPacingPrior(t *testing.T) {
 	m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
 		Budget: 1 << 30, Model: constPred{peak: 10 << 20}, CPUs: 2, CPUBusy: DefaultCPUBusy})
 	obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{}}
@@ -620,33 +619,41 @@ func TestCPUPacingArrivals(t *testing.T) {
 	for _, id := range []string{"a", "b", "c", "d"} {
 		started = append(started, submit(t, m, 0, id, nil, obs)...)
 	}
-	if !slices.Equal(started, []string{"a", "b", "c", "d"}) {
-		t.Fatalf("started %v at once on an idle host, want [a b c d]", started)
+	if !slices.Equal(started, []string{"a", "b"}) {
+		t.Fatalf("started %v at once, want [a b] (one core each of 2)", started)
 	}
-	obs.avail = 1 << 20
-	started = nil
-	for _, id := range []string{"e", "f", "g"} {
-		started = append(started, submit(t, m, 0, id, nil, obs)...)
-	}
-	if len(started) != 0 {
-		t.Fatalf("started %v with 1 MiB free, want none", started)
-	}
-	// The four running agents use a tenth of a core each for 10 s.
+	// a and b use a quarter of a core each (0.5 s of CPU per second, in
+	// all) for 60 s.
 	var cpu time.Duration
 	now := at(0)
-	for range 100 {
-		var smp []gate.Sample
-		for _, id := range []string{"sa", "sb", "sc", "sd"} {
-			smp = append(smp, gate.Sample{ID: id, CPU: cpu})
-		}
-		m.Sample(now, Observation{Available: 1 << 30, Sandboxes: smp})
-		now, cpu = now.Add(100*time.Millisecond), cpu+10*time.Millisecond
+	for range 600 {
+		m.Sample(now, Observation{Available: 1 << 30, Sandboxes: []gate.Sample{{ID: "sa", CPU: cpu / 2}, {ID: "sb", CPU: cpu / 2}}})
+		now, cpu = now.Add(100*time.Millisecond), cpu+50*time.Millisecond
 	}
-	if busy := m.CPUBusy(); busy < 0.3 || busy > 0.5 {
-		t.Fatalf("smoothed CPU use %.2f cores after 10 s of four agents at 0.1, want 0.3-0.5", busy)
+	if per := m.CPUPerAgent(); per < 0.25 || per > 0.5 {
+		t.Fatalf("per-agent CPU %.2f after 60 s of 2 agents at 0.25, want 0.25-0.5 (the prior's weight fading)", per)
+	}
+	if got := m.Pace(now, obs); !slices.Equal(got, []string{"c", "d"}) {
+		t.Fatalf("Pace = %v at %.2f cores per agent, want [c d]", got, m.CPUPerAgent())
+	}
+}
+
+// TestCPUPacingPass: one Pace pass checks the CPU before each start: with
+// four agents queued (for memory) behind a running one, it starts one (two
+// agents at the prior's core each on 2 CPUs).
+func TestCPUPacingPass(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
+		Budget: 1 << 30, Model: constPred{peak: 10 << 20}, CPUs: 2, CPUBusy: DefaultCPUBusy})
+	obs := &fakeObs{avail: 1 << 20, mem: map[string]int64{}}
+	var started []string
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		started = append(started, submit(t, m, 0, id, nil, obs)...)
+	}
+	if !slices.Equal(started, []string{"a"}) {
+		t.Fatalf("started %v with 1 MiB free, want [a] (the first always starts)", started)
 	}
 	obs.avail = 1 << 30
-	if got := m.Pace(now, obs); !slices.Equal(got, []string{"e", "f", "g"}) {
-		t.Fatalf("Pace = %v at %.2f cores busy of 2, want [e f g]", got, m.CPUBusy())
+	if got := m.Pace(at(1), obs); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("Pace = %v, want [b]", got)
 	}
 }
