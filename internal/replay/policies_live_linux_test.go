@@ -50,6 +50,11 @@ func TestLivePolicies(t *testing.T) {
 			}
 			if tc.heldDone && res.Completed != len(wfs) {
 				t.Errorf("%s: %d of %d workflows done under the OOM hold (%d OOM kills, %d preempted); want all", tc.name, res.Completed, len(wfs), res.OOMEvents, res.Preempted)
+				for _, w := range res.Workflows {
+					if !w.Completed {
+						t.Logf("%s: %d attempts, %d lost, %d preempted, %d start retries: %s", w.ID, w.Attempts, w.Lost, w.Preempted, w.StartRetries, w.Err)
+					}
+				}
 			}
 			if tc.wantKills && res.OOMEvents == 0 {
 				t.Errorf("%s: no OOM kill: the case does not exercise the budget", tc.name)
