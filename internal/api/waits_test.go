@@ -232,13 +232,14 @@ func TestLearnedWaitsSurviveRestart(t *testing.T) {
 	}
 }
 
-// waitUntil polls cond for up to 5 s.
+// waitUntil polls cond for up to 30 s, the margin of the external tests'
+// waitFor (e2e_test.go; a package apart, so the helper is written twice).
 func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5 s")
+			t.Fatal("condition not met within 30 s")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -11,10 +11,11 @@ import (
 // Tick applies the residency policy at the reclaim pressure
 // (reclaimPressure): it snapshots the idle resident sandboxes, calls
 // policy.DecideReclaim and starts the chosen teardowns and page-outs in
-// the background, in decision order, at most LifecycleLimit at once. A page-out is assumed to free the working set
-// less its compressed copy (the host's compression ratio, else
-// DefaultCompressionRatio) and to cost its page-in at the measured rate
-// (DefaultPageInRate until measured). It returns the decisions. Sandboxes
+// the background, in decision order, at most LifecycleLimit at once. A
+// page-out is assumed to free the working set less its compressed copy
+// (the host's compression ratio, else DefaultCompressionRatio) and to
+// cost its page-in at the measured rate (DefaultPageInRate until
+// measured). It returns the decisions. Sandboxes
 // whose agent is busy (unless its action stalled in admission, Stall) or
 // locked (another lifecycle operation) are skipped this tick.
 func (m *Manager) Tick() []policy.ReclaimDecision {
