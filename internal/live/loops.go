@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
@@ -321,9 +322,14 @@ func (p *Policy) applyHold(env controller.Env, st policy.Step) {
 	p.mu.Lock()
 	h := p.holder
 	p.mu.Unlock()
-	if h == nil || st.Hold == policy.HoldNone {
+	if h == nil {
 		return
 	}
+	if st.Hold == policy.HoldNone {
+		p.noteHoldProgress(env, st.HoldProgress)
+		return
+	}
+	p.holdNoted = time.Time{}
 	ev := controller.Event{Kind: controller.EventHold, Policy: p.Name(), DurationS: st.Held.Seconds()}
 	switch st.Hold {
 	case policy.HoldBegan:
@@ -347,6 +353,32 @@ func (p *Policy) applyHold(env controller.Env, st policy.Step) {
 		}
 	}
 	env.Emit(ev)
+}
+
+// holdNoteEvery is how often a long wait under the OOM hold logs what
+// keeps it from timing out.
+const holdNoteEvery = 10 * time.Second
+
+// noteHoldProgress logs, once per holdNoteEvery of a wait under the hold,
+// what counted as progress (policy.Step.HoldProgress): a wait that lasts
+// far beyond the hold's timeout names the sandbox that keeps it going.
+// Called from the gate loop only.
+func (p *Policy) noteHoldProgress(env controller.Env, by string) {
+	if by == "" {
+		return
+	}
+	now := env.Clock.Now()
+	if p.holdNoted.IsZero() {
+		p.holdNoted = now // the wait's first progress: log from holdNoteEvery on
+		return
+	}
+	if now.Sub(p.holdNoted) < holdNoteEvery {
+		return
+	}
+	p.holdNoted = now
+	sb := by[strings.IndexByte(by, ' ')+1:]
+	env.Emit(controller.Event{Kind: controller.EventHold, Policy: p.Name(), Sandbox: sb,
+		Reason: "waiting: progress by " + by})
 }
 
 // Preemptible runs a's action under a context the OOM hold's preemption

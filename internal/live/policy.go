@@ -74,9 +74,13 @@ type Policy struct {
 	loopDone chan struct{}
 	gateLoop *gate.Loop
 	pacer    *pacingActuator // the gate's pacing actuator, nil with the freezer
-	kick     chan struct{}
-	res      io.Closer
-	views    views // read without p.mu (views.go)
+	// holdNoted is when the gate loop last logged what kept a wait under
+	// the OOM hold going (noteHoldProgress); zero outside a wait. Only
+	// the gate loop touches it.
+	holdNoted time.Time
+	kick      chan struct{}
+	res       io.Closer
+	views     views // read without p.mu (views.go)
 }
 
 // Stats counts what the adapter carried out.

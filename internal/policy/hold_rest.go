@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -103,16 +104,16 @@ func (r *holdRest) resting(id string, since time.Time, period time.Duration) boo
 	return s.grew.IsZero() || s.grew.Before(since.Add(-restLead*period))
 }
 
-// anyResting reports whether a sandbox that runs an action (admitted, with
-// admission) and was not frozen at the last gate step rests at its peak in
-// the wait that began at since.
-func (m *Machine) anyResting(since time.Time) bool {
-	for id := range m.runningSandboxes() {
+// anyResting returns a sandbox that runs an action (admitted, with
+// admission), was not frozen at the last gate step and rests at its peak
+// in the wait that began at since (the first by ID), "" when none does.
+func (m *Machine) anyResting(since time.Time) string {
+	for _, id := range slices.Sorted(maps.Keys(m.runningSandboxes())) {
 		if !slices.Contains(m.frozen, id) && m.rest.resting(id, since, m.cfg.GateConfig.Period) {
-			return true
+			return id
 		}
 	}
-	return false
+	return ""
 }
 
 // While tasks wait under the hold, the gate's denial of a sandbox that

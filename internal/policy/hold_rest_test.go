@@ -111,6 +111,9 @@ func TestHoldWaitsForResting(t *testing.T) {
 		if st.Hold != s.want {
 			t.Fatalf("step %d (t=%dms): %v, want %v", i, s.ms, st.Hold, s.want)
 		}
+		if by := "resting sb-a"; s.ms >= 1600 && s.ms < 3100 && st.HoldProgress != by {
+			t.Errorf("step %d (t=%dms): progress %q, want %q", i, s.ms, st.HoldProgress, by)
+		}
 	}
 }
 

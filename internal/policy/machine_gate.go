@@ -34,6 +34,11 @@ type Step struct {
 	// Preempt is the action to preempt when Hold is HoldPreempt; its
 	// sandbox is allowed in Gate until the action ends.
 	Preempt Preemption
+	// HoldProgress says, while tasks wait under the hold, what counted as
+	// progress this period and kept the wait from timing out: "cpu ID"
+	// (sandbox ID used CPU) or "resting ID" (it rests at its peak:
+	// hold_rest.go); "" when nothing did (for the log).
+	HoldProgress string
 }
 
 // MachineStats counts decisions beyond the gate's and the hold's.
@@ -65,9 +70,17 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	if m.hold != nil {
 		waiting, since := m.hold.state == holdWaiting, m.hold.since
 		m.rest.observe(now, obs.Sandboxes, waiting)
-		progress := m.progressed(obs.Sandboxes, m.cfg.GateConfig.Period/20)
-		if !progress && waiting {
-			progress = m.anyResting(since)
+		by := m.progressed(obs.Sandboxes, m.cfg.GateConfig.Period/20)
+		if by != "" {
+			by = "cpu " + by
+		} else if waiting {
+			if id := m.anyResting(since); id != "" {
+				by = "resting " + id
+			}
+		}
+		progress := by != ""
+		if waiting {
+			st.HoldProgress = by
 		}
 		// Under the freezing hold, a sandbox it holds waits as a v1 task
 		// sleeping in the OOM wait does.
@@ -138,20 +151,21 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	return st
 }
 
-// progressed reports whether any sandbox used at least min CPU time since
-// the previous sample (a sandbox seen for the first time counts from
-// zero), and remembers this sample's CPU times. A sandbox missing from one
+// progressed returns the first sandbox (in sample order) that used at
+// least min CPU time since the previous sample (a sandbox seen for the
+// first time counts from zero), "" when none did, and remembers this
+// sample's CPU times. A sandbox missing from one
 // sample (its stats read failed) keeps its previous time for the next. min
 // filters the odd wakeup of an idle process or of a task retrying reclaim
 // at the budget; a running tool uses far more.
-func (m *Machine) progressed(smp []gate.Sample, min time.Duration) bool {
+func (m *Machine) progressed(smp []gate.Sample, min time.Duration) string {
 	prev := m.lastCPU
 	m.lastCPU = make(map[string]cpuSeen, len(smp))
-	moved := false
+	moved := ""
 	for _, s := range smp {
 		m.lastCPU[s.ID] = cpuSeen{cpu: s.CPU}
-		if s.CPU-prev[s.ID].cpu >= max(min, 1) {
-			moved = true
+		if moved == "" && s.CPU-prev[s.ID].cpu >= max(min, 1) {
+			moved = s.ID
 		}
 	}
 	for id, p := range prev {

@@ -368,19 +368,20 @@ func TestHoldProgress(t *testing.T) {
 		cpu   []time.Duration
 		under bool
 		want  HoldAction
+		by    string // Step.HoldProgress
 	}{
-		{0, []time.Duration{0, 0}, true, HoldBegan},
-		{500, []time.Duration{50 * ms, 0}, true, HoldNone},       // a progressed
-		{1000, []time.Duration{51 * ms, 0}, true, HoldNone},      // a's wakeup: 1 ms < 5 ms, but 500 ms since the last progress
-		{1400, []time.Duration{-1, 1 * ms}, true, HoldNone},      // a missing: kept
-		{1499, []time.Duration{52 * ms, 2 * ms}, true, HoldNone}, // a back: 1 ms since its kept time
-		{1500, []time.Duration{52 * ms, 2 * ms}, true, HoldRelease},
-		{1600, []time.Duration{52 * ms, 2 * ms}, false, HoldRearm},
+		{0, []time.Duration{0, 0}, true, HoldBegan, ""},
+		{500, []time.Duration{50 * ms, 0}, true, HoldNone, "cpu a"},  // a progressed
+		{1000, []time.Duration{51 * ms, 0}, true, HoldNone, ""},      // a's wakeup: 1 ms < 5 ms, but 500 ms since the last progress
+		{1400, []time.Duration{-1, 1 * ms}, true, HoldNone, ""},      // a missing: kept
+		{1499, []time.Duration{52 * ms, 2 * ms}, true, HoldNone, ""}, // a back: 1 ms since its kept time
+		{1500, []time.Duration{52 * ms, 2 * ms}, true, HoldRelease, ""},
+		{1600, []time.Duration{52 * ms, 9 * ms}, false, HoldRearm, ""}, // b used CPU, but nothing waits
 	}
 	for i, s := range steps {
 		st := m.Sample(at(s.ms), Observation{Available: 1, Sandboxes: smp(s.cpu...), UnderOOM: s.under})
-		if st.Hold != s.want {
-			t.Fatalf("step %d (t=%dms): %v, want %v", i, s.ms, st.Hold, s.want)
+		if st.Hold != s.want || st.HoldProgress != s.by {
+			t.Fatalf("step %d (t=%dms): %v (progress %q), want %v (%q)", i, s.ms, st.Hold, st.HoldProgress, s.want, s.by)
 		}
 	}
 	if hs := m.HoldStats(); hs.Holds != 1 || hs.Released != 1 {
