@@ -1,9 +1,11 @@
 package process
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/tenon-dev/tenon/internal/procfs"
 )
@@ -31,4 +33,59 @@ func blockedTasks(procRoot string, pids []int) int {
 		}
 	}
 	return n
+}
+
+// hangState describes, for the log, where a sandbox whose executor does
+// not answer is stuck: whether its group is frozen, and each of its
+// processes' threads by state with the kernel function the first of them
+// sleeps in (<procRoot>/PID/task/TID/wchan), e.g. "frozen=false procs=2
+// 1:[S ep_poll S futex_wait_queue] 7:[D mem_cgroup_oom_synchronize]".
+// Unreadable parts are left out.
+func (bx *box) hangState() string {
+	var b strings.Builder
+	if f, err := bx.group.Frozen(); err == nil {
+		fmt.Fprintf(&b, "frozen=%t", f)
+	}
+	pids, err := bx.group.Pids()
+	if err != nil {
+		return b.String()
+	}
+	fmt.Fprintf(&b, " procs=%d", len(pids))
+	for i, pid := range pids {
+		if i == 8 {
+			b.WriteString(" ...")
+			break
+		}
+		fmt.Fprintf(&b, " %d:[%s]", pid, strings.Join(threadStates(bx.procRoot, pid, 4), " "))
+	}
+	return b.String()
+}
+
+// threadStates returns "STATE WCHAN" for up to max threads of pid.
+func threadStates(procRoot string, pid, max int) []string {
+	dir := filepath.Join(procRoot, strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range tasks {
+		if len(out) == max {
+			out = append(out, "...")
+			break
+		}
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		st, err := procfs.StatField(b, 3)
+		if err != nil {
+			continue
+		}
+		if w, err := os.ReadFile(filepath.Join(dir, t.Name(), "wchan")); err == nil && len(w) > 0 && string(w) != "0" {
+			st += " " + string(w)
+		}
+		out = append(out, st)
+	}
+	return out
 }

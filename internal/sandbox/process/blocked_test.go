@@ -3,6 +3,7 @@ package process
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -40,5 +41,36 @@ func TestBlockedTasks(t *testing.T) {
 				t.Fatalf("blockedTasks(%v) = %d, want %d", tc.pids, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestThreadStates: a hung executor's threads are listed with the kernel
+// function each sleeps in, at most max of them; a wchan of "0" (a running
+// thread) or none is left out.
+func TestThreadStates(t *testing.T) {
+	root := t.TempDir()
+	for path, body := range map[string]string{
+		"10/task/10/stat":  "10 (init) S 0 10 10 0 -1",
+		"10/task/10/wchan": "ep_poll",
+		"10/task/11/stat":  "11 (init) D 0 10 10 0 -1",
+		"10/task/11/wchan": "mem_cgroup_oom_synchronize",
+		"10/task/12/stat":  "12 (init) R 0 10 10 0 -1",
+		"10/task/12/wchan": "0",
+		"10/task/13/stat":  "13 (init) S 0 10 10 0 -1",
+	} {
+		p := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := strings.Join(threadStates(root, 10, 3), "|")
+	if want := "S ep_poll|D mem_cgroup_oom_synchronize|R|..."; got != want {
+		t.Fatalf("threadStates = %q, want %q", got, want)
+	}
+	if got := threadStates(root, 99, 3); got != nil {
+		t.Fatalf("gone process: %q", got)
 	}
 }

@@ -205,12 +205,12 @@ func (bx *box) roundTrip(ctx context.Context, req request, sc *toolScope, before
 			deadline = nil
 			timedOut = ctxErr == nil
 			n, err := bx.killAction(before)
-			bx.log.Warn("action past its deadline killed from outside", "seq", req.Seq, "procs", n, "err", err)
+			bx.log.Warn("action past its deadline killed from outside", "seq", req.Seq, "procs", n, "err", err, "sandbox_state", bx.hangState())
 			t := time.NewTimer(answerGrace)
 			defer t.Stop()
 			answer = t.C
 		case <-answer:
-			bx.log.Warn("executor not answering after its action was killed: killing the sandbox", "seq", req.Seq)
+			bx.log.Warn("executor not answering after its action was killed: killing the sandbox", "seq", req.Seq, "sandbox_state", bx.hangState())
 			_ = syscall.Kill(bx.initPid, syscall.SIGKILL) // kills the whole pid namespace
 			bx.waitDead(killTimeout)
 			r := response{Op: opResult, ExitCode: -1, TimedOut: timedOut, Canceled: ctxErr != nil}
