@@ -3,38 +3,78 @@
 package memtool
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// chunk is one anonymous mapping (or what is left of it after a shrink).
+// The arena grows by touching pages and shrinks with madvise(MADV_DONTNEED),
+// inside mappings it keeps: after Reserve, one mapping of the profile's
+// peak made before the curve starts. A sandbox at its cgroup's limit is
+// where the curve runs under tenon's OOM hold, and there a system call
+// that must charge kernel memory fails with ENOMEM instead of waiting
+// (cgroup v1 with oom_kill_disable; only user-mode page faults wait for
+// memory): mmap needs a new VMA, and munmap of part of a mapping splits
+// one. Mapping a chunk per step and unmapping the tail on the way down
+// made 10 actions in 8 live replays of the real traces at 1 and 2 GiB exit
+// early with "unmapping (or mapping) N bytes: cannot allocate memory": a
+// curve cut short, its sandbox held at its peak meanwhile. Touching
+// a page is a user fault, which waits at the limit like a real tool's
+// allocation, and MADV_DONTNEED frees without splitting anything. A grow
+// past the reservation maps one more chunk, retrying ENOMEM for a while
+// (mmapRetryFor) as a real allocator's caller would see its malloc block.
+
+// chunk is one anonymous mapping: size bytes mapped, the first used of
+// them resident (written).
 type chunk struct {
 	addr unsafe.Pointer
 	size uintptr
+	used uintptr
 }
 
 // arena is resident memory outside the Go heap: anonymous private mappings,
-// every page written on allocation, returned to the kernel with munmap.
+// every page written on allocation, returned to the kernel with
+// MADV_DONTNEED and unmapped by Free.
 type arena struct {
 	page   uintptr
 	chunks []chunk
-	size   int64
+	size   int64 // resident bytes: the sum of the chunks' used
 }
+
+// mmapRetryFor bounds the retries of an mmap that failed with ENOMEM or
+// EAGAIN (the cgroup at its limit); the replay's action timeout bounds
+// the action anyway.
+const mmapRetryFor = 30 * time.Second
 
 func newArena() *arena { return &arena{page: uintptr(os.Getpagesize())} }
 
 // Size is the resident size of the arena in bytes (a multiple of the page size).
 func (a *arena) Size() int64 { return a.size }
 
+// Reserve maps n bytes (rounded up to a page) for the curve to grow into,
+// so that it need not map while it runs; nothing becomes resident. It does
+// nothing once the arena has a mapping.
+func (a *arena) Reserve(n int64) error {
+	if n <= 0 || len(a.chunks) > 0 {
+		return nil
+	}
+	return a.mapChunk(a.round(n))
+}
+
+func (a *arena) round(n int64) uintptr {
+	return (uintptr(n) + a.page - 1) &^ (a.page - 1)
+}
+
 // Resize grows or shrinks the arena to n bytes rounded up to a page.
 func (a *arena) Resize(n int64) error {
 	if n < 0 {
 		n = 0
 	}
-	want := int64((uintptr(n) + a.page - 1) &^ (a.page - 1))
+	want := int64(a.round(n))
 	switch {
 	case want > a.size:
 		return a.grow(uintptr(want - a.size))
@@ -45,35 +85,76 @@ func (a *arena) Resize(n int64) error {
 }
 
 func (a *arena) grow(d uintptr) error {
-	p, err := unix.MmapPtr(-1, 0, nil, d, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		return fmt.Errorf("mapping %d bytes: %w", d, err)
+	for d > 0 {
+		if len(a.chunks) == 0 || a.chunks[len(a.chunks)-1].used == a.chunks[len(a.chunks)-1].size {
+			if err := a.mapChunk(d); err != nil {
+				return err
+			}
+		}
+		c := &a.chunks[len(a.chunks)-1]
+		n := min(d, c.size-c.used)
+		b := unsafe.Slice((*byte)(unsafe.Add(c.addr, c.used)), n)
+		for i := uintptr(0); i < n; i += a.page {
+			b[i] = byte((c.used+i)/a.page) | 1 // one byte per page, never zero: the page is really resident
+		}
+		c.used += n
+		a.size += int64(n)
+		d -= n
 	}
-	b := unsafe.Slice((*byte)(p), d)
-	for i := uintptr(0); i < d; i += a.page {
-		b[i] = byte(i/a.page) | 1 // one byte per page, never zero: the page is really resident
-	}
-	a.chunks = append(a.chunks, chunk{addr: p, size: d})
-	a.size += int64(d)
 	return nil
 }
 
+// mapChunk maps a new chunk of d bytes, retrying ENOMEM and EAGAIN.
+func (a *arena) mapChunk(d uintptr) error {
+	deadline := time.Now().Add(mmapRetryFor)
+	wait := time.Millisecond
+	for {
+		p, err := unix.MmapPtr(-1, 0, nil, d, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+		if err == nil {
+			a.chunks = append(a.chunks, chunk{addr: p, size: d})
+			return nil
+		}
+		if !errors.Is(err, unix.ENOMEM) && !errors.Is(err, unix.EAGAIN) || time.Now().After(deadline) {
+			return fmt.Errorf("mapping %d bytes: %w", d, err)
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 100*time.Millisecond)
+	}
+}
+
+// shrink returns d resident bytes, the last written first, with
+// MADV_DONTNEED: the pages go back to the kernel, the mappings stay.
 func (a *arena) shrink(d uintptr) error {
-	for d > 0 && len(a.chunks) > 0 {
-		c := &a.chunks[len(a.chunks)-1]
-		cut := min(d, c.size)
-		if err := unix.MunmapPtr(unsafe.Add(c.addr, c.size-cut), cut); err != nil {
-			return fmt.Errorf("unmapping %d bytes: %w", cut, err)
+	for i := len(a.chunks) - 1; d > 0 && i >= 0; i-- {
+		c := &a.chunks[i]
+		cut := min(d, c.used)
+		if cut == 0 {
+			continue
 		}
-		c.size -= cut
-		if c.size == 0 {
-			a.chunks = a.chunks[:len(a.chunks)-1]
+		if err := unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(c.addr, c.used-cut)), cut), unix.MADV_DONTNEED); err != nil {
+			return fmt.Errorf("returning %d bytes: %w", cut, err)
 		}
+		c.used -= cut
 		a.size -= int64(cut)
 		d -= cut
 	}
 	return nil
 }
 
-// Free returns all memory to the kernel.
-func (a *arena) Free() error { return a.shrink(uintptr(a.size)) }
+// Free returns all memory to the kernel and unmaps the arena. An munmap
+// that fails with ENOMEM (the mapping had merged with a neighbour and
+// would need splitting, at the limit) is not an error: the pages are
+// already back, and the mapping goes when the process exits.
+func (a *arena) Free() error {
+	if err := a.shrink(uintptr(a.size)); err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range a.chunks {
+		if err := unix.MunmapPtr(c.addr, c.size); err != nil && !errors.Is(err, unix.ENOMEM) {
+			errs = append(errs, fmt.Errorf("unmapping %d bytes: %w", c.size, err))
+		}
+	}
+	a.chunks = nil
+	return errors.Join(errs...)
+}

@@ -17,3 +17,5 @@ func (a *arena) Resize(n int64) error {
 }
 
 func (a *arena) Free() error { return nil }
+
+func (a *arena) Reserve(n int64) error { return nil }

@@ -1,0 +1,71 @@
+//go:build linux
+
+package memtool
+
+import (
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestArenaKeepsItsMapping: after Reserve the curve grows and shrinks in
+// the one mapping (no mmap or munmap while it runs, which fail at a
+// cgroup's limit under the OOM hold); what a shrink returns is no longer
+// resident, what stays is; a grow past the reservation maps one more
+// chunk; Free unmaps everything.
+func TestArenaKeepsItsMapping(t *testing.T) {
+	const mib = 1 << 20
+	a := newArena()
+	t.Cleanup(func() { _ = a.Free() })
+	if err := a.Reserve(8 * mib); err != nil {
+		t.Fatal(err)
+	}
+	resident := func(from, to uintptr) (n int) {
+		c := a.chunks[0]
+		vec := make([]byte, (to-from)/a.page)
+		if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Add(c.addr, from)), to-from, uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+			t.Fatal(e)
+		}
+		for _, v := range vec {
+			n += int(v & 1)
+		}
+		return n
+	}
+	pages := func(b uintptr) int { return int(b / a.page) }
+	if got := resident(0, 8*mib); got != 0 {
+		t.Fatalf("%d pages resident after Reserve, want 0", got)
+	}
+	for _, step := range []struct{ size, stillThere int64 }{{6 * mib, 6 * mib}, {1 * mib, 1 * mib}, {5 * mib, 5 * mib}} {
+		if err := a.Resize(step.size); err != nil {
+			t.Fatal(err)
+		}
+		if a.Size() != step.size || len(a.chunks) != 1 {
+			t.Fatalf("Resize(%d): size %d in %d mappings, want one mapping", step.size, a.Size(), len(a.chunks))
+		}
+		if got, want := resident(0, uintptr(step.size)), pages(uintptr(step.stillThere)); got != want {
+			t.Fatalf("Resize(%d): %d pages resident below the size, want %d", step.size, got, want)
+		}
+		if got := resident(uintptr(step.size), 8*mib); got != 0 {
+			t.Fatalf("Resize(%d): %d pages resident above the size, want 0", step.size, got)
+		}
+	}
+	if err := a.Resize(10 * mib); err != nil {
+		t.Fatal(err)
+	}
+	if a.Size() != 10*mib || len(a.chunks) != 2 || a.chunks[1].used != 2*mib {
+		t.Fatalf("grow past the reservation: size %d, %d mappings", a.Size(), len(a.chunks))
+	}
+	if err := a.Resize(3 * mib); err != nil {
+		t.Fatal(err)
+	}
+	if a.chunks[1].used != 0 || a.chunks[0].used != 3*mib {
+		t.Fatalf("shrink from the second mapping into the first: used %d and %d", a.chunks[0].used, a.chunks[1].used)
+	}
+	if err := a.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if a.Size() != 0 || len(a.chunks) != 0 {
+		t.Fatalf("after Free: size %d, %d mappings", a.Size(), len(a.chunks))
+	}
+}
