@@ -30,6 +30,20 @@ import (
 // once the domain is out of OOM. A kill is delayed, never avoided by
 // relabelling: every kill still counts as an OOM event.
 //
+// What waits under v1's hold is a page fault taken in user mode: the
+// faulting task sleeps in the kernel's OOM wait (mem_cgroup_oom_synchronize).
+// Memory the kernel charges inside a system call does not wait: with
+// oom_kill_disable the charge fails, and the call returns ENOMEM (or
+// ENOBUFS). At the budget, live, that is mmap and munmap (a new or split
+// VMA), fork and clone, unshare (runc's "failed to unshare remaining
+// namespaces: No buffer space available"), and mkdir of a cgroup (runc's
+// "unable to apply cgroup configuration: ... cannot allocate memory", so
+// a sandbox cannot start in a held domain at its budget); a tool that
+// allocates through such calls sees an error where, without the hold,
+// the OOM killer would have made room. The replay's memory tool grows by
+// page faults for this reason (internal/memtool's arena), as most
+// allocators do between their mmaps.
+//
 // The two kernels hold differently, and the machine steps both alike. On
 // v1 the allocating task sleeps in the kernel's OOM wait and under_oom
 // says so. On v2 the kernel only throttles a task above memory.high (an
