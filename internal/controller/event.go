@@ -27,7 +27,7 @@ const (
 	EventBoundary       = "boundary"        // an action-done boundary was labelled; Restartable, Reason
 	EventTeardown       = "teardown"        // an idle sandbox was captured and destroyed; BytesCaptured, StateBytes, WorkingSetBytes, DurationS
 	EventRemat          = "rematerialize"   // a torn-down sandbox was rebuilt; DurationS
-	EventHold           = "oom_hold"        // the domain's OOM hold began, resolved or was released to the OOM killer; Reason, DurationS
+	EventHold           = "oom_hold"        // the domain's OOM hold began, resolved, was released to the OOM killer or preempted an action (Reason, DurationS), or, every 10 s of a long wait, what kept it waiting (Reason "waiting: progress by cpu|resting ID", Sandbox)
 	EventPageOut        = "page_out"        // an idle sandbox was frozen and paged out to swap; PagedBytes, FreedBytes, WorkingSetBytes, DurationS
 	EventPageIn         = "page_in"         // a paged-out sandbox was paged back in and thawed; PagedBytes, DurationS, Reason (demand or prefetch)
 	EventThawDeferred   = "thaw_deferred"   // a paged-out sandbox the policy let run stays frozen until all of its memory can come back (the domain at its budget); once per page-out, however often retried; Error
