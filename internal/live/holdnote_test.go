@@ -10,8 +10,9 @@ import (
 )
 
 // TestHoldProgressNoted: a wait under the OOM hold that goes on because
-// something counts as progress logs what, once per holdNoteEvery; a step
-// that changes the hold's state starts the count over.
+// something counts as progress logs what, once per holdNoteEvery; any
+// step with a hold action (a state change, or a preemption) starts the
+// count over.
 func TestHoldProgressNoted(t *testing.T) {
 	clk := clocktest.NewManual(time.Time{})
 	var got []controller.Event

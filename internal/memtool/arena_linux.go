@@ -41,8 +41,10 @@ type chunk struct {
 // MADV_DONTNEED and unmapped by Free.
 type arena struct {
 	page   uintptr
-	chunks []chunk
-	size   int64 // resident bytes: the sum of the chunks' used
+	chunks []chunk // full ones first, then at most one partly used, then empty ones
+	size   int64   // resident bytes: the sum of the chunks' used
+	// done, when closed, ends mapChunk's retries (RunResult's context).
+	done <-chan struct{}
 }
 
 // mmapRetryFor bounds the retries of an mmap that failed with ENOMEM or
@@ -57,7 +59,8 @@ func (a *arena) Size() int64 { return a.size }
 
 // Reserve maps n bytes (rounded up to a page) for the curve to grow into,
 // so that it need not map while it runs; nothing becomes resident. It does
-// nothing once the arena has a mapping.
+// nothing once the arena has a mapping. On failure the arena stays usable
+// and grows by mapping as it goes.
 func (a *arena) Reserve(n int64) error {
 	if n <= 0 || len(a.chunks) > 0 {
 		return nil
@@ -84,14 +87,21 @@ func (a *arena) Resize(n int64) error {
 	return nil
 }
 
+// grow writes d more bytes, into the first chunk with room (shrink empties
+// chunks from the last, so the used ones stay a prefix), mapping a new
+// chunk only when every chunk is full.
 func (a *arena) grow(d uintptr) error {
+	i := 0
 	for d > 0 {
-		if len(a.chunks) == 0 || a.chunks[len(a.chunks)-1].used == a.chunks[len(a.chunks)-1].size {
+		for i < len(a.chunks) && a.chunks[i].used == a.chunks[i].size {
+			i++
+		}
+		if i == len(a.chunks) {
 			if err := a.mapChunk(d); err != nil {
 				return err
 			}
 		}
-		c := &a.chunks[len(a.chunks)-1]
+		c := &a.chunks[i]
 		n := min(d, c.size-c.used)
 		b := unsafe.Slice((*byte)(unsafe.Add(c.addr, c.used)), n)
 		for i := uintptr(0); i < n; i += a.page {
@@ -111,13 +121,23 @@ func (a *arena) mapChunk(d uintptr) error {
 	for {
 		p, err := unix.MmapPtr(-1, 0, nil, d, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 		if err == nil {
+			// Page by page, as the curve asks: a transparent huge page
+			// would make up to 2 MiB resident past Size (THP "always"),
+			// and khugepaged could fill in what the curve has not reached.
+			_ = unix.Madvise(unsafe.Slice((*byte)(p), d), unix.MADV_NOHUGEPAGE)
 			a.chunks = append(a.chunks, chunk{addr: p, size: d})
 			return nil
 		}
 		if !errors.Is(err, unix.ENOMEM) && !errors.Is(err, unix.EAGAIN) || time.Now().After(deadline) {
 			return fmt.Errorf("mapping %d bytes: %w", d, err)
 		}
-		time.Sleep(wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-a.done:
+			t.Stop()
+			return fmt.Errorf("mapping %d bytes: %w (gave up retrying: interrupted)", d, err)
+		}
 		wait = min(2*wait, 100*time.Millisecond)
 	}
 }

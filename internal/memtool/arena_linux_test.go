@@ -13,7 +13,8 @@ import (
 // the one mapping (no mmap or munmap while it runs, which fail at a
 // cgroup's limit under the OOM hold); what a shrink returns is no longer
 // resident, what stays is; a grow past the reservation maps one more
-// chunk; Free unmaps everything.
+// chunk, and a regrow after a shrink fills the mappings it has before
+// mapping again; Free unmaps everything.
 func TestArenaKeepsItsMapping(t *testing.T) {
 	const mib = 1 << 20
 	a := newArena()
@@ -61,6 +62,12 @@ func TestArenaKeepsItsMapping(t *testing.T) {
 	}
 	if a.chunks[1].used != 0 || a.chunks[0].used != 3*mib {
 		t.Fatalf("shrink from the second mapping into the first: used %d and %d", a.chunks[0].used, a.chunks[1].used)
+	}
+	if err := a.Resize(10 * mib); err != nil { // regrow: fills the first mapping, then the second
+		t.Fatal(err)
+	}
+	if len(a.chunks) != 2 || a.chunks[0].used != 8*mib || a.chunks[1].used != 2*mib {
+		t.Fatalf("regrow: %d mappings, used %d and %d; want the same two, full", len(a.chunks), a.chunks[0].used, a.chunks[1].used)
 	}
 	if err := a.Free(); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@
 package memtool
 
 // arena is unsupported off Linux: every Resize above zero fails.
-type arena struct{}
+type arena struct{ done <-chan struct{} }
 
 func newArena() *arena { return &arena{} }
 

@@ -36,27 +36,28 @@ func blockedTasks(procRoot string, pids []int) int {
 }
 
 // hangState describes, for the log, where a sandbox whose executor does
-// not answer is stuck: whether its group is frozen, and each of its
-// processes' threads by state with the kernel function the first of them
-// sleeps in (<procRoot>/PID/task/TID/wchan), e.g. "frozen=false procs=2
-// 1:[S ep_poll S futex_wait_queue] 7:[D mem_cgroup_oom_synchronize]".
-// Unreadable parts are left out.
+// not answer is stuck: whether its group is frozen, and its processes'
+// threads (up to 8 processes, 4 threads each), each by state and the
+// kernel function it sleeps in (<procRoot>/PID/task/TID/wchan), e.g.
+// "frozen=false procs=2 1:[S ep_poll, S futex_wait_queue]
+// 7:[D mem_cgroup_oom_synchronize]". Unreadable parts are left out.
 func (bx *box) hangState() string {
-	var b strings.Builder
+	var parts []string
 	if f, err := bx.group.Frozen(); err == nil {
-		fmt.Fprintf(&b, "frozen=%t", f)
+		parts = append(parts, fmt.Sprintf("frozen=%t", f))
 	}
 	pids, err := bx.group.Pids()
 	if err != nil {
-		return b.String()
+		return strings.Join(parts, " ")
 	}
-	fmt.Fprintf(&b, " procs=%d", len(pids))
+	var b strings.Builder
+	b.WriteString(strings.Join(append(parts, fmt.Sprintf("procs=%d", len(pids))), " "))
 	for i, pid := range pids {
 		if i == 8 {
 			b.WriteString(" ...")
 			break
 		}
-		fmt.Fprintf(&b, " %d:[%s]", pid, strings.Join(threadStates(bx.procRoot, pid, 4), " "))
+		fmt.Fprintf(&b, " %d:[%s]", pid, strings.Join(threadStates(bx.procRoot, pid, 4), ", "))
 	}
 	return b.String()
 }

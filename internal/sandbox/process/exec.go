@@ -204,8 +204,9 @@ func (bx *box) roundTrip(ctx context.Context, req request, sc *toolScope, before
 		case <-deadline:
 			deadline = nil
 			timedOut = ctxErr == nil
+			state := bx.hangState() // where it is stuck, before the kill changes it
 			n, err := bx.killAction(before)
-			bx.log.Warn("action past its deadline killed from outside", "seq", req.Seq, "procs", n, "err", err, "sandbox_state", bx.hangState())
+			bx.log.Warn("action past its deadline killed from outside", "seq", req.Seq, "procs", n, "err", err, "sandbox_state", state)
 			t := time.NewTimer(answerGrace)
 			defer t.Stop()
 			answer = t.C
