@@ -11,22 +11,13 @@ import (
 // thread of each process is read, not only the main one, and processes
 // that are gone are skipped.
 func TestBlockedTasks(t *testing.T) {
-	root := t.TempDir()
-	for path, stat := range map[string]string{
-		"10/task/10/stat": "10 (memtool) S 1 10 10 0 -1",
-		"10/task/11/stat": "11 (memtool) D 1 10 10 0 -1", // the allocating thread, in the OOM wait
-		"10/task/12/stat": "12 (mem tool) (x) D 1 10 10 0 -1",
-		"20/task/20/stat": "20 (sleep) S 10 10 10 0 -1",
-		"30/task/30/stat": "30 (sh) R 1 30 30 0 -1",
-	} {
-		p := filepath.Join(root, path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(stat+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := fakeProc(t, map[string]string{
+		"10/task/10/stat": "10 (memtool) S 1 10 10 0 -1\n",
+		"10/task/11/stat": "11 (memtool) D 1 10 10 0 -1\n", // the allocating thread, in the OOM wait
+		"10/task/12/stat": "12 (mem tool) (x) D 1 10 10 0 -1\n",
+		"20/task/20/stat": "20 (sleep) S 10 10 10 0 -1\n",
+		"30/task/30/stat": "30 (sh) R 1 30 30 0 -1\n",
+	})
 	for _, tc := range []struct {
 		name string
 		pids []int
@@ -48,8 +39,7 @@ func TestBlockedTasks(t *testing.T) {
 // function each sleeps in, at most max of them; a wchan of "0" (a running
 // thread) or none is left out.
 func TestThreadStates(t *testing.T) {
-	root := t.TempDir()
-	for path, body := range map[string]string{
+	root := fakeProc(t, map[string]string{
 		"10/task/10/stat":  "10 (init) S 0 10 10 0 -1",
 		"10/task/10/wchan": "ep_poll",
 		"10/task/11/stat":  "11 (init) D 0 10 10 0 -1",
@@ -57,7 +47,22 @@ func TestThreadStates(t *testing.T) {
 		"10/task/12/stat":  "12 (init) R 0 10 10 0 -1",
 		"10/task/12/wchan": "0",
 		"10/task/13/stat":  "13 (init) S 0 10 10 0 -1",
-	} {
+	})
+	got := strings.Join(threadStates(root, 10, 3), "|")
+	if want := "S ep_poll|D mem_cgroup_oom_synchronize|R|..."; got != want {
+		t.Fatalf("threadStates = %q, want %q", got, want)
+	}
+	if got := threadStates(root, 99, 3); got != nil {
+		t.Fatalf("gone process: %q", got)
+	}
+}
+
+// fakeProc writes files (path under the root: content) into a temporary
+// directory standing for /proc and returns it.
+func fakeProc(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for path, body := range files {
 		p := filepath.Join(root, path)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -66,11 +71,5 @@ func TestThreadStates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := strings.Join(threadStates(root, 10, 3), "|")
-	if want := "S ep_poll|D mem_cgroup_oom_synchronize|R|..."; got != want {
-		t.Fatalf("threadStates = %q, want %q", got, want)
-	}
-	if got := threadStates(root, 99, 3); got != nil {
-		t.Fatalf("gone process: %q", got)
-	}
+	return root
 }
