@@ -41,7 +41,7 @@ func runExecutorChannel() int {
 	}
 	prewarmThreads(executorThreads)
 	ch := os.NewFile(channelFd, "tenon-channel")
-	return runExecutor(heldReader{ch}, heldWriter{ch})
+	return runExecutor(heldReader{ch}, heldWriter{w: ch})
 }
 
 // executorThreads is how many OS threads the executor makes before it
@@ -75,6 +75,7 @@ func runExecutor(in io.Reader, out io.Writer) int {
 		reaper:  newReaper(),
 		baseEnv: actionEnv(os.Environ()),
 		out:     json.NewEncoder(out),
+		lost:    exitLost,
 	}
 	if err := e.serve(in); err != nil {
 		fmt.Fprintf(os.Stderr, "tenon sandbox init: %v\n", err)
@@ -92,6 +93,21 @@ type executor struct {
 	cancel  chan struct{} // non-nil while an action runs
 	stopped bool
 	gate    chan bool // non-nil while a Gate action runs; true opens, false aborts
+	// lost is called when an action's result could not be sent: the
+	// host would wait for it until the action's deadline, with the
+	// sandbox idle and looking, to the OOM hold, like one resting at its
+	// peak (exitLost).
+	lost func(seq uint64, err error)
+}
+
+// exitLost ends the executor, and with it the sandbox, when a result
+// could not be sent: the host sees the sandbox die at once and fails the
+// attempt, where it would otherwise wait for the action's deadline
+// (120 s of a held domain live, every wait under the OOM hold kept open
+// by the idle sandbox meanwhile).
+func exitLost(seq uint64, err error) {
+	fmt.Fprintf(os.Stderr, "tenon sandbox init: the result of request %d could not be sent: %v\n", seq, err)
+	os.Exit(1)
 }
 
 // gateScript blocks on fd 3 until the host has placed the shell in the
@@ -144,7 +160,9 @@ func (e *executor) serve(in io.Reader) error {
 				e.mu.Lock()
 				e.cancel, e.gate = nil, nil
 				e.mu.Unlock()
-				_ = e.send(r)
+				if err := e.send(r); err != nil {
+					e.lost(req.Seq, err)
+				}
 			}()
 		case opOpen:
 			e.mu.Lock()
@@ -304,7 +322,7 @@ func (e *executor) openGate(seq uint64, nonce string, pid int, w *os.File, gate 
 	select {
 	case open := <-gate:
 		if open {
-			_, _ = heldWriter{w}.Write([]byte("go\n"))
+			_, _ = heldWriter{w: w}.Write([]byte("go\n"))
 		}
 	case <-cancel:
 	}

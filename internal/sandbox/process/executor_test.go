@@ -5,6 +5,7 @@ package process
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -136,5 +137,50 @@ func TestExecutorCancelAndBusy(t *testing.T) {
 	send(request{Op: opCancel})
 	if r := recv(); r.Seq != 1 || !r.Canceled || r.ExitCode != -1 {
 		t.Fatalf("canceled exec: %+v", r)
+	}
+}
+
+// failAfter accepts its first ok writes, then fails every write with err.
+type failAfter struct {
+	ok  int
+	err error
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.ok > 0 {
+		f.ok--
+		return len(p), nil
+	}
+	return 0, f.err
+}
+
+// TestExecutorLostResult: a result the executor cannot send is not
+// dropped silently (the host would wait for it until the action's
+// deadline): the executor's lost hook, which ends the sandbox, gets it.
+func TestExecutorLostResult(t *testing.T) {
+	inR, inW := io.Pipe()
+	lost := make(chan uint64, 1)
+	e := &executor{reaper: newReaper(), out: json.NewEncoder(&failAfter{ok: 1, err: syscall.EPIPE}),
+		lost: func(seq uint64, err error) {
+			if errors.Is(err, syscall.EPIPE) {
+				lost <- seq
+			}
+		}}
+	done := make(chan error, 1)
+	go func() { done <- e.serve(inR) }()
+	if err := json.NewEncoder(inW).Encode(request{Op: opExec, Seq: 7}); err != nil { // an empty command: fails before any process starts
+		t.Fatal(err)
+	}
+	select {
+	case seq := <-lost:
+		if seq != 7 {
+			t.Fatalf("lost the result of request %d, want 7", seq)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the unsendable result was dropped silently")
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -42,18 +43,44 @@ func (h heldReader) Read(p []byte) (int, error) {
 	}
 }
 
-// heldWriter retries EFAULT (see above) for what was not written yet.
-type heldWriter struct{ w io.Writer }
+// heldWriter retries EFAULT (see above) for what was not written yet,
+// and, for up to heldWriteFor, a write that failed for want of kernel
+// memory (ENOMEM, ENOBUFS, EAGAIN: the socket's buffer is kernel memory
+// the domain at its budget may refuse), continuing where it stopped, so
+// that a result line is never cut short and written again.
+type heldWriter struct {
+	w     io.Writer
+	sleep func(time.Duration) // nil: time.Sleep
+}
+
+// heldWriteFor bounds the retries of a write refused for want of kernel
+// memory; the host's action deadline bounds the wait anyway.
+const heldWriteFor = 30 * time.Second
 
 func (h heldWriter) Write(p []byte) (int, error) {
-	written := 0
-	for i := 0; ; i++ {
+	written, faults := 0, 0
+	var waited time.Duration
+	wait := time.Millisecond
+	for {
 		n, err := h.w.Write(p[written:])
 		written += n
-		if !errors.Is(err, syscall.EFAULT) || i == heldRetries {
+		switch {
+		case err == nil:
+			return written, nil
+		case errors.Is(err, syscall.EFAULT) && faults < heldRetries:
+			faults++
+			touchRead(p[written:])
+		case (errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.EAGAIN)) && waited < heldWriteFor:
+			sleep := h.sleep
+			if sleep == nil {
+				sleep = time.Sleep
+			}
+			sleep(wait)
+			waited += wait
+			wait = min(2*wait, 100*time.Millisecond)
+		default:
 			return written, err
 		}
-		touchRead(p[written:])
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // faultyRW fails its first faults calls with EFAULT, as a system call does
@@ -56,7 +57,7 @@ func TestHeldReaderRetriesEFAULT(t *testing.T) {
 
 func TestHeldWriterRetriesEFAULT(t *testing.T) {
 	f := &faultyRW{faults: 2, partial: 3}
-	n, err := heldWriter{f}.Write([]byte("result line\n"))
+	n, err := heldWriter{w: f}.Write([]byte("result line\n"))
 	if err != nil || n != 12 || f.out.String() != "result line\n" {
 		t.Fatalf("Write = %d, %v, wrote %q; want every byte once after two partial EFAULTs", n, err, f.out.String())
 	}
@@ -65,3 +66,46 @@ func TestHeldWriterRetriesEFAULT(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// refusingW fails its first refusals writes with err after taking partial
+// bytes, as a socket write does whose buffer the kernel could not
+// allocate; refusals < 0 refuses forever.
+type refusingW struct {
+	refusals, partial int
+	err               error
+	out               bytes.Buffer
+}
+
+func (f *refusingW) Write(p []byte) (int, error) {
+	if f.refusals != 0 {
+		f.refusals--
+		n := min(f.partial, len(p))
+		f.out.Write(p[:n])
+		return n, f.err
+	}
+	return f.out.Write(p)
+}
+
+// TestHeldWriterWaitsForKernelMemory: a write refused for want of kernel
+// memory is retried where it stopped, so the line arrives whole and once;
+// a refusal that lasts is given up after heldWriteFor of waits; another
+// error is returned at once.
+func TestHeldWriterWaitsForKernelMemory(t *testing.T) {
+	var slept time.Duration
+	sleep := func(d time.Duration) { slept += d }
+	f := &refusingW{refusals: 3, partial: 4, err: syscall.ENOBUFS}
+	n, err := heldWriter{w: f, sleep: sleep}.Write([]byte("result line\n"))
+	if err != nil || n != 12 || f.out.String() != "result line\n" {
+		t.Fatalf("Write = %d, %v, wrote %q; want every byte once after three refusals", n, err, f.out.String())
+	}
+	f = &refusingW{refusals: -1, err: syscall.ENOMEM}
+	slept = 0
+	if _, err := (heldWriter{w: f, sleep: sleep}).Write([]byte("x\n")); !errors.Is(err, syscall.ENOMEM) || slept < heldWriteFor || slept > heldWriteFor+time.Second {
+		t.Fatalf("a lasting refusal: %v after %v of waits, want ENOMEM after about %v", err, slept, heldWriteFor)
+	}
+	f = &refusingW{refusals: 1, err: syscall.EPIPE}
+	slept = 0
+	if _, err := (heldWriter{w: f, sleep: sleep}).Write([]byte("x\n")); !errors.Is(err, syscall.EPIPE) || slept != 0 {
+		t.Fatalf("EPIPE: %v after %v of waits, want it at once", err, slept)
+	}
+}
