@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -74,11 +75,16 @@ func (bx *box) watch() {
 }
 
 // readResults forwards the executor's messages until the channel closes.
+// A channel that fails otherwise is logged: no result can come after it,
+// and an exec then waits for its deadline.
 func (bx *box) readResults() {
 	dec := json.NewDecoder(bx.conn)
 	for {
 		var r response
 		if err := dec.Decode(&r); err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) && !bx.isDead() {
+				bx.log.Warn("executor channel unreadable: no more results from this sandbox", "err", err)
+			}
 			return
 		}
 		select {

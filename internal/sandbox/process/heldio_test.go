@@ -10,30 +10,42 @@ import (
 	"time"
 )
 
-// faultyRW fails its first faults calls with EFAULT, as a system call does
-// whose buffer the kernel could not fault in; a write may take part of
-// the buffer first.
+// faultyRW fails its first faults calls (every call if faults < 0) with
+// err, EFAULT when nil, as a system call does whose buffer the kernel
+// could not fault in (EFAULT) or whose kernel memory it could not
+// allocate (ENOBUFS, ENOMEM); a write may take part of the buffer first.
 type faultyRW struct {
 	faults  int
 	partial int // bytes a failing write takes before it fails
+	err     error
 	in      *bytes.Reader
 	out     bytes.Buffer
 }
 
+// fail reports whether this call fails, and with what.
+func (f *faultyRW) fail() (bool, error) {
+	if f.faults == 0 {
+		return false, nil
+	}
+	f.faults--
+	if f.err == nil {
+		return true, syscall.EFAULT
+	}
+	return true, f.err
+}
+
 func (f *faultyRW) Read(p []byte) (int, error) {
-	if f.faults > 0 {
-		f.faults--
-		return 0, syscall.EFAULT
+	if bad, err := f.fail(); bad {
+		return 0, err
 	}
 	return f.in.Read(p)
 }
 
 func (f *faultyRW) Write(p []byte) (int, error) {
-	if f.faults > 0 {
-		f.faults--
+	if bad, err := f.fail(); bad {
 		n := min(f.partial, len(p))
 		f.out.Write(p[:n])
-		return n, syscall.EFAULT
+		return n, err
 	}
 	return f.out.Write(p)
 }
@@ -67,25 +79,6 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// refusingW fails its first refusals writes with err after taking partial
-// bytes, as a socket write does whose buffer the kernel could not
-// allocate; refusals < 0 refuses forever.
-type refusingW struct {
-	refusals, partial int
-	err               error
-	out               bytes.Buffer
-}
-
-func (f *refusingW) Write(p []byte) (int, error) {
-	if f.refusals != 0 {
-		f.refusals--
-		n := min(f.partial, len(p))
-		f.out.Write(p[:n])
-		return n, f.err
-	}
-	return f.out.Write(p)
-}
-
 // TestHeldWriterWaitsForKernelMemory: a write refused for want of kernel
 // memory is retried where it stopped, so the line arrives whole and once;
 // a refusal that lasts is given up after heldWriteFor of waits; another
@@ -93,17 +86,17 @@ func (f *refusingW) Write(p []byte) (int, error) {
 func TestHeldWriterWaitsForKernelMemory(t *testing.T) {
 	var slept time.Duration
 	sleep := func(d time.Duration) { slept += d }
-	f := &refusingW{refusals: 3, partial: 4, err: syscall.ENOBUFS}
+	f := &faultyRW{faults: 3, partial: 4, err: syscall.ENOBUFS}
 	n, err := heldWriter{w: f, sleep: sleep}.Write([]byte("result line\n"))
 	if err != nil || n != 12 || f.out.String() != "result line\n" {
 		t.Fatalf("Write = %d, %v, wrote %q; want every byte once after three refusals", n, err, f.out.String())
 	}
-	f = &refusingW{refusals: -1, err: syscall.ENOMEM}
+	f = &faultyRW{faults: -1, err: syscall.ENOMEM}
 	slept = 0
 	if _, err := (heldWriter{w: f, sleep: sleep}).Write([]byte("x\n")); !errors.Is(err, syscall.ENOMEM) || slept < heldWriteFor || slept > heldWriteFor+time.Second {
 		t.Fatalf("a lasting refusal: %v after %v of waits, want ENOMEM after about %v", err, slept, heldWriteFor)
 	}
-	f = &refusingW{refusals: 1, err: syscall.EPIPE}
+	f = &faultyRW{faults: 1, err: syscall.EPIPE}
 	slept = 0
 	if _, err := (heldWriter{w: f, sleep: sleep}).Write([]byte("x\n")); !errors.Is(err, syscall.EPIPE) || slept != 0 {
 		t.Fatalf("EPIPE: %v after %v of waits, want it at once", err, slept)
