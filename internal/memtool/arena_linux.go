@@ -104,8 +104,8 @@ func (a *arena) grow(d uintptr) error {
 		c := &a.chunks[i]
 		n := min(d, c.size-c.used)
 		b := unsafe.Slice((*byte)(unsafe.Add(c.addr, c.used)), n)
-		for i := uintptr(0); i < n; i += a.page {
-			b[i] = byte((c.used+i)/a.page) | 1 // one byte per page, never zero: the page is really resident
+		for off := uintptr(0); off < n; off += a.page {
+			b[off] = byte((c.used+off)/a.page) | 1 // one byte per page, never zero: the page is really resident
 		}
 		c.used += n
 		a.size += int64(n)

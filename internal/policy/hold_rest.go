@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"maps"
 	"slices"
 	"time"
 
@@ -106,11 +105,12 @@ func (r *holdRest) resting(id string, since time.Time, period time.Duration) boo
 
 // anyResting returns a sandbox that runs an action (admitted, with
 // admission), was not frozen at the last gate step and rests at its peak
-// in the wait that began at since (the first by ID), "" when none does.
+// in the wait that began at since (the first in start order), "" when
+// none does.
 func (m *Machine) anyResting(since time.Time) string {
-	for _, id := range slices.Sorted(maps.Keys(m.runningSandboxes())) {
-		if !slices.Contains(m.frozen, id) && m.rest.resting(id, since, m.cfg.GateConfig.Period) {
-			return id
+	for _, a := range m.started {
+		if m.runsAction(a) && !slices.Contains(m.frozen, a.sandbox) && m.rest.resting(a.sandbox, since, m.cfg.GateConfig.Period) {
+			return a.sandbox
 		}
 	}
 	return ""
@@ -132,11 +132,17 @@ func (m *Machine) anyResting(since time.Time) string {
 func (m *Machine) runningSandboxes() map[string]bool {
 	run := make(map[string]bool, len(m.started))
 	for _, a := range m.started {
-		if a.act != nil && a.sandbox != "" && (m.adm == nil || a.admIdx >= 0) {
+		if m.runsAction(a) {
 			run[a.sandbox] = true
 		}
 	}
 	return run
+}
+
+// runsAction reports whether started agent a's sandbox runs an action
+// (admitted, with admission).
+func (m *Machine) runsAction(a *agentState) bool {
+	return a.act != nil && a.sandbox != "" && (m.adm == nil || a.admIdx >= 0)
 }
 
 // thawResting allows, in the gate's decision d, every denied sandbox that

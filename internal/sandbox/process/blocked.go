@@ -17,22 +17,35 @@ import (
 func blockedTasks(procRoot string, pids []int) int {
 	n := 0
 	for _, pid := range pids {
-		dir := filepath.Join(procRoot, strconv.Itoa(pid), "task")
-		tasks, err := os.ReadDir(dir)
+		eachThread(procRoot, pid, func(_, state string) bool {
+			if state == "D" {
+				n++
+			}
+			return true
+		})
+	}
+	return n
+}
+
+// eachThread calls f with each thread's directory (<procRoot>/PID/task/TID)
+// and state (the third field of its stat) until f returns false. Threads
+// and processes that exit meanwhile are skipped.
+func eachThread(procRoot string, pid int, f func(dir, state string) bool) {
+	dir := filepath.Join(procRoot, strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, t := range tasks {
+		td := filepath.Join(dir, t.Name())
+		b, err := os.ReadFile(filepath.Join(td, "stat"))
 		if err != nil {
 			continue
 		}
-		for _, t := range tasks {
-			b, err := os.ReadFile(filepath.Join(dir, t.Name(), "stat"))
-			if err != nil {
-				continue
-			}
-			if st, err := procfs.StatField(b, 3); err == nil && st == "D" {
-				n++
-			}
+		if st, err := procfs.StatField(b, 3); err == nil && !f(td, st) {
+			return
 		}
 	}
-	return n
 }
 
 // hangState describes, for the log, where a sandbox whose executor does
@@ -62,31 +75,20 @@ func (bx *box) hangState() string {
 	return b.String()
 }
 
-// threadStates returns "STATE WCHAN" for up to max threads of pid.
+// threadStates returns "STATE WCHAN" for up to max threads of pid, and
+// "..." after them when it has more.
 func threadStates(procRoot string, pid, max int) []string {
-	dir := filepath.Join(procRoot, strconv.Itoa(pid), "task")
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for _, t := range tasks {
+	eachThread(procRoot, pid, func(dir, st string) bool {
 		if len(out) == max {
 			out = append(out, "...")
-			break
+			return false
 		}
-		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		st, err := procfs.StatField(b, 3)
-		if err != nil {
-			continue
-		}
-		if w, err := os.ReadFile(filepath.Join(dir, t.Name(), "wchan")); err == nil && len(w) > 0 && string(w) != "0" {
+		if w, err := os.ReadFile(filepath.Join(dir, "wchan")); err == nil && len(w) > 0 && string(w) != "0" {
 			st += " " + string(w)
 		}
 		out = append(out, st)
-	}
+		return true
+	})
 	return out
 }
