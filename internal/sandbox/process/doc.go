@@ -87,7 +87,7 @@
 //     echoes; the host drops any message whose seq and nonce are not those
 //     of the exec it waits for.
 //
-// As pid 1 of the sandbox it reaps orphans (a blocking wait4, not
+// As pid 1 of the sandbox it reaps orphans (a blocking waitid, not
 // SIGCHLD) and, on a timeout or cancel, kills the action's process group.
 //
 // The executor survives its sandbox being paged out (PageOut) and thawed

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -337,7 +338,8 @@ func failed(msg string) response {
 
 // reaper collects the exit status of every child (as pid 1, also of every
 // orphan) and hands those of started actions to their waiters. It waits
-// for children in a blocking wait4, not on SIGCHLD (heldio_linux.go).
+// for children in a blocking waitid, not on SIGCHLD (heldio_linux.go;
+// waitChild).
 type reaper struct {
 	mu      sync.Mutex
 	waiters map[int]chan syscall.WaitStatus
@@ -373,11 +375,7 @@ func (r *reaper) start(path string, argv []string, attr *syscall.ProcAttr) (int,
 func (r *reaper) loop() {
 	for range r.started {
 		for {
-			var ws syscall.WaitStatus
-			pid, err := syscall.Wait4(-1, &ws, 0, nil)
-			if err == syscall.EINTR {
-				continue
-			}
+			pid, ws, err := waitChild(unix.P_ALL, 0)
 			if err != nil {
 				break
 			}
@@ -388,5 +386,80 @@ func (r *reaper) loop() {
 			}
 			r.mu.Unlock()
 		}
+	}
+}
+
+// childInfo is the kernel's siginfo_t as waitid fills it for a child
+// (SIGCHLD's fields, 64-bit layout).
+type childInfo struct {
+	signo, errno, code, _ int32
+	pid                   int32
+	uid                   uint32
+	status                int32
+	_                     [100]byte
+}
+
+// waitChild waits for a child that exited (idType and id as waitid's:
+// P_ALL, or P_PID and its pid), reaps it and returns its pid and status.
+//
+// It does not wait4: there the kernel reaps the child before it copies
+// the status out, and when that copy fails (EFAULT: under the v1 OOM
+// hold a kernel-mode fault on a paged-out page cannot charge memory,
+// heldio_linux.go) the child is gone and its pid is not returned either,
+// so the action's waiter waited for ever: the sandbox idle, no action
+// process left, its result never sent. Here waitid first reads the
+// child's pid and status without reaping it (WNOWAIT), retrying EFAULT
+// after touching its buffer, then reaps that child with no buffer to
+// copy to.
+func waitChild(idType, id int) (int, syscall.WaitStatus, error) {
+	var info childInfo
+	for faults := 0; ; {
+		err := waitid(idType, id, unsafe.Pointer(&info), unix.WEXITED|unix.WNOWAIT)
+		if err == nil {
+			break
+		}
+		if err == syscall.EFAULT && faults < heldRetries {
+			faults++
+			touchWrite(unsafe.Slice((*byte)(unsafe.Pointer(&info)), unsafe.Sizeof(info)))
+			continue
+		}
+		if err != syscall.EINTR {
+			return 0, 0, err
+		}
+	}
+	pid := int(info.pid)
+	for {
+		err := waitid(unix.P_PID, pid, nil, unix.WEXITED)
+		if err != syscall.EINTR {
+			if err != nil {
+				return 0, 0, fmt.Errorf("reaping %d: %w", pid, err)
+			}
+			break
+		}
+	}
+	return pid, waitStatus(info.code, info.status), nil
+}
+
+// waitid is the raw system call; info may be nil (Linux then copies
+// nothing out).
+func waitid(idType, id int, info unsafe.Pointer, options int) error {
+	_, _, errno := syscall.Syscall6(unix.SYS_WAITID, uintptr(idType), uintptr(id), uintptr(info), uintptr(options), 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// waitStatus is the wait4 status of a child waitid reported with code
+// and status (si_code, si_status).
+func waitStatus(code, status int32) syscall.WaitStatus {
+	const cldExited, cldDumped = 1, 3 // CLD_EXITED, CLD_DUMPED (CLD_KILLED is 2)
+	switch code {
+	case cldExited:
+		return syscall.WaitStatus((status & 0xff) << 8)
+	case cldDumped:
+		return syscall.WaitStatus(status&0x7f | 0x80)
+	default: // CLD_KILLED
+		return syscall.WaitStatus(status & 0x7f)
 	}
 }

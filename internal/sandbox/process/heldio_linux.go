@@ -114,7 +114,7 @@ func touchRead(p []byte) {
 
 // defaultSIGCHLD sets SIGCHLD back to SIG_DFL, which the Go runtime
 // replaced with its handler: a child's exit then delivers nothing (the
-// default action is to ignore it, without reaping, so wait4 still sees
+// default action is to ignore it, without reaping, so waitid still sees
 // the child).
 func defaultSIGCHLD() error {
 	var sa [4]uint64 // struct sigaction, zero: SIG_DFL, no flags, no mask

@@ -8,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // faultyRW fails its first faults calls (every call if faults < 0) with
@@ -100,5 +103,58 @@ func TestHeldWriterWaitsForKernelMemory(t *testing.T) {
 	slept = 0
 	if _, err := (heldWriter{w: f, sleep: sleep}).Write([]byte("x\n")); !errors.Is(err, syscall.EPIPE) || slept != 0 {
 		t.Fatalf("EPIPE: %v after %v of waits, want it at once", err, slept)
+	}
+}
+
+// forkChild starts sh -c script as a child of the test process that Go
+// does not wait for.
+func forkChild(t *testing.T, script string) int {
+	t.Helper()
+	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", script}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// TestWaitChildSurvivesEFAULT: wait4 reaps a child before it copies the
+// status out, so an EFAULT there loses the child (the executor's action
+// waiter waited for ever); waitChild peeks with WNOWAIT, and a peek that
+// fails leaves the child to be waited for again.
+func TestWaitChildSurvivesEFAULT(t *testing.T) {
+	bad, err := unix.Mmap(-1, 0, pageSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(bad)
+	badp := unsafe.Pointer(&bad[0])
+
+	lost := forkChild(t, "exit 7")
+	if _, _, errno := syscall.Syscall6(unix.SYS_WAIT4, uintptr(lost), uintptr(badp), 0, 0, 0, 0); errno != syscall.EFAULT {
+		t.Fatalf("wait4 into an unreadable page = %v, want EFAULT", errno)
+	}
+	if _, err := syscall.Wait4(lost, nil, syscall.WNOHANG, nil); err != syscall.ECHILD {
+		t.Fatalf("wait4 after its EFAULT = %v, want ECHILD (the child reaped and its status lost)", err)
+	}
+
+	for _, c := range []struct {
+		script string
+		check  func(syscall.WaitStatus) bool
+	}{
+		{"exit 7", func(ws syscall.WaitStatus) bool { return ws.Exited() && ws.ExitStatus() == 7 }},
+		{"kill -9 $$", func(ws syscall.WaitStatus) bool { return ws.Signaled() && ws.Signal() == syscall.SIGKILL }},
+	} {
+		pid := forkChild(t, c.script)
+		if err := waitid(unix.P_PID, pid, badp, unix.WEXITED|unix.WNOWAIT); err != syscall.EFAULT {
+			t.Fatalf("%s: waitid into an unreadable page = %v, want EFAULT", c.script, err)
+		}
+		got, ws, err := waitChild(unix.P_PID, pid)
+		if err != nil || got != pid || !c.check(ws) {
+			t.Errorf("%s: waitChild after a failed peek = %d, %#x (exited %v code %d, signal %v), %v; want %d",
+				c.script, got, uint32(ws), ws.Exited(), ws.ExitStatus(), ws.Signal(), err, pid)
+		}
+		if _, err := syscall.Wait4(pid, nil, syscall.WNOHANG, nil); err != syscall.ECHILD {
+			t.Errorf("%s: the child is still there after waitChild: %v", c.script, err)
+		}
 	}
 }
