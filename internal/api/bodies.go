@@ -18,8 +18,9 @@ import (
 // length is not announced) from Config.BodyMemory for as long as its
 // request runs, and a request that finds too little left is answered 503
 // with Retry-After at once. An exec's command is kept beyond its run only
-// in part (maxCommandKept, action.go). The daemon's own memory is reported in
-// /status and /metrics (daemon_memory_bytes); tenon serve bounds it with
+// in part (maxCommandKept, action.go). What the large bodies in flight
+// hold is reported in /status and /metrics (body_memory_bytes), the
+// daemon's own memory beside it (daemon_memory_bytes); tenon serve bounds it with
 // the Go runtime's soft limit (--daemon-memory).
 
 // largeBody is the body length from which a request counts against
@@ -40,6 +41,13 @@ func (g *bodyGate) acquire(n int64) bool {
 	}
 	g.used += n
 	return true
+}
+
+// inUse is the memory the large bodies in flight hold.
+func (g *bodyGate) inUse() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.used
 }
 
 func (g *bodyGate) release(n int64) {

@@ -54,6 +54,7 @@ func newMetrics(s *Server) *metrics {
 		return map[string]float64{PressureGreen: 0, PressureYellow: 1, PressureRed: 2}[pressureOf(s.cfg.Budget, avail)]
 	})
 	gauge("daemon_memory_bytes", "Memory the daemon's Go runtime holds from the OS (outside the budget).", func() float64 { return float64(daemonMemory()) })
+	gauge("body_memory_bytes", "Memory the large request bodies in flight hold of the body memory (a quarter of --daemon-memory); a request that finds too little left is answered 503.", func() float64 { return float64(s.bodies.inUse()) })
 	gauge("admitted_charge_bytes", "Admission charge of running actions.", func() float64 { return float64(s.charge.Load()) })
 	gauge("queued_agents", "Agents waiting for the policy to start them.", func() float64 { return float64(s.queuedAgents.Load()) })
 	gauge("queued_actions", "Actions waiting for admission.", func() float64 { return float64(s.queuedActions.Load()) })

@@ -38,7 +38,7 @@ func (s *Server) Status(ctx context.Context) Status {
 	st := Status{
 		Policy: s.cfg.Policy.Name(), BudgetBytes: s.cfg.Budget, ChargeBytes: s.charge.Load(),
 		QueuedAgents: int(s.queuedAgents.Load()), QueuedActions: int(s.queuedActions.Load()),
-		Running: int(s.running.Load()), DaemonMemory: daemonMemory(), Agents: []AgentStatus{},
+		Running: int(s.running.Load()), DaemonMemory: daemonMemory(), BodyMemory: s.bodies.inUse(), Agents: []AgentStatus{},
 	}
 	st.AvailableBytes = st.BudgetBytes
 	if d := s.cfg.Domain; d != nil {

@@ -146,8 +146,12 @@ type Status struct {
 	// without agent pacing (no admission).
 	AgentSlots *int `json:"agent_slots,omitempty"`
 	// DaemonMemory is what the daemon itself holds (outside the budget).
-	DaemonMemory int64         `json:"daemon_memory_bytes"`
-	Agents       []AgentStatus `json:"agents"`
+	DaemonMemory int64 `json:"daemon_memory_bytes"`
+	// BodyMemory is the share of Config.BodyMemory the large request
+	// bodies in flight hold (bodies.go): a request that finds too little
+	// left is answered 503.
+	BodyMemory int64         `json:"body_memory_bytes"`
+	Agents     []AgentStatus `json:"agents"`
 }
 
 // AgentStatus is one agent's line in Status.
