@@ -70,25 +70,34 @@ func (bx *box) hangState() string {
 			b.WriteString(" ...")
 			break
 		}
-		fmt.Fprintf(&b, " %d:[%s]", pid, strings.Join(threadStates(bx.procRoot, pid, 4), ", "))
+		fmt.Fprintf(&b, " %d:[%s]", pid, strings.Join(threadStates(bx.procRoot, pid), ", "))
 	}
 	return b.String()
 }
 
-// threadStates returns "STATE WCHAN" for up to max threads of pid, and
-// "..." after them when it has more.
-func threadStates(procRoot string, pid, max int) []string {
-	var out []string
+// threadStates returns pid's threads grouped by "STATE WCHAN" in the
+// order first seen, each with "xN" when N threads share it: every
+// thread is counted, so that one sleeping in the OOM wait
+// (mem_cgroup_oom_synchronize) among a Go process's idle ones shows.
+func threadStates(procRoot string, pid int) []string {
+	var order []string
+	count := map[string]int{}
 	eachThread(procRoot, pid, func(dir, st string) bool {
-		if len(out) == max {
-			out = append(out, "...")
-			return false
-		}
 		if w, err := os.ReadFile(filepath.Join(dir, "wchan")); err == nil && len(w) > 0 && string(w) != "0" {
 			st += " " + string(w)
 		}
-		out = append(out, st)
+		if count[st] == 0 {
+			order = append(order, st)
+		}
+		count[st]++
 		return true
 	})
+	out := make([]string, 0, len(order))
+	for _, st := range order {
+		if n := count[st]; n > 1 {
+			st = fmt.Sprintf("%s x%d", st, n)
+		}
+		out = append(out, st)
+	}
 	return out
 }

@@ -36,8 +36,8 @@ func TestBlockedTasks(t *testing.T) {
 }
 
 // TestThreadStates: a hung executor's threads are listed with the kernel
-// function each sleeps in, at most max of them; a wchan of "0" (a running
-// thread) or none is left out.
+// function each sleeps in, all of them, those alike counted together; a
+// wchan of "0" (a running thread) or none is left out.
 func TestThreadStates(t *testing.T) {
 	root := fakeProc(t, map[string]string{
 		"10/task/10/stat":  "10 (init) S 0 10 10 0 -1",
@@ -47,12 +47,14 @@ func TestThreadStates(t *testing.T) {
 		"10/task/12/stat":  "12 (init) R 0 10 10 0 -1",
 		"10/task/12/wchan": "0",
 		"10/task/13/stat":  "13 (init) S 0 10 10 0 -1",
+		"10/task/14/stat":  "14 (init) S 0 10 10 0 -1",
+		"10/task/14/wchan": "ep_poll",
 	})
-	got := strings.Join(threadStates(root, 10, 3), "|")
-	if want := "S ep_poll|D mem_cgroup_oom_synchronize|R|..."; got != want {
+	got := strings.Join(threadStates(root, 10), "|")
+	if want := "S ep_poll x2|D mem_cgroup_oom_synchronize|R|S"; got != want {
 		t.Fatalf("threadStates = %q, want %q", got, want)
 	}
-	if got := threadStates(root, 99, 3); got != nil {
+	if got := threadStates(root, 99); len(got) != 0 {
 		t.Fatalf("gone process: %q", got)
 	}
 }
