@@ -16,6 +16,12 @@ type Sample struct {
 	// task in v1's OOM wait sleeps so), -1 when the backend cannot tell;
 	// the OOM hold's progress signal reads it, the gate does not.
 	Blocked int
+	// Procs is the number of its tasks, its init included, 0 where the
+	// caller does not say (the simulator, which has no init). A sandbox
+	// running an action with nothing but its init left has finished the
+	// action and is sending its result; the OOM hold's progress signal
+	// reads it, the gate does not.
+	Procs int
 	// DemandCap, when HasCap is set, bounds the sandbox's projected demand:
 	// the growth still expected of its running action as action admission
 	// predicted it (predicted peak minus growth so far, at least the

@@ -36,6 +36,16 @@ import (
 // peak and then, during the wait, asks for one page more waits with no
 // growth and still counts as resting, and the hold waits until
 // HoldMaxWait or until another sandbox ends.
+//
+// A sandbox whose action has no process left but its init (gate.Sample.
+// Procs is 1) does not rest either: its action ended and its result is
+// on the way, so it frees nothing more by waiting, and at the v1 budget
+// the executor's write of that result can itself wait for memory (a
+// socket's buffers are kernel memory charged to the held domain, and
+// such a charge fails at the limit instead of waiting: the executor
+// retries it, sleeping, heldio_linux.go). Counted as resting it kept the
+// hold waiting for it while it waited for the hold: live, until the
+// action's timeout (60-120 s).
 
 // restLead is how many periods a sandbox's footprint must be flat (before
 // the wait began, where the growth history decides alone) for it to rest
@@ -56,6 +66,7 @@ type restSeen struct {
 	stall   time.Duration // its memory stall total at the previous sample
 	stalled bool          // a thread blocked, or the stall total advanced since the previous sample
 	known   bool          // the backend reports its threads' states (Blocked >= 0)
+	ended   bool          // nothing but its init runs (Procs 1): an action has ended, its result not yet received
 }
 
 // holdRest tracks the sandboxes for the signal.
@@ -72,7 +83,7 @@ func (r *holdRest) observe(now time.Time, smp []gate.Sample, waiting bool) {
 	for _, s := range smp {
 		p, ok := prev[s.ID]
 		cur := restSeen{mem: s.Footprint, base: s.Footprint, stall: s.MemStall,
-			stalled: s.Blocked > 0, known: s.Blocked >= 0}
+			stalled: s.Blocked > 0, known: s.Blocked >= 0, ended: s.Procs == 1}
 		if ok {
 			cur.grew = p.grew
 			if s.Footprint-p.mem >= restGrowth {
@@ -93,7 +104,7 @@ func (r *holdRest) observe(now time.Time, smp []gate.Sample, waiting bool) {
 func (r *holdRest) resting(id string, since time.Time, period time.Duration) bool {
 	s, ok := r.seen[id]
 	switch {
-	case !ok || s.stalled:
+	case !ok || s.stalled || s.ended:
 		return false
 	case s.known:
 		return s.grew.IsZero() || s.grew.Before(r.now.Add(-restLead*period))

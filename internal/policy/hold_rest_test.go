@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -21,12 +22,16 @@ func TestHoldRestSignal(t *testing.T) {
 		mem   []int64 // KiB at 0, 100, ... ms; the wait begins at the sixth
 		stall []int   // memory stall totals, ms (nil: 0, as on v1)
 		block int     // threads in D state at the last sample; -1: the backend cannot tell
+		procs int     // tasks at the last sample (0: not said)
 		want  bool    // resting at the last sample
 	}{
 		{name: "known: flat for two periods, nothing blocked: resting", mem: []int64{10, 30, 60, p, p, p, p, p}, want: true},
 		{name: "known: reached its peak as the wait began, flat since: resting", mem: []int64{10, 30, 60, 80, 90, p, p, p, p}, want: true},
 		{name: "known: reached its peak a period ago: not yet", mem: []int64{10, 30, 60, 80, 90, p, p, p + 8, p + 8}},
 		{name: "known: a thread in D state (v1's OOM wait): not resting", mem: []int64{p, p, p, p, p, p, p, p}, block: 1},
+		{name: "known: flat, nothing blocked, an action process left: resting", mem: []int64{p, p, p, p, p, p, p, p}, procs: 2, want: true},
+		{name: "known: flat, nothing blocked, its init alone (the action ended, its result on the way): not resting", mem: []int64{p, p, p, p, p, p, p, p}, procs: 1},
+		{name: "unknown: flat since long before the wait, its init alone: not resting", mem: []int64{p, p, p, p, p, p, p, p}, block: -1, procs: 1},
 		{name: "known: stalled on memory (v2 pressure): not resting", mem: []int64{p, p, p, p, p, p, p, p}, stall: []int{0, 0, 0, 0, 0, 5, 10, 20}},
 		{name: "known: stalled before, not since the last sample: resting", mem: []int64{p, p, p, p, p, p, p, p}, stall: []int{0, 0, 0, 0, 5, 20, 20, 20}, want: true},
 		{name: "known: grows during the wait: not resting", mem: []int64{p, p, p, p, p, p, p + 100, p + 200}},
@@ -50,6 +55,9 @@ func TestHoldRestSignal(t *testing.T) {
 					if tc.block < 0 || i == len(tc.mem)-1 {
 						s.Blocked = tc.block
 					}
+					if i == len(tc.mem)-1 {
+						s.Procs = tc.procs
+					}
 					smp = append(smp, s)
 				}
 				r.observe(now, smp, !now.Before(since.Add(period)))
@@ -66,7 +74,16 @@ func TestHoldRestSignal(t *testing.T) {
 // limit and waits (a thread in D state); the hold does not release while
 // a's action runs, and releases a timeout after a last rested, with b
 // still waiting. Without the signal (CPU alone) it released at 1.6 s.
+// Whether a's action is over (ActionDone) or only its processes are
+// (nothing but its init left, its result not yet received: at the v1
+// budget its write can wait for memory) makes no difference.
 func TestHoldWaitsForResting(t *testing.T) {
+	for _, ended := range []bool{false, true} {
+		t.Run(fmt.Sprintf("result pending %v", ended), func(t *testing.T) { holdWaitsForResting(t, ended) })
+	}
+}
+
+func holdWaitsForResting(t *testing.T, ended bool) {
 	const mib = 1 << 20
 	m := mustMachine(t, Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 1 << 30, Hold: time.Second})
 	for _, id := range []string{"a", "b"} {
@@ -75,10 +92,13 @@ func TestHoldWaitsForResting(t *testing.T) {
 			t.Fatalf("ActionReady %s: %v %v", id, ok, err)
 		}
 	}
-	smp := func(a, b int64, under bool) []gate.Sample {
-		s := []gate.Sample{{ID: "sb-a", Footprint: a * mib}, {ID: "sb-b", Footprint: b * mib}}
+	smp := func(a, b int64, under, aEnded bool) []gate.Sample {
+		s := []gate.Sample{{ID: "sb-a", Footprint: a * mib, Procs: 2}, {ID: "sb-b", Footprint: b * mib, Procs: 2}}
 		if under {
 			s[1].Blocked = 1 // b's allocating thread sleeps in the OOM wait
+		}
+		if aEnded {
+			s[0].Procs = 1
 		}
 		return s
 	}
@@ -101,17 +121,24 @@ func TestHoldWaitsForResting(t *testing.T) {
 		{3950, 96, 96, true, false, HoldNone},
 		{4000, 96, 96, true, false, HoldRelease}, // a timeout after a last rested
 	}
+	aEnded := false
 	for i, s := range steps {
 		if s.done {
-			if err := m.ActionDone(at(s.ms), "a", Done{Index: 0}); err != nil {
+			if ended {
+				aEnded = true
+			} else if err := m.ActionDone(at(s.ms), "a", Done{Index: 0}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		st := m.Sample(at(s.ms), Observation{Available: 1 << 29, Sandboxes: smp(s.a, s.b, s.under), UnderOOM: s.under})
+		st := m.Sample(at(s.ms), Observation{Available: 1 << 29, Sandboxes: smp(s.a, s.b, s.under, aEnded), UnderOOM: s.under})
 		if st.Hold != s.want {
 			t.Fatalf("step %d (t=%dms): %v, want %v", i, s.ms, st.Hold, s.want)
 		}
-		if by := "resting sb-a"; s.ms >= 1600 && s.ms < 3100 && st.HoldProgress != by {
+		by := "resting sb-a"
+		if s.ms < 1600 || s.ms >= 3100 {
+			by = ""
+		}
+		if s.ms >= 1600 && st.HoldProgress != by {
 			t.Errorf("step %d (t=%dms): progress %q, want %q", i, s.ms, st.HoldProgress, by)
 		}
 	}

@@ -189,11 +189,12 @@ func (b *Backend) Stats(_ context.Context, id string) (sandbox.Stats, error) {
 		return sandbox.Stats{}, err
 	}
 	m := bx.resident + bx.current
-	cpu := bx.cpu
+	cpu, procs := bx.cpu, 1 // its init
 	if !bx.since.IsZero() {
 		cpu += time.Since(bx.since)
+		procs++ // the running action
 	}
-	return sandbox.Stats{Memory: m, WorkingSet: m, Peak: bx.peak, OOMKills: bx.ooms, CPU: cpu, Procs: 1}, nil
+	return sandbox.Stats{Memory: m, WorkingSet: m, Peak: bx.peak, OOMKills: bx.ooms, CPU: cpu, Procs: procs}, nil
 }
 
 // Info describes a live sandbox.
