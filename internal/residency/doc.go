@@ -40,7 +40,8 @@
 //     implements WholePager thaws it only when all of its memory came
 //     back: otherwise it stays frozen (ErrThawDeferred; one
 //     EventThawDeferred per page-out, Metrics.ThawDeferrals counting the
-//     tries) and the gate asks again, since a process thawed with memory
+//     tries) and the gate asks again, tried after a backoff (250 ms
+//     doubling to 2 s: each try reads all of its pages back), since a process thawed with memory
 //     still out while the domain sits at its budget under the v1 OOM hold
 //     can die of SIGSEGV;
 //   - the pressure policy (policy.DecideReclaim, MayRematerialize; Table 1:

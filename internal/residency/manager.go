@@ -66,6 +66,11 @@ type agent struct {
 	// it; the retries emit none. Only set while pagedOut, and cleared
 	// wherever pagedOut is.
 	thawDeferred bool
+	// thawRetry is when the gate's next UnstallSandbox may try the page-in
+	// again after an incomplete one, thawBackoff the wait that set it
+	// (stall.go); both cleared with thawDeferred.
+	thawRetry   time.Time
+	thawBackoff time.Duration
 	// caches are the stat caches of the resident sandbox's writable layer
 	// and workspace (by artifact name), from its last extraction or
 	// capture, so the next capture reads only changed files. nil: none.

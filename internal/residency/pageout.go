@@ -111,6 +111,8 @@ func (m *Manager) pageInLocked(ctx context.Context, a *agent, predictive, whole 
 			a.thawDeferred = true
 			m.emit(Event{Kind: EventThawDeferred, Agent: a.info.ID, Sandbox: a.sandbox, Duration: st.Duration, Err: err})
 		}
+		a.thawBackoff = min(max(2*a.thawBackoff, thawBackoffMin), thawBackoffMax)
+		a.thawRetry = m.cfg.Clock.Now().Add(a.thawBackoff)
 		return fmt.Errorf("%w: %s: %w", ErrPageInFailed, a.info.ID, err)
 	}
 	if err != nil {
@@ -118,7 +120,7 @@ func (m *Manager) pageInLocked(ctx context.Context, a *agent, predictive, whole 
 		m.emit(Event{Kind: EventPageInFailed, Agent: a.info.ID, Sandbox: a.sandbox, Duration: st.Duration, Err: err})
 		return fmt.Errorf("%w: %s: %w", ErrPageInFailed, a.info.ID, err)
 	}
-	a.pagedOut, a.thawDeferred = false, false
+	a.pagedOut, a.thawDeferred, a.thawRetry, a.thawBackoff = false, false, time.Time{}, 0
 	if st.Bytes >= minRateSample && st.Duration > 0 {
 		m.pageInPerMiB.observe(time.Duration(float64(st.Duration) * (1 << 20) / float64(st.Bytes)))
 	}

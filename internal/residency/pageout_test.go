@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -308,8 +309,10 @@ func stalledInRed(t *testing.T) (e *env, p *fakePager, clk *clocktest.Manual, id
 // back (the domain at its budget under the v1 OOM hold) stays frozen and
 // stalled when the gate lets it run, UnstallSandbox reporting
 // ErrThawDeferred so that the caller does not thaw it and asks again; so
-// does one for which no lifecycle slot is free. Once its memory fits it
-// is paged in and thawed.
+// does one for which no lifecycle slot is free. The next try waits a
+// backoff (250 ms, doubling to 2 s): asked earlier, it stays deferred
+// without reading its pages. Once its memory fits it is paged in and
+// thawed.
 func TestGateThawDeferred(t *testing.T) {
 	ctx := context.Background()
 	e, p, clk, id, tick := stalledInRed(t)
@@ -322,9 +325,20 @@ func TestGateThawDeferred(t *testing.T) {
 	if !paged || !errors.Is(err, ErrThawDeferred) || !p.isFrozen(id) {
 		t.Fatalf("UnstallSandbox at the budget = %v, %v, frozen %v; want paged, ErrThawDeferred, still frozen", paged, err, p.isFrozen(id))
 	}
-	// The gate asks again every period: each try counts, one event says so.
+	// The gate asks again every period; within the backoff nothing is
+	// tried, after it each try counts, one event says so.
+	calls := len(p.callLog())
+	clk.Advance(200 * time.Millisecond)
+	if paged, err := e.m.UnstallSandbox(ctx, id); !paged || !errors.Is(err, ErrThawDeferred) || len(p.callLog()) != calls {
+		t.Fatalf("UnstallSandbox within the backoff = %v, %v, calls %v; want paged, ErrThawDeferred, no page-in", paged, err, p.callLog()[calls:])
+	}
+	clk.Advance(100 * time.Millisecond)
 	if paged, err := e.m.UnstallSandbox(ctx, id); !paged || !errors.Is(err, ErrThawDeferred) {
 		t.Fatalf("second UnstallSandbox at the budget = %v, %v; want paged, ErrThawDeferred", paged, err)
+	}
+	clk.Advance(300 * time.Millisecond) // the backoff is 500 ms now
+	if _, err := e.m.UnstallSandbox(ctx, id); !errors.Is(err, ErrThawDeferred) || !strings.Contains(err.Error(), "backing off") {
+		t.Fatalf("UnstallSandbox 300 ms after the second try = %v; want deferred, backing off", err)
 	}
 	if evs := e.events.kinds(EventThawDeferred); len(evs) != 1 || evs[0].Sandbox != id {
 		t.Errorf("thaw_deferred events = %+v, want one for %s", evs, id)
@@ -353,6 +367,7 @@ func TestGateThawDeferred(t *testing.T) {
 	p.pmu.Lock()
 	p.wholeErr = nil
 	p.pmu.Unlock()
+	clk.Advance(time.Second)
 	paged, err = e.m.UnstallSandbox(ctx, id)
 	for range held {
 		e.m.release()

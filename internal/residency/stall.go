@@ -94,6 +94,9 @@ func (m *Manager) UnstallSandbox(ctx context.Context, id string) (paged bool, er
 		}
 		return true, fmt.Errorf("%w: %s: %w", ErrThawDeferred, a.info.ID, err)
 	}
+	if now := m.cfg.Clock.Now(); now.Before(a.thawRetry) {
+		return restall(fmt.Errorf("backing off %s after an incomplete page-in", a.thawRetry.Sub(now).Round(time.Millisecond)))
+	}
 	if !m.tryAcquire() {
 		return restall(errors.New("no lifecycle slot free"))
 	}
@@ -104,6 +107,17 @@ func (m *Manager) UnstallSandbox(ctx context.Context, id string) (paged bool, er
 	}
 	return true, err
 }
+
+// After an incomplete page-in the gate's next request to let the sandbox
+// run waits thawBackoffMin, doubling with each incomplete one up to
+// thawBackoffMax: each try reads all of the sandbox's pages back while the
+// domain sits at its budget, where the reads only churn reclaim, and the
+// gate asks every control period. Memory freed meanwhile waits at most
+// thawBackoffMax for the sandbox.
+const (
+	thawBackoffMin = 250 * time.Millisecond
+	thawBackoffMax = 2 * time.Second
+)
 
 // unstall forgets a's stall (a.mu held).
 func (m *Manager) unstall(a *agent) {

@@ -95,6 +95,7 @@ func (m *Manager) teardownLocked(ctx context.Context, a *agent) (err error) {
 	m.log.Debug("teardown phases", "agent", a.info.ID, "capture+commit", tPark.Sub(tCapture),
 		"park", tDestroy.Sub(tPark), "destroy", time.Since(tDestroy), "written", got.written)
 	a.state, a.haveVerdict, a.caches, a.pagedOut, a.thawDeferred = stateAbsent, false, nil, false, false
+	a.thawRetry, a.thawBackoff = time.Time{}, 0
 	m.setSandbox(a, "")
 	if err := m.putAgent(a); err != nil {
 		// Recover treats "resident in the registry, sandbox gone, record
