@@ -157,14 +157,18 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 // sample's CPU times. A sandbox missing from one
 // sample (its stats read failed) keeps its previous time for the next. min
 // filters the odd wakeup of an idle process or of a task retrying reclaim
-// at the budget; a running tool uses far more.
+// at the budget; a running tool uses far more. A sandbox with nothing but
+// its init (Procs 1) does not count: no tool of it runs, and live its
+// executor, sending an action's result at the v1 budget, burned CPU in
+// the kernel's reclaim retrying the write, which kept the hold waiting
+// for the result while the result waited for the hold (hold_rest.go).
 func (m *Machine) progressed(smp []gate.Sample, min time.Duration) string {
 	prev := m.lastCPU
 	m.lastCPU = make(map[string]cpuSeen, len(smp))
 	moved := ""
 	for _, s := range smp {
 		m.lastCPU[s.ID] = cpuSeen{cpu: s.CPU}
-		if moved == "" && s.CPU-prev[s.ID].cpu >= max(min, 1) {
+		if moved == "" && s.Procs != 1 && s.CPU-prev[s.ID].cpu >= max(min, 1) {
 			moved = s.ID
 		}
 	}

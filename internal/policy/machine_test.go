@@ -350,11 +350,15 @@ func TestDemandCapWiring(t *testing.T) {
 // TestHoldProgress: the hold steps once per Sample; a sandbox that used at
 // least 5 % of a period of CPU since the last sample keeps it from being
 // released, the odd wakeup does not, and a sandbox missing from one
-// sample keeps its CPU time for the next.
+// sample keeps its CPU time for the next. Sandbox "z" has nothing but its
+// init and burns CPU all along (an executor retrying its result's write
+// at the budget): it never counts.
 func TestHoldProgress(t *testing.T) {
 	m := mustMachine(t, Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 1 << 30, Hold: time.Second})
+	var zCPU time.Duration
 	smp := func(cpu ...time.Duration) []gate.Sample {
-		var out []gate.Sample
+		zCPU += 30 * time.Millisecond
+		out := []gate.Sample{{ID: "z", Footprint: 1, CPU: zCPU, Procs: 1}}
 		for i, c := range cpu {
 			if c >= 0 {
 				out = append(out, gate.Sample{ID: string(rune('a' + i)), Footprint: 1, CPU: c})
