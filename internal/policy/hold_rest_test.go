@@ -202,3 +202,22 @@ func TestHoldThawsResting(t *testing.T) {
 		})
 	}
 }
+
+// TestAllowEnded: the gate's denial of a sandbox with nothing but its
+// init left is lifted (its executor must send the ended action's result);
+// one whose action still has a process, one whose task count is not known
+// and one the freezing hold holds stay denied.
+func TestAllowEnded(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 1 << 30, Hold: time.Second})
+	m.SetHoldFreeze()
+	m.freeze.held = []string{"held"}
+	ids := []string{"ended", "running", "unknown", "held"}
+	d := gate.Decision{Denied: slices.Clone(ids)}
+	for _, id := range ids {
+		d.Sandboxes = append(d.Sandboxes, gate.SandboxDecision{ID: id})
+	}
+	m.allowEnded(&d, []gate.Sample{{ID: "ended", Procs: 1}, {ID: "running", Procs: 2}, {ID: "unknown"}, {ID: "held", Procs: 1}})
+	if !slices.Equal(d.Permitted, []string{"ended"}) || !slices.Equal(d.Denied, []string{"running", "unknown", "held"}) || !d.Sandboxes[0].Allowed {
+		t.Fatalf("permitted %v, denied %v (ended allowed %v); want only the ended sandbox lifted", d.Permitted, d.Denied, d.Sandboxes[0].Allowed)
+	}
+}

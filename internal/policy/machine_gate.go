@@ -137,6 +137,7 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	if m.freeze != nil {
 		m.freeze.deny(&st.Gate)
 	}
+	m.allowEnded(&st.Gate, smp)
 	if m.hold != nil && m.hold.state == holdWaiting {
 		m.holdThawed += m.thawResting(&st.Gate)
 		if m.preempt {
@@ -184,4 +185,23 @@ func (m *Machine) progressed(smp []gate.Sample, min time.Duration) string {
 type cpuSeen struct {
 	cpu    time.Duration
 	missed bool // absent from the latest sample (kept for one more)
+}
+
+// allowEnded allows, in the gate's decision d, every denied sandbox that
+// has nothing but its init left (gate.Sample.Procs 1) and that the
+// freezing hold does not hold: no tool of it runs that could grow, and
+// frozen its executor cannot send the result of the action that just
+// ended, which the policy waits for (live, the gate froze one so until
+// the action's timeout).
+func (m *Machine) allowEnded(d *gate.Decision, smp []gate.Sample) {
+	for _, s := range smp {
+		if s.Procs != 1 || m.freeze != nil && slices.Contains(m.freeze.held, s.ID) {
+			continue
+		}
+		for i := range d.Sandboxes {
+			if sd := &d.Sandboxes[i]; sd.ID == s.ID && !sd.Allowed {
+				allow(d, sd)
+			}
+		}
+	}
 }
