@@ -35,6 +35,11 @@ type Sample struct {
 	HasCap    bool
 }
 
+// Ended reports whether nothing but the sandbox's init runs in it (Procs
+// 1): no tool of it runs, and one whose action the policy still counts as
+// running has finished it and is sending its result.
+func (s Sample) Ended() bool { return s.Procs == 1 }
+
 // Observation is one snapshot of the workload domain. Every decision of an
 // iteration uses the same snapshot and control timestamp.
 type Observation struct {

@@ -83,7 +83,7 @@ func (r *holdRest) observe(now time.Time, smp []gate.Sample, waiting bool) {
 	for _, s := range smp {
 		p, ok := prev[s.ID]
 		cur := restSeen{mem: s.Footprint, base: s.Footprint, stall: s.MemStall,
-			stalled: s.Blocked > 0, known: s.Blocked >= 0, ended: s.Procs == 1}
+			stalled: s.Blocked > 0, known: s.Blocked >= 0, ended: s.Ended()}
 		if ok {
 			cur.grew = p.grew
 			if s.Footprint-p.mem >= restGrowth {

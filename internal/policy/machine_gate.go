@@ -169,7 +169,7 @@ func (m *Machine) progressed(smp []gate.Sample, min time.Duration) string {
 	moved := ""
 	for _, s := range smp {
 		m.lastCPU[s.ID] = cpuSeen{cpu: s.CPU}
-		if moved == "" && s.Procs != 1 && s.CPU-prev[s.ID].cpu >= max(min, 1) {
+		if moved == "" && !s.Ended() && s.CPU-prev[s.ID].cpu >= max(min, 1) {
 			moved = s.ID
 		}
 	}
@@ -194,14 +194,21 @@ type cpuSeen struct {
 // ended, which the policy waits for (live, the gate froze one so until
 // the action's timeout).
 func (m *Machine) allowEnded(d *gate.Decision, smp []gate.Sample) {
+	var ended map[string]bool
 	for _, s := range smp {
-		if s.Procs != 1 || m.freeze != nil && slices.Contains(m.freeze.held, s.ID) {
-			continue
-		}
-		for i := range d.Sandboxes {
-			if sd := &d.Sandboxes[i]; sd.ID == s.ID && !sd.Allowed {
-				allow(d, sd)
+		if s.Ended() && (m.freeze == nil || !slices.Contains(m.freeze.held, s.ID)) {
+			if ended == nil {
+				ended = make(map[string]bool)
 			}
+			ended[s.ID] = true
+		}
+	}
+	if ended == nil {
+		return
+	}
+	for i := range d.Sandboxes {
+		if sd := &d.Sandboxes[i]; ended[sd.ID] && !sd.Allowed {
+			allow(d, sd)
 		}
 	}
 }
