@@ -9,7 +9,8 @@ import (
 
 // The OOM hold's progress signal. The hold is released once tasks have
 // waited its timeout with nothing progressing. A sandbox that uses CPU
-// progresses; so does one resting at its peak: it runs an action, is not
+// progresses, unless it is stalled on memory (Machine.progressed); so does
+// one resting at its peak: it runs an action, is not
 // frozen (by the gate or the freezing hold), its footprint has been flat
 // since before the wait began, and it is not stalled on memory. Such a
 // sandbox is a tool sleeping at its peak (a test run waiting for I/O or a

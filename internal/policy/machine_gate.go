@@ -52,7 +52,8 @@ func (m *Machine) Stats() MachineStats { return m.stats }
 
 // Sample is one gate period: the OOM hold steps with the domain's
 // under-OOM flag and whether any sandbox progressed since the last sample
-// (used at least 5 % of a period of CPU, or rests at its peak while its
+// (used at least 5 % of a period of CPU with no thread stalled on memory,
+// or rests at its peak while its
 // action runs: hold_rest.go; a deadlocked wait may preempt a victim
 // instead of releasing: hold_preempt.go), then the gate steps over the sandboxes, each
 // sandbox's projected demand capped by its admitted action's predicted
@@ -163,19 +164,33 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 // executor, sending an action's result at the v1 budget, burned CPU in
 // the kernel's reclaim retrying the write, which kept the hold waiting
 // for the result while the result waited for the hold (hold_rest.go).
+//
+// Nor does a sandbox stalled on memory (a thread blocked, or its v2 stall
+// total advancing: holdRest's stalled) at this sample or the previous
+// one: its CPU is not a tool's work but what the rest of it does while
+// the allocating thread waits. Live on v1, in a deadlock of two test runs
+// mid-ramp at a 2 GiB budget (haiku twice), every grower had a thread in
+// the OOM wait (mem_cgroup_oom_synchronize) for minutes, while its other
+// threads (the Go runtime's, the executor's) used 10-20 ms of CPU a
+// second, in bursts that passed min in one period or another: the hold
+// took that for progress and waited until the actions' timeout (200-240 s)
+// instead of preempting one of them after its timeout.
 func (m *Machine) progressed(smp []gate.Sample, min time.Duration) string {
 	prev := m.lastCPU
 	m.lastCPU = make(map[string]cpuSeen, len(smp))
 	moved := ""
 	for _, s := range smp {
-		m.lastCPU[s.ID] = cpuSeen{cpu: s.CPU}
-		if moved == "" && !s.Ended() && s.CPU-prev[s.ID].cpu >= max(min, 1) {
+		stalled := m.rest.seen[s.ID].stalled
+		m.lastCPU[s.ID] = cpuSeen{cpu: s.CPU, stalled: stalled}
+		p := prev[s.ID]
+		if moved == "" && !s.Ended() && !stalled && !p.stalled && s.CPU-p.cpu >= max(min, 1) {
 			moved = s.ID
 		}
 	}
 	for id, p := range prev {
 		if _, ok := m.lastCPU[id]; !ok && !p.missed {
-			m.lastCPU[id] = cpuSeen{cpu: p.cpu, missed: true}
+			p.missed = true
+			m.lastCPU[id] = p
 		}
 	}
 	return moved
@@ -183,8 +198,9 @@ func (m *Machine) progressed(smp []gate.Sample, min time.Duration) string {
 
 // cpuSeen is a sandbox's CPU time at the last sample that had it.
 type cpuSeen struct {
-	cpu    time.Duration
-	missed bool // absent from the latest sample (kept for one more)
+	cpu     time.Duration
+	stalled bool // stalled on memory at that sample
+	missed  bool // absent from the latest sample (kept for one more)
 }
 
 // allowEnded allows, in the gate's decision d, every denied sandbox that

@@ -397,6 +397,41 @@ func TestHoldProgress(t *testing.T) {
 	}
 }
 
+// TestHoldProgressStalled: a sandbox stalled on memory (a thread blocked,
+// or its v2 stall total advancing) at a sample or the one before does not
+// count as progress by CPU, however much CPU its other threads use: live
+// on v1, growers in the OOM wait burned CPU in bursts and kept a deadlocked
+// hold waiting until the actions' timeout.
+func TestHoldProgressStalled(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 1 << 30, Hold: time.Second})
+	ms := time.Millisecond
+	steps := []struct {
+		ms      int
+		cpu     time.Duration // a's CPU time
+		blocked int           // a's blocked threads
+		stall   time.Duration // a's memory stall total
+		want    HoldAction
+		by      string
+	}{
+		{0, 0, 1, 0, HoldBegan, ""},
+		{100, 20 * ms, 1, 0, HoldNone, ""},             // blocked now
+		{200, 40 * ms, 0, 0, HoldNone, ""},             // blocked at the previous sample
+		{300, 60 * ms, 0, 0, HoldNone, "cpu a"},        // two clean samples: progress
+		{400, 80 * ms, 0, 5 * ms, HoldNone, ""},        // its stall total advanced (v2)
+		{500, 100 * ms, 0, 5 * ms, HoldNone, ""},       // stalled at the previous sample
+		{600, 120 * ms, -1, 5 * ms, HoldNone, "cpu a"}, // the backend cannot tell, no stall: counts
+		{1500, 140 * ms, 1, 5 * ms, HoldNone, ""},
+		{1601, 160 * ms, 1, 5 * ms, HoldRelease, ""}, // a second with nothing but a stalled sandbox's CPU
+	}
+	for i, s := range steps {
+		smp := []gate.Sample{{ID: "a", Footprint: 1, CPU: s.cpu, Blocked: s.blocked, MemStall: s.stall}}
+		st := m.Sample(at(s.ms), Observation{Available: 1, Sandboxes: smp, UnderOOM: true})
+		if st.Hold != s.want || st.HoldProgress != s.by {
+			t.Fatalf("step %d (t=%dms): %v (progress %q), want %v (%q)", i, s.ms, st.Hold, st.HoldProgress, s.want, s.by)
+		}
+	}
+}
+
 func TestAgentCgroupGrants(t *testing.T) {
 	m := mustMachine(t, Config{Spec: Spec{Name: "agentcgroup", AgentCgroup: true}, HighMiB: 500, LowLimit: 100 << 20})
 	obs := &fakeObs{}
