@@ -100,8 +100,7 @@ type Stats struct {
 	MemStall time.Duration
 	// Blocked is the number of its threads in uninterruptible sleep
 	// (state D: cgroup v1's OOM wait, v2's memory.high throttling, disk
-	// waits); -1 where the backend cannot tell, as for a paused sandbox
-	// (a thread frozen by cgroup v1's freezer shows state D too).
+	// waits); -1 where the backend cannot tell.
 	Blocked int
 }
 

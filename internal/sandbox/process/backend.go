@@ -196,8 +196,7 @@ func (b *Backend) Resume(ctx context.Context, id string) error {
 	return nil
 }
 
-// Stats reads the sandbox's cgroup. Procs counts processes, init included;
-// Blocked is -1 (unknown) while the sandbox is paused.
+// Stats reads the sandbox's cgroup. Procs counts processes, init included.
 func (b *Backend) Stats(ctx context.Context, id string) (sandbox.Stats, error) {
 	bx, err := b.get(id)
 	if err != nil {
@@ -225,13 +224,6 @@ func (b *Backend) Stats(ctx context.Context, id string) (sandbox.Stats, error) {
 	}
 	st.Procs = len(pids)
 	st.Blocked = blockedTasks(b.procRoot(), pids)
-	if bx.paused.Load() {
-		// Frozen by Pause: on cgroup v1 every frozen thread shows state D
-		// (kernel 6.x), which says nothing of memory; counted, a frozen
-		// sandbox looked stuck at the limit to the OOM hold (never thawed
-		// as resting, a preemption victim though it asks for nothing).
-		st.Blocked = -1
-	}
 	return st, nil
 }
 

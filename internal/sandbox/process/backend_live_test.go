@@ -172,40 +172,6 @@ func TestProcsCountsLeftovers(t *testing.T) {
 	}
 }
 
-// TestStatsBlockedWhilePaused: a paused sandbox's Blocked is -1 (unknown),
-// not its frozen threads (cgroup v1's freezer shows them in state D on
-// kernel 6.x), and the count comes back once it is resumed.
-func TestStatsBlockedWhilePaused(t *testing.T) {
-	b, _ := liveBackend(t, 1<<30)
-	mustCreate(t, b, "blk")
-	r, err := b.Exec(liveCtx(t), "blk", sandbox.ExecRequest{Shell: "sleep 60 >/dev/null 2>&1 &", Background: true})
-	if err != nil || r.ExitCode != 0 {
-		t.Fatalf("background action: %+v %v", r, err)
-	}
-	blocked := func() int {
-		st, err := b.Stats(liveCtx(t), "blk")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st.Blocked
-	}
-	if n := blocked(); n != 0 {
-		t.Fatalf("running, Blocked = %d, want 0 (a sleeping shell is in S)", n)
-	}
-	if err := b.Pause(liveCtx(t), "blk"); err != nil {
-		t.Fatal(err)
-	}
-	if n := blocked(); n != -1 {
-		t.Fatalf("paused, Blocked = %d, want -1", n)
-	}
-	if err := b.Resume(liveCtx(t), "blk"); err != nil {
-		t.Fatal(err)
-	}
-	if n := blocked(); n != 0 {
-		t.Fatalf("resumed, Blocked = %d, want 0", n)
-	}
-}
-
 func TestExecCanceledByContext(t *testing.T) {
 	b, _ := liveBackend(t, 1<<30)
 	mustCreate(t, b, "cancel")
