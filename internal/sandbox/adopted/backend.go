@@ -141,7 +141,8 @@ func (b *Backend) Stats(_ context.Context, id string) (sandbox.Stats, error) {
 	if err != nil {
 		return sandbox.Stats{}, fmt.Errorf("stats of %s: %w", id, err)
 	}
-	st := sandbox.Stats{Memory: m.Usage + m.Swap, WorkingSet: m.WorkingSet, Peak: m.Peak, OOMKills: m.OOMKills}
+	st := sandbox.Stats{Memory: m.Usage + m.Swap, WorkingSet: m.WorkingSet, Peak: m.Peak, OOMKills: m.OOMKills,
+		Blocked: -1} // its threads' states are not read, as docker's
 	if cpu, err := c.group.CPUUsage(); err == nil {
 		st.CPU = cpu
 	}

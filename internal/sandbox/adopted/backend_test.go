@@ -81,6 +81,9 @@ func TestBackend(t *testing.T) {
 	if st.Memory != 1<<20 || st.Peak != 2<<20 || st.OOMKills != 2 {
 		t.Errorf("stats = %+v, want the cgroup's memory", st)
 	}
+	if st.Blocked != -1 {
+		t.Errorf("stats Blocked = %d, want -1: the backend does not read its threads' states, so it must not say none is blocked", st.Blocked)
+	}
 	if m, err := b.Memory("ctr1"); err != nil || m.Limit != 32<<20 || m.LimitHits != 4 {
 		t.Errorf("Memory = %+v, %v; want limit 32 MiB, 4 hits", m, err)
 	}
