@@ -10,8 +10,8 @@ import (
 // The OOM hold's progress signal. The hold is released once tasks have
 // waited its timeout with nothing progressing. A sandbox that uses CPU
 // progresses, unless it is stalled on memory (Machine.progressed); so does
-// one resting at its peak: it runs an action, is not
-// frozen (by the gate or the freezing hold), its footprint has been flat
+// one resting at its peak: it runs an action, is not frozen (by the gate
+// or the freezing hold), its footprint has been flat
 // since before the wait began, and it is not stalled on memory. Such a
 // sandbox is a tool sleeping at its peak (a test run waiting for I/O or a
 // timer, memtool's hold phase): it uses no CPU, yet its action will end and

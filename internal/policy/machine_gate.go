@@ -53,9 +53,9 @@ func (m *Machine) Stats() MachineStats { return m.stats }
 // Sample is one gate period: the OOM hold steps with the domain's
 // under-OOM flag and whether any sandbox progressed since the last sample
 // (used at least 5 % of a period of CPU with no thread stalled on memory,
-// or rests at its peak while its
-// action runs: hold_rest.go; a deadlocked wait may preempt a victim
-// instead of releasing: hold_preempt.go), then the gate steps over the sandboxes, each
+// or rests at its peak while its action runs: hold_rest.go; a deadlocked
+// wait may preempt a victim instead of releasing: hold_preempt.go), then
+// the gate steps over the sandboxes, each
 // sandbox's projected demand capped by its admitted action's predicted
 // remaining growth when admission is on (DemandCap).
 func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
