@@ -14,8 +14,15 @@ type Sample struct {
 	MemStall time.Duration
 	// Blocked is the number of its threads in uninterruptible sleep (a
 	// task in v1's OOM wait sleeps so), -1 when the backend cannot tell;
-	// the OOM hold's progress signal reads it, the gate does not.
+	// the OOM hold's progress signal reads it, the gate does not. 0
+	// when Frozen (since Linux 6.1 a frozen thread reports D too).
 	Blocked int
+	// Frozen reports whether the sandbox's cgroup is frozen: by the gate's
+	// denial, or paged out by residency and not let back yet. The OOM
+	// hold's progress signal reads it (a frozen sandbox neither progresses
+	// nor rests, and is stuck on memory only where the policy did not
+	// freeze it), the gate does not.
+	Frozen bool
 	// Procs is the number of its tasks, its init included, 0 where the
 	// caller does not say (the simulator, which has no init). A sandbox
 	// running an action with nothing but its init left has finished the

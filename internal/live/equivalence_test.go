@@ -31,7 +31,7 @@ type tapeHost struct {
 	avail  int64
 	mem    map[string]int64
 	cpu    map[string]time.Duration
-	kernel map[string]gate.Sample // each sandbox's MemStall and Blocked
+	kernel map[string]gate.Sample // each sandbox's MemStall, Blocked and Frozen
 	live   []string
 	under  bool
 	paused map[string]bool
@@ -111,7 +111,7 @@ func (h *tapeHost) Stats(_ context.Context, id string) (sandbox.Stats, error) {
 		return sandbox.Stats{}, sandbox.ErrNotFound
 	}
 	k := h.kernel[id]
-	return sandbox.Stats{Memory: m, CPU: h.cpu[id], MemStall: k.MemStall, Blocked: k.Blocked}, nil
+	return sandbox.Stats{Memory: m, CPU: h.cpu[id], MemStall: k.MemStall, Blocked: k.Blocked, Frozen: k.Frozen}, nil
 }
 func (h *tapeHost) Info(context.Context, string) (sandbox.Info, error) {
 	return sandbox.Info{}, sandbox.ErrNotFound

@@ -105,7 +105,7 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 				if err != nil {
 					continue // gone between listing and reading: the gate drops it
 				}
-				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU, MemStall: st.MemStall, Blocked: st.Blocked, Procs: st.Procs})
+				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU, MemStall: st.MemStall, Blocked: st.Blocked, Frozen: st.Frozen, Procs: st.Procs})
 			}
 		}
 		underOOM, above = false, false

@@ -106,6 +106,12 @@ func (m *Machine) stuck(id string) bool {
 	return ok && s.stalled || m.freeze != nil && slices.Contains(m.freeze.held, id)
 }
 
+// froze reports whether the policy froze sandbox id at the last step: the
+// gate denied it, or the freezing hold holds it.
+func (m *Machine) froze(id string) bool {
+	return slices.Contains(m.frozen, id) || m.freeze != nil && slices.Contains(m.freeze.held, id)
+}
+
 // notePreempted forgets preempted sandboxes whose action has ended.
 func (m *Machine) notePreempted() {
 	if len(m.preempted) == 0 {

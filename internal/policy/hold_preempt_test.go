@@ -29,6 +29,8 @@ func TestHoldPreempt(t *testing.T) {
 		preempt   bool
 		freeze    bool
 		calm      string // an attempt whose sandbox is not stuck: no thread blocked (it creeps, uses no CPU)
+		frozen    string // an attempt whose sandbox the gate froze the step before: frozen, no thread blocked
+		deferred  bool   // frozen is frozen though the gate let it run (residency's page-in deferred)
 		periods   []period
 		preempted uint64
 	}{
@@ -47,6 +49,12 @@ func TestHoldPreempt(t *testing.T) {
 		{name: "a younger sandbox that is not stuck is never the victim", preempt: true, calm: "c", periods: []period{
 			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "b"}, {6000, "", HoldRelease, ""},
 		}, preempted: 1},
+		{name: "a younger sandbox the gate froze is not stuck: never the victim", preempt: true, frozen: "c", periods: []period{
+			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "b"}, {6000, "", HoldRelease, ""},
+		}, preempted: 1},
+		{name: "a younger sandbox frozen though let run waits for memory: stuck, the victim", preempt: true, frozen: "c", deferred: true, periods: []period{
+			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "c"}, {6000, "", HoldPreempt, "b"},
+		}, preempted: 2},
 		{name: "the freezing hold keeps the others frozen and thaws the victim", preempt: true, freeze: true, periods: []period{
 			{0, "", HoldNone, ""}, {100, "", HoldBegan, ""}, {3100, "", HoldPreempt, "c"}, {3200, "", HoldNone, ""},
 		}, preempted: 1},
@@ -91,7 +99,18 @@ func TestHoldPreempt(t *testing.T) {
 					if id == tc.calm {
 						mem, blocked = mem+int64(p.ms)<<10, 0
 					}
-					smp = append(smp, gate.Sample{ID: "s" + id, Footprint: mem, Blocked: blocked})
+					s := gate.Sample{ID: "s" + id, Footprint: mem, Blocked: blocked}
+					if id == tc.frozen {
+						s.Blocked, s.Frozen = 0, true
+						// The gate's denial at the previous step froze it,
+						// or (deferred) it allowed it and residency did not
+						// thaw it.
+						m.frozen = slices.DeleteFunc(m.frozen, func(x string) bool { return x == s.ID })
+						if !tc.deferred {
+							m.frozen = append(m.frozen, s.ID)
+						}
+					}
+					smp = append(smp, s)
 				}
 				under := !tc.freeze || p.ms > 0
 				st := m.Sample(at(p.ms), Observation{Available: 0, Sandboxes: smp, UnderOOM: under, AboveHoldLine: under})

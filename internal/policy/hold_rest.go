@@ -47,6 +47,20 @@ import (
 // retries it, sleeping, heldio_linux.go). Counted as resting it kept the
 // hold waiting for it while it waited for the hold: live, until the
 // action's timeout (60-120 s).
+//
+// A frozen sandbox (gate.Sample.Frozen) does not rest: it cannot end its
+// action while frozen. Whether it is stuck on memory depends on who froze
+// it. One the policy froze (the gate's denial or the freezing hold, at the
+// previous step) waits for the policy, not for memory: it is not stalled,
+// so it is no preemption victim, and the gate's denial of it may be
+// lifted (thawResting). One frozen that the policy let run waits for
+// memory: residency paged it out and cannot page it back in until memory
+// frees (residency.ErrThawDeferred), so it counts as stalled, as the
+// simulator's sandbox waiting to fault its memory back in does. Before
+// backends told frozen threads apart (since Linux 6.1 the v1 freezer's
+// threads report state D), every sandbox the gate froze looked stuck on
+// memory: thawResting never lifted a denial live on v1, and a frozen
+// sandbox could be preempted.
 
 // restLead is how many periods a sandbox's footprint must be flat (before
 // the wait began, where the growth history decides alone) for it to rest
@@ -65,7 +79,8 @@ type restSeen struct {
 	base    int64         // footprint when the current wait began (or when first seen in it)
 	grew    time.Time     // last sample at which it grew by restGrowth since the previous one
 	stall   time.Duration // its memory stall total at the previous sample
-	stalled bool          // a thread blocked, or the stall total advanced since the previous sample
+	stalled bool          // a thread blocked, the stall total advanced since the previous sample, or frozen though the policy let it run
+	frozen  bool          // its cgroup is frozen (gate.Sample.Frozen)
 	known   bool          // the backend reports its threads' states (Blocked >= 0)
 	ended   bool          // nothing but its init runs (Procs 1): an action has ended, its result not yet received
 }
@@ -77,14 +92,16 @@ type holdRest struct {
 }
 
 // observe records one sample at now; waiting is whether the hold was
-// already waiting before this sample (bases are kept through a wait).
-func (r *holdRest) observe(now time.Time, smp []gate.Sample, waiting bool) {
+// already waiting before this sample (bases are kept through a wait), and
+// froze whether the policy froze a sandbox at the previous step.
+func (r *holdRest) observe(now time.Time, smp []gate.Sample, waiting bool, froze func(id string) bool) {
 	prev := r.seen
 	r.now, r.seen = now, make(map[string]restSeen, len(smp))
 	for _, s := range smp {
 		p, ok := prev[s.ID]
 		cur := restSeen{mem: s.Footprint, base: s.Footprint, stall: s.MemStall,
-			stalled: s.Blocked > 0, known: s.Blocked >= 0, ended: s.Ended()}
+			stalled: s.Blocked > 0 || s.Frozen && !froze(s.ID), frozen: s.Frozen,
+			known: s.Blocked >= 0, ended: s.Ended()}
 		if ok {
 			cur.grew = p.grew
 			if s.Footprint-p.mem >= restGrowth {
@@ -105,7 +122,7 @@ func (r *holdRest) observe(now time.Time, smp []gate.Sample, waiting bool) {
 func (r *holdRest) resting(id string, since time.Time, period time.Duration) bool {
 	s, ok := r.seen[id]
 	switch {
-	case !ok || s.stalled || s.ended:
+	case !ok || s.stalled || s.ended || s.frozen:
 		return false
 	case s.known:
 		return s.grew.IsZero() || s.grew.Before(r.now.Add(-restLead*period))

@@ -23,16 +23,23 @@ func TestHoldRestSignal(t *testing.T) {
 		stall []int   // memory stall totals, ms (nil: 0, as on v1)
 		block int     // threads in D state at the last sample; -1: the backend cannot tell
 		procs int     // tasks at the last sample (0: not said)
-		want  bool    // resting at the last sample
+		// frozen at the last sample: 0 not, 1 by the policy (the gate),
+		// 2 though the policy let it run (residency's page-in deferred)
+		frozen      int
+		want, stuck bool // resting, and stalled, at the last sample
 	}{
 		{name: "known: flat for two periods, nothing blocked: resting", mem: []int64{10, 30, 60, p, p, p, p, p}, want: true},
 		{name: "known: reached its peak as the wait began, flat since: resting", mem: []int64{10, 30, 60, 80, 90, p, p, p, p}, want: true},
 		{name: "known: reached its peak a period ago: not yet", mem: []int64{10, 30, 60, 80, 90, p, p, p + 8, p + 8}},
-		{name: "known: a thread in D state (v1's OOM wait): not resting", mem: []int64{p, p, p, p, p, p, p, p}, block: 1},
+		{name: "known: a thread in D state (v1's OOM wait): not resting", mem: []int64{p, p, p, p, p, p, p, p}, block: 1, stuck: true},
+		{name: "known: frozen by the gate: neither resting nor stuck", mem: []int64{p, p, p, p, p, p, p, p}, frozen: 1},
+		{name: "known: frozen by the gate, a thread in the OOM wait: stuck", mem: []int64{p, p, p, p, p, p, p, p}, frozen: 1, block: 1, stuck: true},
+		{name: "known: frozen though let run (page-in deferred): stuck", mem: []int64{p, p, p, p, p, p, p, p}, frozen: 2, stuck: true},
+		{name: "unknown: frozen by the gate: neither resting nor stuck", mem: []int64{10, p / 2, p, p, p, p, p, p}, block: -1, frozen: 1},
 		{name: "known: flat, nothing blocked, an action process left: resting", mem: []int64{p, p, p, p, p, p, p, p}, procs: 2, want: true},
 		{name: "known: flat, nothing blocked, its init alone (the action ended, its result on the way): not resting", mem: []int64{p, p, p, p, p, p, p, p}, procs: 1},
 		{name: "unknown: flat since long before the wait, its init alone: not resting", mem: []int64{p, p, p, p, p, p, p, p}, block: -1, procs: 1},
-		{name: "known: stalled on memory (v2 pressure): not resting", mem: []int64{p, p, p, p, p, p, p, p}, stall: []int{0, 0, 0, 0, 0, 5, 10, 20}},
+		{name: "known: stalled on memory (v2 pressure): not resting", mem: []int64{p, p, p, p, p, p, p, p}, stall: []int{0, 0, 0, 0, 0, 5, 10, 20}, stuck: true},
 		{name: "known: stalled before, not since the last sample: resting", mem: []int64{p, p, p, p, p, p, p, p}, stall: []int{0, 0, 0, 0, 5, 20, 20, 20}, want: true},
 		{name: "known: grows during the wait: not resting", mem: []int64{p, p, p, p, p, p, p + 100, p + 200}},
 		{name: "unknown: flat since long before the wait: resting", mem: []int64{10, p / 2, p, p, p, p, p, p}, block: -1, want: true},
@@ -56,14 +63,18 @@ func TestHoldRestSignal(t *testing.T) {
 						s.Blocked = tc.block
 					}
 					if i == len(tc.mem)-1 {
-						s.Procs = tc.procs
+						s.Procs, s.Frozen = tc.procs, tc.frozen > 0
 					}
 					smp = append(smp, s)
 				}
-				r.observe(now, smp, !now.Before(since.Add(period)))
+				froze := func(string) bool { return tc.frozen == 1 }
+				r.observe(now, smp, !now.Before(since.Add(period)), froze)
 			}
 			if got := r.resting("a", since, period); got != tc.want {
 				t.Fatalf("resting = %v, want %v", got, tc.want)
+			}
+			if got := r.seen["a"].stalled; got != tc.stuck {
+				t.Fatalf("stalled = %v, want %v", got, tc.stuck)
 			}
 		})
 	}
@@ -146,8 +157,9 @@ func holdWaitsForResting(t *testing.T, ended bool) {
 
 // TestHoldThawsResting: while tasks wait under the hold, the gate's
 // denial of a sandbox that rested at its peak before it was denied is
-// lifted; one that grew until it was denied, one running no action, one
-// the freezing hold holds and one with a blocked thread stay denied.
+// lifted (frozen since, as its sample says); one that grew until it was
+// denied, one running no action, one the freezing hold holds and one with
+// a blocked thread stay denied.
 func TestHoldThawsResting(t *testing.T) {
 	const mib = 1 << 20
 	for _, tc := range []struct {
@@ -180,9 +192,12 @@ func TestHoldThawsResting(t *testing.T) {
 				}
 				s := gate.Sample{ID: "sb-a", Footprint: mem * mib}
 				if ms == 500 {
-					s.Blocked = tc.blocked
+					// Denied at 400 ms: frozen since, its threads in the
+					// freezer (not counted as blocked).
+					s.Blocked, s.Frozen = tc.blocked, true
+					m.frozen = []string{"sb-a"}
 				}
-				m.rest.observe(at(ms), []gate.Sample{s}, false)
+				m.rest.observe(at(ms), []gate.Sample{s}, false, m.froze)
 			}
 			if tc.held {
 				m.freeze.held = []string{"sb-a"}

@@ -70,7 +70,7 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	}()
 	if m.hold != nil {
 		waiting, since := m.hold.state == holdWaiting, m.hold.since
-		m.rest.observe(now, obs.Sandboxes, waiting)
+		m.rest.observe(now, obs.Sandboxes, waiting, m.froze)
 		by := m.progressed(obs.Sandboxes, m.cfg.GateConfig.Period/20)
 		if by != "" {
 			by = "cpu " + by

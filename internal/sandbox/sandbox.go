@@ -100,8 +100,12 @@ type Stats struct {
 	MemStall time.Duration
 	// Blocked is the number of its threads in uninterruptible sleep
 	// (state D: cgroup v1's OOM wait, v2's memory.high throttling, disk
-	// waits); -1 where the backend cannot tell.
+	// waits); 0 when Frozen (a frozen thread reports D too); -1 where the
+	// backend cannot tell.
 	Blocked int
+	// Frozen reports whether its cgroup is frozen (paused: by the gate, or
+	// paged out by residency), false where it cannot be read.
+	Frozen bool
 }
 
 // MemoryReader is the optional interface of a backend that reads a

@@ -25,7 +25,7 @@ func (s *sim) sample() {
 		for _, sb := range s.h.sorted {
 			if sb.state == sbLive {
 				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: sb.id, Footprint: sb.mem, CPU: sb.cpu,
-					MemStall: s.memStall(sb, s.cfg.Gate.Period), Blocked: s.blockedTasks(sb)})
+					MemStall: s.memStall(sb, s.cfg.Gate.Period), Blocked: s.blockedTasks(sb), Frozen: sb.frozen})
 			}
 		}
 	}

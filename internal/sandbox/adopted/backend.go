@@ -149,6 +149,7 @@ func (b *Backend) Stats(_ context.Context, id string) (sandbox.Stats, error) {
 	if pids, err := c.group.Pids(); err == nil {
 		st.Procs = len(pids)
 	}
+	st.Frozen, _ = c.group.Frozen() // false where the freezer cannot be read
 	return st, nil
 }
 

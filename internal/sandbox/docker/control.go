@@ -92,6 +92,7 @@ func (b *Backend) Stats(ctx context.Context, id string) (sandbox.Stats, error) {
 		return sandbox.Stats{}, b.failed(ctx, bx, "listing tasks", err)
 	}
 	st.Procs = len(pids)
+	st.Frozen, _ = bx.cg.Frozen() // false where the freezer cannot be read
 	return st, nil
 }
 

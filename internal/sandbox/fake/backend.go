@@ -194,7 +194,7 @@ func (b *Backend) Stats(_ context.Context, id string) (sandbox.Stats, error) {
 		cpu += time.Since(bx.since)
 		procs++ // the running action
 	}
-	return sandbox.Stats{Memory: m, WorkingSet: m, Peak: bx.peak, OOMKills: bx.ooms, CPU: cpu, Procs: procs}, nil
+	return sandbox.Stats{Memory: m, WorkingSet: m, Peak: bx.peak, OOMKills: bx.ooms, CPU: cpu, Procs: procs, Frozen: bx.info.Paused}, nil
 }
 
 // Info describes a live sandbox.

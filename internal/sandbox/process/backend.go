@@ -223,7 +223,16 @@ func (b *Backend) Stats(ctx context.Context, id string) (sandbox.Stats, error) {
 		return sandbox.Stats{}, fmt.Errorf("stats of sandbox %s: %w", id, err)
 	}
 	st.Procs = len(pids)
-	st.Blocked = blockedTasks(b.procRoot(), pids)
+	// A frozen group's threads all report state D (Linux 6.1 and later),
+	// whatever they slept in, so none is counted: none of them can be in
+	// a memory wait either, since a task in v1's OOM wait or v2's
+	// throttling sleep (not freezable) keeps a v1 group FREEZING and a v2
+	// group's cgroup.events frozen at 0 (group.Frozen is false for both).
+	if f, err := bx.group.Frozen(); err == nil && f {
+		st.Frozen = true
+	} else {
+		st.Blocked = blockedTasks(b.procRoot(), pids)
+	}
 	return st, nil
 }
 

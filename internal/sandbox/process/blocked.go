@@ -13,7 +13,9 @@ import (
 // blockedTasks counts the threads of pids in uninterruptible sleep (state
 // D in <procRoot>/PID/task/TID/stat): a task in cgroup v1's OOM wait
 // sleeps so, as does one throttled above memory.high on v2 or waiting for
-// a disk. Processes and threads that exit meanwhile are skipped.
+// a disk, and (since Linux 6.1) one the freezer holds, whatever it slept
+// in when frozen: Stats does not count the threads of a frozen group.
+// Processes and threads that exit meanwhile are skipped.
 func blockedTasks(procRoot string, pids []int) int {
 	n := 0
 	for _, pid := range pids {

@@ -19,8 +19,10 @@ func testPauseResume(e *env) {
 }
 
 // testPauseHolds: an action does not finish while its sandbox is paused
-// (a frozen sleep cannot return), Info reports the pause, and the action
-// finishes normally after Resume.
+// (a frozen sleep cannot return), Info and Stats report the pause (Stats
+// counting none of the frozen threads as blocked on the kernel, where it
+// reads their states: since Linux 6.1 a frozen thread reports state D),
+// and the action finishes normally after Resume.
 func testPauseHolds(e *env) {
 	id := e.create(sandbox.Spec{}).ID
 	type result struct {
@@ -46,6 +48,9 @@ func testPauseHolds(e *env) {
 	if info, err := e.b.Info(ctx(e.t), id); err != nil || !info.Paused {
 		e.t.Errorf("Info while paused: %+v %v, want Paused", info, err)
 	}
+	if st, err := e.b.Stats(ctx(e.t), id); err != nil || !st.Frozen || st.Blocked > 0 {
+		e.t.Errorf("Stats while paused: %+v %v, want Frozen and no thread blocked", st, err)
+	}
 	select {
 	case res := <-done:
 		resumed = true
@@ -58,6 +63,9 @@ func testPauseHolds(e *env) {
 	resumed = true
 	if info, err := e.b.Info(ctx(e.t), id); err != nil || info.Paused {
 		e.t.Errorf("Info after resume: %+v %v, want not Paused", info, err)
+	}
+	if st, err := e.b.Stats(ctx(e.t), id); err != nil || st.Frozen {
+		e.t.Errorf("Stats after resume: %+v %v, want not Frozen", st, err)
 	}
 	select {
 	case res := <-done:
