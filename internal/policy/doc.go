@@ -25,7 +25,12 @@
 // the simulator models no CPU), counts predicted
 // peaks in admission's physical check, caps the gate's demand of a sandbox
 // at its admitted action's predicted remaining growth, lets a retried
-// action reserve what its earlier attempt needed, keeps two liveness
+// action reserve what its earlier attempt needed, lets an action reserve
+// what the same command of the same task grew in another agent when that
+// was more than a heavy action past its prediction (taskreserve.go: the
+// replicas or rollouts of one task run the same tools on the same tree;
+// learned at a gate period, while the first still grows; task-reserve=off
+// is the ablation), keeps two liveness
 // rules (admitstep.go), and runs the gate on the replay's clock: under a
 // time scale s its period, horizon and waits are multiplied by s, since the
 // tools' ramps are s times as short (registry.go, ScaledGate). Its default

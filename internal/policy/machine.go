@@ -74,6 +74,11 @@ type Config struct {
 	// in bytes (AgentCgroupThreshold, AgentCgroupLowLimit).
 	HighMiB  float64
 	LowLimit int64
+
+	// NoTaskReserve turns off TaskReserve (the task-reserve=off
+	// parameter): an action is admitted by its prediction even where the
+	// same command of the same task grew far past it in another agent.
+	NoTaskReserve bool
 }
 
 // Machine is a policy as a synchronous state machine: hosts (the live
@@ -109,7 +114,10 @@ type Machine struct {
 	admitted []*agentState                     // holding an admitted ticket
 	seq      uint64                            // tickets enqueued
 	learned  RetryReserve
-	stats    MachineStats
+	// taskLearned is what gross under-predictions grew, by task and
+	// command (TaskReserve).
+	taskLearned TaskReserve
+	stats       MachineStats
 	// started lists the started attempts in start order (a deterministic
 	// order for reading their sandboxes).
 	started []*agentState
@@ -217,7 +225,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if err := cfg.GateConfig.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: gate: %v", ErrBadOption, err)
 	}
-	m := &Machine{cfg: cfg, agents: map[string]*agentState{}, learned: RetryReserve{},
+	m := &Machine{cfg: cfg, agents: map[string]*agentState{}, learned: RetryReserve{}, taskLearned: TaskReserve{},
 		tickets: map[*admission.Ticket]*agentState{}, thresh: cfg.GateConfig.ThresholdsFor(cfg.Budget),
 		available: cfg.Budget}
 	if cfg.Admission {

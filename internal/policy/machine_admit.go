@@ -44,6 +44,9 @@ func (m *Machine) ActionReady(now time.Time, id string, index int, act *trajecto
 	}
 	d := m.cfg.Model.Predict(predict.ContextFor(id, *act, a.hist, now.Sub(a.start).Seconds()))
 	d = m.learned.Apply(ActionKey{Workflow: id, Index: index}, d)
+	if k, ok := taskKey(a.wf, index); ok && !m.cfg.NoTaskReserve {
+		d = m.taskLearned.Apply(k, d)
+	}
 	m.seq++
 	a.ticket = m.adm.Enqueue(admission.Request{ID: sandbox + "/" + strconv.Itoa(index), Descriptor: d, Enqueued: now})
 	a.enq, a.seq, a.peak = now, m.seq, d.PredPeak
@@ -169,6 +172,7 @@ func (m *Machine) ActionDone(now time.Time, id string, d Done) (err error) {
 	grown := max(d.PeakBytes-a.before, 0)
 	if !d.Lost {
 		m.learned.Learn(ActionKey{Workflow: id, Index: a.index}, grown, a.peak, d.OOM)
+		m.learnTask(a, grown)
 		c := predict.Completed{PeakBytes: grown, AvgBytes: max(d.AvgBytes-a.before, 0),
 			DurationS: d.Duration.Seconds(), EndOffsetS: now.Sub(a.start).Seconds()}
 		if a.act != nil {

@@ -132,6 +132,9 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 				adm = &ad
 			}
 			smp[i].DemandCap, smp[i].HasCap = DemandCap(adm, m.cfg.GateConfig.BootstrapDemand)
+			if adm != nil {
+				m.learnTask(bySandbox[smp[i].ID], adm.Memory-adm.Before)
+			}
 		}
 	}
 	st.Gate = m.gate.Step(now, gate.Observation{Budget: m.cfg.Budget, Available: obs.Available, Sandboxes: smp})

@@ -13,7 +13,8 @@ import (
 // yellow=, red=, hold= (a duration, or off) and hold-max= (the longest a
 // hold may last while other sandboxes progress, HoldMaxWait), held-budget=
 // (on, the default, or off: the gate's held budget while the hold runs,
-// Config.HeldBudget), cpu-pacing= (the share of the host's CPUs the
+// Config.HeldBudget), task-reserve= (on, the default, or off: TaskReserve,
+// Config.NoTaskReserve), cpu-pacing= (the share of the host's CPUs the
 // sandboxes may use before agent pacing waits, DefaultCPUBusy, or off;
 // cpupace.go), and admission's window=
 // (bytes or a size such as 2GiB), beta= (bytes per second), margin= and
@@ -55,6 +56,15 @@ func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) 
 				return fmt.Errorf("%w: hold=%q: want a positive duration such as 3s, or off", ErrBadOption, v)
 			}
 			*hold = d
+		case "task-reserve":
+			switch v {
+			case "on":
+				c.NoTaskReserve = false
+			case "off":
+				c.NoTaskReserve = true
+			default:
+				return fmt.Errorf("%w: task-reserve=%q: want on or off", ErrBadOption, v)
+			}
 		case "held-budget":
 			switch v {
 			case "on":

@@ -51,6 +51,8 @@ type Config struct {
 	// NoHeldBudget turns policy.Config.HeldBudget off (held-budget=off),
 	// which the live tenon policies turn on.
 	NoHeldBudget bool
+	// NoTaskReserve turns policy.Config.NoTaskReserve on (task-reserve=off).
+	NoTaskReserve bool
 	// V2 models a pure cgroup v2 domain (hold.go): no oom_kill_disable, so
 	// the OOM hold is the freezing hold at HoldLine, as the live policy
 	// runs it on v2 (policy.Machine.SetHoldFreeze).
