@@ -316,6 +316,13 @@ func (s *Server) sortedAgents() []*agent {
 // imageHolder is the image store holder key of an agent.
 func imageHolder(id string) string { return "agent " + id }
 
+// TaskLabel is the agent label that names its task: agents of one task
+// (replicas, or rollouts of one problem) run the same tools on the same
+// tree, so an action that grew far past its prediction in one makes the
+// same command at the same place in the others reserve what it grew
+// (policy.TaskReserve). Without it each agent is its own task.
+const TaskLabel = "task"
+
 // addAgent registers an agent in memory. A new agent (ask) asks for its
 // admission slot at once; a recovered one at its first action (slots.go).
 func (s *Server) addAgent(rec record, ask bool) *agent {
@@ -325,7 +332,7 @@ func (s *Server) addAgent(rec record, ask bool) *agent {
 		workspace: s.workspaceDir(rec.ID),
 	}
 	ag.a = &controller.Agent{
-		ID: rec.ID, Workflow: &trajectory.Workflow{Version: trajectory.Version, ID: rec.ID, Image: rec.Image},
+		ID: rec.ID, Workflow: &trajectory.Workflow{Version: trajectory.Version, ID: rec.ID, Image: rec.Image, Task: rec.Labels[TaskLabel]},
 		Attempt: 1, Submitted: rec.Created, Workspace: ag.workspace,
 	}
 	s.mu.Lock()
