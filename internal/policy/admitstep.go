@@ -128,7 +128,16 @@ func (r RetryReserve) Learn(k ActionKey, grown, predicted int64, oom bool) {
 // the learned growth, its average to at least 4/5 of that, and marks it
 // heavy-risk. d is unchanged when nothing larger was learned.
 func (r RetryReserve) Apply(k ActionKey, d predict.Descriptor) predict.Descriptor {
-	if l, ok := r[k]; ok && l > d.PredPeak {
+	if l, ok := r[k]; ok {
+		return raiseTo(d, l)
+	}
+	return d
+}
+
+// raiseTo raises d to a learned growth l when l exceeds its peak: its peak
+// to l, its average to at least 4/5 of l, and marks it heavy-risk.
+func raiseTo(d predict.Descriptor, l int64) predict.Descriptor {
+	if l > d.PredPeak {
 		d.PredPeak, d.PredAvg, d.HeavyRisk = l, max(d.PredAvg, l*4/5), max(d.HeavyRisk, 1)
 	}
 	return d

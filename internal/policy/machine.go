@@ -169,8 +169,10 @@ type agentState struct {
 	ticket   *admission.Ticket
 	enq      time.Time
 	seq      uint64
-	peak     int64 // predicted peak (after what retries learned)
-	before   int64 // sandbox memory when admitted
+	peak     int64   // predicted peak (after what retries learned)
+	task     TaskKey // the action's key in the task reserve
+	hasTask  bool    // task is set (the reserve is on and the action names a command)
+	before   int64   // sandbox memory when admitted
 	charge   int64
 	admIdx   int // index in admitted, -1 when not admitted
 	actStart time.Time

@@ -44,8 +44,12 @@ func (m *Machine) ActionReady(now time.Time, id string, index int, act *trajecto
 	}
 	d := m.cfg.Model.Predict(predict.ContextFor(id, *act, a.hist, now.Sub(a.start).Seconds()))
 	d = m.learned.Apply(ActionKey{Workflow: id, Index: index}, d)
-	if k, ok := taskKey(a.wf, index); ok && !m.cfg.NoTaskReserve {
-		d = m.taskLearned.Apply(k, d)
+	a.task, a.hasTask = TaskKey{}, false
+	if !m.cfg.NoTaskReserve {
+		a.task, a.hasTask = taskKey(a.wf, index)
+	}
+	if a.hasTask {
+		d = m.taskLearned.Apply(a.task, d)
 	}
 	m.seq++
 	a.ticket = m.adm.Enqueue(admission.Request{ID: sandbox + "/" + strconv.Itoa(index), Descriptor: d, Enqueued: now})

@@ -57,23 +57,17 @@ func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) 
 			}
 			*hold = d
 		case "task-reserve":
-			switch v {
-			case "on":
-				c.NoTaskReserve = false
-			case "off":
-				c.NoTaskReserve = true
-			default:
-				return fmt.Errorf("%w: task-reserve=%q: want on or off", ErrBadOption, v)
+			on, err := onOff(k, v)
+			if err != nil {
+				return err
 			}
+			c.NoTaskReserve = !on
 		case "held-budget":
-			switch v {
-			case "on":
-				c.HeldBudget = true
-			case "off":
-				c.HeldBudget = false
-			default:
-				return fmt.Errorf("%w: held-budget=%q: want on or off", ErrBadOption, v)
+			on, err := onOff(k, v)
+			if err != nil {
+				return err
 			}
+			c.HeldBudget = on
 		case "cpu-pacing":
 			if v == "off" {
 				c.CPUBusy = 0
@@ -95,9 +89,20 @@ func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) 
 		}
 	}
 	if err := gateParams(&c.GateConfig, gp); err != nil {
-		return fmt.Errorf("%w (tenon policies also take hold=, hold-max=, held-budget=, cpu-pacing=, window=, beta=, margin=, light-margin=)", err)
+		return fmt.Errorf("%w (tenon policies also take hold=, hold-max=, held-budget=, task-reserve=, cpu-pacing=, window=, beta=, margin=, light-margin=)", err)
 	}
 	return nil
+}
+
+// onOff parses the value v of switch parameter k: on or off.
+func onOff(k, v string) (bool, error) {
+	switch v {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: %s=%q: want on or off", ErrBadOption, k, v)
 }
 
 // gateParams applies the gate's command-line parameters:

@@ -63,8 +63,8 @@ func (r TaskReserve) Learn(k TaskKey, grown, predicted, heavy int64) {
 // Apply raises d to what an earlier action of key k grew, as
 // RetryReserve.Apply does.
 func (r TaskReserve) Apply(k TaskKey, d predict.Descriptor) predict.Descriptor {
-	if l, ok := r[k]; ok && l > d.PredPeak {
-		d.PredPeak, d.PredAvg, d.HeavyRisk = l, max(d.PredAvg, l*4/5), max(d.HeavyRisk, 1)
+	if l, ok := r[k]; ok {
+		return raiseTo(d, l)
 	}
 	return d
 }
@@ -72,12 +72,9 @@ func (r TaskReserve) Apply(k TaskKey, d predict.Descriptor) predict.Descriptor {
 // learnTask records in the machine's TaskReserve that a's admitted action
 // has grown grown so far (at a gate period, before it ends: a second
 // agent's run of the same command may be ready while the first still
-// grows) or in all (at its end).
+// grows) or in all (at its end), under the key ActionReady gave it.
 func (m *Machine) learnTask(a *agentState, grown int64) {
-	if a == nil || m.adm == nil {
-		return
-	}
-	if k, ok := taskKey(a.wf, a.index); ok {
-		m.taskLearned.Learn(k, grown, a.peak, m.adm.Config().HeavyThreshold)
+	if a != nil && a.hasTask && m.adm != nil {
+		m.taskLearned.Learn(a.task, grown, a.peak, m.adm.Config().HeavyThreshold)
 	}
 }
