@@ -25,20 +25,38 @@ import (
 // hold thaws them. If the domain is still stuck a timeout later, the next
 // victim goes.
 //
-// The victim is, among the sandboxes stuck at the limit (a thread blocked
-// or its memory stall advancing at the last sample, or held by the
-// freezing hold) that run an action of an attempt started before the wait
-// began, the one whose attempt started last: the least work lost, the
-// cheapest restart. A sandbox that is not stuck (asleep at its peak,
-// frozen by the gate alone) does not ask for memory, and killing it frees
-// what it holds without ending anyone's wait; an attempt that started
-// during the wait (a victim's restart) is not part of the deadlock. The
-// attempt that started first among all running ones is never the victim,
-// so it finishes (or, alone at the limit, is the OOM killer's after a
-// release), and every preemption makes room for older work. With no
-// candidate the hold releases as before; where the backend reports no
-// thread states and the kernel no memory stall (docker on v1) nothing
-// counts as stuck, and the hold releases as before.
+// The victim is, among the sandboxes stuck at the limit (a thread
+// blocked or its memory stall advancing at the last sample, frozen
+// though the policy let it run: residency could not page it back in, or
+// held by the freezing hold) that run an action of an attempt started
+// before the wait began, the one whose attempt started last: the least
+// work lost, the cheapest restart. A sandbox that moves (uses CPU, or
+// rests asleep at its peak) will end its action and free its memory by
+// itself; killing it throws that work away. With no stuck candidate, the
+// victim is the youngest such attempt whose sandbox the gate froze: it
+// cannot move either (the gate keeps it denied in red until memory
+// frees, and nothing frees while the waiters wait), and preempting it
+// beats a release, which hands the OOM killer the largest sandbox and,
+// on v2, often more than one. Stuck ones go first because a gate-frozen
+// sandbox asks for nothing: in the simulator on the two real trace sets
+// (v1 and v2, with and without page-out, 768 MiB to 2 GiB) taking the
+// gate-frozen as readily as the stuck ones made tenon's haiku 2 GiB runs
+// on v2 preempt 6-26 attempts more and take 7-17 % longer, where as a
+// fallback it changed tenon only without page-out at 768 MiB and 1 GiB
+// on batch18 (its two OOM kills gone; on v2 at 768 MiB 15 % longer).
+// Without the fallback (the simulator reports a gate-frozen sandbox not
+// blocked, and since 6f7ad97 so did the live backends) the gate alone in
+// the v2 VM suite (four ramps at once in 256 MiB) released 5 waits of 5
+// with no candidate and lost 2 workflows to the OOM killer; before that,
+// live, the freezer's threads' state D (Linux 6.1 on) had made them count
+// as stuck. An attempt that started during the wait (a victim's restart)
+// is not part of the deadlock. The attempt that started first among all
+// running ones is never the victim, so it finishes (or, alone at the
+// limit, is the OOM killer's after a release), and every preemption
+// makes room for older work. With no candidate (only the first-started
+// attempt, or only sandboxes that move; or docker on v1, whose threads'
+// states are not reported and whose kernel has no memory stall, with
+// nothing frozen) the hold releases as before.
 //
 // While the wait lasts, the sandboxes of attempts that started during it
 // (the victims' restarts) are denied, so what a preemption frees goes to
@@ -78,32 +96,34 @@ func (m *Machine) SetHoldPreempt() {
 }
 
 // holdVictim returns the attempt the hold would preempt now, in the wait
-// that began at since, or nil: the one that started last among those
-// whose sandbox is stuck at the limit and runs an action, that started
-// before the wait and are not preempted yet, never the first-started
-// running attempt.
+// that began at since, or nil: among the attempts that run an action,
+// started before the wait and are not preempted yet, never the
+// first-started running one, the one that started last whose sandbox is
+// stuck at the limit, or, with none, the one that started last whose
+// sandbox is frozen.
 func (m *Machine) holdVictim(since time.Time) *agentState {
 	run := m.runningSandboxes()
-	var victim *agentState
+	var stuck, frozen *agentState
 	first := true
 	for _, a := range m.started { // in start order
 		if !run[a.sandbox] || a.act == nil {
 			continue
 		}
-		if !first && !m.preempted[a.sandbox] && !a.start.After(since) && m.stuck(a.sandbox) {
-			victim = a
+		if !first && !m.preempted[a.sandbox] && !a.start.After(since) {
+			s, ok := m.rest.seen[a.sandbox]
+			switch {
+			case ok && s.stalled || m.freeze != nil && slices.Contains(m.freeze.held, a.sandbox):
+				stuck = a
+			case ok && s.frozen:
+				frozen = a
+			}
 		}
 		first = false
 	}
-	return victim
-}
-
-// stuck reports whether sandbox id is stuck at the limit: a thread
-// blocked or its memory stall advancing at the last sample (holdRest), or
-// held by the freezing hold.
-func (m *Machine) stuck(id string) bool {
-	s, ok := m.rest.seen[id]
-	return ok && s.stalled || m.freeze != nil && slices.Contains(m.freeze.held, id)
+	if stuck != nil {
+		return stuck
+	}
+	return frozen
 }
 
 // froze reports whether the policy froze sandbox id at the last step: the

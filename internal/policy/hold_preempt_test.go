@@ -49,9 +49,9 @@ func TestHoldPreempt(t *testing.T) {
 		{name: "a younger sandbox that is not stuck is never the victim", preempt: true, calm: "c", periods: []period{
 			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "b"}, {6000, "", HoldRelease, ""},
 		}, preempted: 1},
-		{name: "a younger sandbox the gate froze is not stuck: never the victim", preempt: true, frozen: "c", periods: []period{
-			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "b"}, {6000, "", HoldRelease, ""},
-		}, preempted: 1},
+		{name: "a younger sandbox the gate froze goes after the stuck ones, before a release", preempt: true, frozen: "c", periods: []period{
+			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "b"}, {6000, "", HoldPreempt, "c"}, {9000, "", HoldRelease, ""},
+		}, preempted: 2},
 		{name: "a younger sandbox frozen though let run waits for memory: stuck, the victim", preempt: true, frozen: "c", deferred: true, periods: []period{
 			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "c"}, {6000, "", HoldPreempt, "b"},
 		}, preempted: 2},
