@@ -27,10 +27,10 @@ func writeHolds(w io.Writer, holds []app.SimHold) error {
 			continue
 		}
 		if !header {
-			fmt.Fprintln(tw, "\nOOM hold\tholds\tresolved\treleased\tpreempted\theld\twaits\tfrozen\t")
+			fmt.Fprintln(tw, "\nOOM hold\tholds\tresolved\treleased\tpreempted\trolled back\theld\twaits\tfrozen\t")
 			header = true
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f s\t%d\t%d\t\n", h.Policy, h.Holds, h.Resolved, h.Released, h.Preempted, h.HeldS, h.Waits, h.Froze)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1f s\t%d\t%d\t\n", h.Policy, h.Holds, h.Resolved, h.Released, h.Preempted, h.RolledBack, h.HeldS, h.Waits, h.Froze)
 	}
 	return tw.Flush()
 }

@@ -67,10 +67,13 @@ type SimHold struct {
 	Released int    `json:"released"` // released to the OOM killer after the timeout
 	// Preempted counts the actions the hold preempted to end a deadlock
 	// (their attempts restarted, not charged a retry).
-	Preempted int     `json:"preempted"`
-	HeldS     float64 `json:"held_s"` // total time under OOM, seconds
-	Waits     int     `json:"waits"`  // sandboxes that waited for memory
-	Froze     int     `json:"froze"`  // sandboxes the freezing hold froze (cgroup v2)
+	Preempted int `json:"preempted"`
+	// RolledBack counts the actions the hold rolled back, each run again
+	// in its sandbox (policy's hold_rollback.go).
+	RolledBack int     `json:"rolled_back"`
+	HeldS      float64 `json:"held_s"` // total time under OOM, seconds
+	Waits      int     `json:"waits"`  // sandboxes that waited for memory
+	Froze      int     `json:"froze"`  // sandboxes the freezing hold froze (cgroup v2)
 }
 
 // SimIdle is how much memory sandboxes running nothing held in one
@@ -155,7 +158,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
 			"gate_step_wall", r.GateStepWall, "wall", r.Wall, "teardowns", r.Teardowns, "remats", r.Rematerializations, "freezes", r.Freezes, "liveness_admits", r.LivenessAdmits)
 		results = append(results, simReplay(r))
 		holds = append(holds, SimHold{Policy: sp.Name, Holds: r.Holds, Resolved: r.HoldsResolved,
-			Released: r.HoldsReleased, Preempted: r.Preempted, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits, Froze: r.HoldFroze})
+			Released: r.HoldsReleased, Preempted: r.Preempted, RolledBack: r.Rollbacks, HeldS: r.HoldTime.Seconds(), Waits: r.HoldWaits, Froze: r.HoldFroze})
 		idle = append(idle, SimIdle{Policy: sp.Name, AvgBytes: r.IdleMemAvg, PeakBytes: r.IdleMemPeak,
 			Teardowns: r.Teardowns, PageOuts: r.PageOuts, PagedOut: r.PagedOutBytes})
 	}

@@ -57,6 +57,10 @@ type Env struct {
 	// retry, in a fresh sandbox: the replay. Only then may a Preempter
 	// policy preempt.
 	RestartsPreempted bool
+	// RerunsRolledBack is set by a driver that runs an action the policy
+	// rolled back (ErrRolledBack) again in the same sandbox, the attempt
+	// going on: the replay. Only then may a Preempter policy roll back.
+	RerunsRolledBack bool
 }
 
 // LiveSandbox is one sandbox the driver knows to be up.

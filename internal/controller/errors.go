@@ -15,4 +15,9 @@ var (
 	// the budget (the OOM hold's preemption): the attempt is restarted
 	// without counting as one of the workflow's retries.
 	ErrPreempted = errors.New("controller: action preempted by the OOM hold")
+	// ErrRolledBack means the policy killed the action because it grew far
+	// past what admission reserved for it and waits at the budget (the OOM
+	// hold's rollback): the driver runs the action again in the same
+	// sandbox, and the attempt goes on.
+	ErrRolledBack = errors.New("controller: action rolled back by the OOM hold")
 )

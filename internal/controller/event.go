@@ -16,6 +16,7 @@ const (
 	EventTimeout        = "timeout"         // an action timed out
 	EventSandboxLost    = "sandbox_lost"    // the sandbox could not be created or died
 	EventPreempt        = "preempt"         // the OOM hold preempted an action to end a deadlock; its attempt restarts
+	EventRollback       = "rollback"        // the OOM hold killed an action far past its reservation; it runs again
 	EventRetry          = "retry"           // a failed attempt is re-enqueued
 	EventWorkflowDone   = "workflow_done"   // every action of an attempt completed
 	EventWorkflowFailed = "workflow_failed" // retries exhausted or the run was cancelled

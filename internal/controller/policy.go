@@ -50,7 +50,9 @@ type SandboxManagerProvider interface {
 // at the budget (the OOM hold's preemption). Step runs each action under
 // the context Preemptible returns and calls done once the action ended;
 // the policy preempts it by cancelling that context with ErrPreempted
-// as its cause, and the action fails with ErrPreempted.
+// as its cause, and the action fails with ErrPreempted; or, where the
+// driver reruns it (Env.RerunsRolledBack), rolls it back with
+// ErrRolledBack.
 type Preempter interface {
 	Preemptible(ctx context.Context, a *Agent) (actx context.Context, done func())
 }
@@ -82,14 +84,20 @@ type Outcome struct {
 	Err error
 	// Preempted is set when the policy killed the action (Preempter).
 	Preempted bool
+	// RolledBack is set when the policy killed the action to have it run
+	// again (Preempter, Env.RerunsRolledBack).
+	RolledBack bool
 }
 
 // Failure returns why the outcome ends the attempt (ErrPreempted, ErrOOM, ErrTimeout or
-// ErrSandboxLost wrapping Err), or nil when the attempt may continue. A
+// ErrSandboxLost wrapping Err), or why the action must run again
+// (ErrRolledBack), or nil when the attempt may continue. A
 // non-zero exit alone does not end an attempt: agents see failing commands
 // all the time.
 func (o Outcome) Failure() error {
 	switch {
+	case o.RolledBack:
+		return ErrRolledBack
 	case o.Preempted:
 		return ErrPreempted
 	case o.OOM:

@@ -197,7 +197,8 @@ func (s *Step) exec(ctx context.Context, a *Agent, id string, x StepAction) (Out
 		Index: x.Index, Class: act.Class, Sandbox: id,
 		AvgBytes: er.AvgMemory, PeakBytes: er.PeakMemory, Duration: er.Duration,
 		Exit: er.ExitCode, OOM: er.OOMKilled, TimedOut: er.TimedOut, Err: err,
-		Preempted: ctx.Err() == nil && errors.Is(context.Cause(actx), ErrPreempted),
+		Preempted:  ctx.Err() == nil && errors.Is(context.Cause(actx), ErrPreempted),
+		RolledBack: ctx.Err() == nil && errors.Is(context.Cause(actx), ErrRolledBack),
 	}
 	if o.Duration == 0 {
 		o.Duration = s.Clock.Now().Sub(t0)
@@ -248,6 +249,8 @@ func StderrTail(stderr []byte) string {
 func (s *Step) failEvent(ctx context.Context, a *Agent, o Outcome) {
 	e := Event{Workflow: a.ID, Action: IntPtr(o.Index), Class: o.Class, Sandbox: o.Sandbox, PeakBytes: o.PeakBytes}
 	switch {
+	case o.RolledBack:
+		e.Kind = EventRollback
 	case o.Preempted:
 		e.Kind = EventPreempt
 	case o.OOM:

@@ -193,8 +193,10 @@ func replayTape(t *testing.T, mc policy.Config, tape []policy.Call, wfs map[stri
 	m.SetTrace(func(c policy.Call) { got = append(got, c) })
 	h := &tapeHost{Manual: clocktest.NewManual(time.Time{}), budget: mc.Budget, paused: map[string]bool{}}
 	p := New(m, Options{})
+	// As the replay's: it restarts preempted attempts and reruns
+	// rolled-back actions, as the simulator does.
 	env := controller.Env{Clock: h, Budget: mc.Budget, Domain: h, Backend: h, Live: h.liveSandboxes,
-		Emit: func(controller.Event) {}}
+		RestartsPreempted: true, RerunsRolledBack: true, Emit: func(controller.Event) {}}
 	p.mu.Lock()
 	p.env = env
 	p.mu.Unlock()

@@ -308,6 +308,12 @@ func (p *Policy) armHold(env controller.Env) {
 		// hold_preempt.go).
 		p.m.SetHoldPreempt()
 	}
+	if env.RerunsRolledBack {
+		// The driver runs a rolled-back action again: an action stuck far
+		// past its reservation is killed and rerun (policy's
+		// hold_rollback.go).
+		p.m.SetHoldRollback()
+	}
 	if l, ok := h.(controller.HoldLine); ok && l.HoldFreezes() {
 		// v2: the kernel only throttles above the line; the gate loop
 		// freezes the allocators (policy's freezing hold).
@@ -324,6 +330,14 @@ func (p *Policy) applyHold(env controller.Env, st policy.Step) {
 	p.mu.Unlock()
 	if h == nil {
 		return
+	}
+	if r := st.Rollback; r.Agent != "" {
+		ev := controller.Event{Kind: controller.EventHold, Policy: p.Name(), Workflow: r.Agent, Sandbox: r.Sandbox,
+			Reason: "past its reservation: rolled back"}
+		if !p.kill(r.Agent, controller.ErrRolledBack) {
+			ev.Error = "the rolled-back action had already ended"
+		}
+		env.Emit(ev)
 	}
 	if st.Hold == policy.HoldNone {
 		p.noteHoldProgress(env, st.HoldProgress)
@@ -348,7 +362,7 @@ func (p *Policy) applyHold(env controller.Env, st policy.Step) {
 		}
 	case policy.HoldPreempt:
 		ev.Reason, ev.Workflow, ev.Sandbox = "deadlock: preempted", st.Preempt.Agent, st.Preempt.Sandbox
-		if !p.preempt(st.Preempt.Agent) {
+		if !p.kill(st.Preempt.Agent, controller.ErrPreempted) {
 			ev.Error = "the preempted action had already ended"
 		}
 	}
@@ -396,16 +410,16 @@ func (p *Policy) Preemptible(ctx context.Context, a *controller.Agent) (context.
 	}
 }
 
-// preempt kills agent id's running action with controller.ErrPreempted;
-// false when none runs.
-func (p *Policy) preempt(id string) bool {
+// kill kills agent id's running action with cause (controller.
+// ErrPreempted or ErrRolledBack); false when none runs.
+func (p *Policy) kill(id string, cause error) bool {
 	p.mu.Lock()
 	cancel := p.preempts[id]
 	p.mu.Unlock()
 	if cancel == nil {
 		return false
 	}
-	cancel(controller.ErrPreempted)
+	cancel(cause)
 	return true
 }
 

@@ -381,7 +381,7 @@ func (p *Policy) ActionDone(a *controller.Agent, g controller.Grant, o controlle
 	now := p.env.Clock.Now()
 	adm, measured := p.m.AdmittedIn(a.SandboxID, 0)
 	err := p.m.ActionDone(now, a.ID, policy.Done{Index: o.Index, PeakBytes: o.PeakBytes,
-		AvgBytes: o.AvgBytes, Duration: o.Duration, OOM: o.OOM, Lost: o.Err != nil, AfterBytes: after})
+		AvgBytes: o.AvgBytes, Duration: o.Duration, OOM: o.OOM || o.RolledBack, Lost: o.Err != nil && !o.RolledBack, AfterBytes: after})
 	p.mu.Unlock()
 	if err != nil {
 		p.log.Warn("releasing an action", "agent", a.ID, "err", err)

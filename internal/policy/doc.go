@@ -53,7 +53,11 @@
 // are (hold.go, HoldMaxWaitFor); where the host
 // restarts a preempted attempt without charging a retry (the replay and
 // the simulator), a wait with nothing progressing preempts the youngest
-// running attempt instead of releasing (hold_preempt.go). By default
+// running attempt instead of releasing (hold_preempt.go), and where it
+// runs a rolled-back action again (the same two), a wait that has lasted
+// the timeout rolls back the action stuck furthest past its admission's
+// reservation, once an attempt, whose rerun then reserves what it reached
+// (hold_rollback.go; rollback=off turns it off). By default
 // (Config.HeldBudget; held-budget=off turns it off), while it runs the
 // hold the gate's yellow permits every grower that fits its headroom, not
 // b of them (gate.Config.HeldBudget, off again with DisableHold).

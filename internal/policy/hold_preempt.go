@@ -110,11 +110,10 @@ func (m *Machine) holdVictim(since time.Time) *agentState {
 			continue
 		}
 		if !first && !m.preempted[a.sandbox] && !a.start.After(since) {
-			s, ok := m.rest.seen[a.sandbox]
 			switch {
-			case ok && s.stalled || m.freeze != nil && slices.Contains(m.freeze.held, a.sandbox):
+			case m.stuck(a.sandbox):
 				stuck = a
-			case ok && s.frozen:
+			case m.rest.seen[a.sandbox].frozen:
 				frozen = a
 			}
 		}
@@ -124,6 +123,13 @@ func (m *Machine) holdVictim(since time.Time) *agentState {
 		return stuck
 	}
 	return frozen
+}
+
+// stuck reports whether sandbox id is stuck at the limit: a thread
+// blocked, its memory stall advancing, or frozen though the policy let it
+// run, at the last sample (holdRest), or held by the freezing hold.
+func (m *Machine) stuck(id string) bool {
+	return m.rest.seen[id].stalled || m.freeze != nil && slices.Contains(m.freeze.held, id)
 }
 
 // froze reports whether the policy froze sandbox id at the last step: the

@@ -79,6 +79,9 @@ type Config struct {
 	// parameter): an action is admitted by its prediction even where the
 	// same command of the same task grew far past it in another agent.
 	NoTaskReserve bool
+	// NoRollback turns off the hold's rollback (the rollback=off
+	// parameter; hold_rollback.go) where the host offers it.
+	NoRollback bool
 }
 
 // Machine is a policy as a synchronous state machine: hosts (the live
@@ -143,6 +146,7 @@ type Machine struct {
 	lifted     map[string]bool      // sandboxes whose denial the hold lifted at the last step
 	holdThawed int                  // sandboxes whose gate denial the hold lifted (thawResting)
 	preempt    bool                 // the host restarts attempts the hold preempts (SetHoldPreempt)
+	rollback   bool                 // the host rolls actions back to their boundary (SetHoldRollback)
 	preempted  map[string]bool      // sandboxes whose action the hold preempted, until it ends
 
 	trace func(Call) // SetTrace
@@ -161,6 +165,8 @@ type agentState struct {
 	paced    bool  // started under agent pacing
 	needPeak int64 // predicted peak of the first action, -1 until computed
 	floor    int64 // its sandbox's memory after its last action (Done.AfterBytes)
+	rolled   int   // 1 + the index of the action of this attempt the hold rolled back last; 0: none (hold_rollback.go)
+	rolling  bool  // the hold rolled back its admitted action, not ended yet
 
 	// the action waiting for admission or running
 	index    int
@@ -514,7 +520,7 @@ func (m *Machine) predictFloor() int64 {
 
 // startAttempt marks a's attempt started now.
 func (m *Machine) startAttempt(a *agentState) {
-	a.started, a.start, a.hist, a.floor = true, m.now, nil, 0
+	a.started, a.start, a.hist, a.floor, a.rolled = true, m.now, nil, 0, 0
 	m.started = append(m.started, a)
 }
 

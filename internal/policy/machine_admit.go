@@ -94,7 +94,7 @@ func (m *Machine) Schedule(now time.Time, obs Observer) (out []Grant) {
 		if a == nil {
 			continue
 		}
-		a.admIdx, a.charge, a.actStart = len(m.admitted), t.Charge(), now
+		a.admIdx, a.charge, a.actStart, a.rolling = len(m.admitted), t.Charge(), now, false
 		// Its level before the action: what the sandbox holds, or its
 		// floor when it holds less (paged out while it waited; the host
 		// faults it back before the action runs).

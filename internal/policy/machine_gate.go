@@ -34,6 +34,9 @@ type Step struct {
 	// Preempt is the action to preempt when Hold is HoldPreempt; its
 	// sandbox is allowed in Gate until the action ends.
 	Preempt Preemption
+	// Rollback, when its Agent is set, is an admitted action to roll back
+	// to the boundary before it (SetHoldRollback, hold_rollback.go).
+	Rollback Preemption
 	// HoldProgress says, while tasks wait under the hold, what counted as
 	// progress this period and kept the wait from timing out: "cpu ID"
 	// (sandbox ID used CPU) or "resting ID" (it rests at its peak:
@@ -92,6 +95,11 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 			victim = m.holdVictim(since)
 		}
 		st.Hold = m.hold.step(now, under, progress, victim != nil)
+		if waiting && st.Hold != HoldPreempt && st.Hold != HoldRelease && st.Hold != HoldResolved {
+			if v := m.rollbackVictim(now, since, obs.Sandboxes); v != nil {
+				st.Rollback = Preemption{Agent: v.id, Sandbox: v.sandbox}
+			}
+		}
 		if st.Hold == HoldResolved || st.Hold == HoldRelease {
 			st.Held = now.Sub(since)
 		}

@@ -18,7 +18,11 @@ import (
 
 // attempt runs every action of a's workflow once, in order. It returns nil
 // when all completed, the Outcome.Failure that ended the attempt, or the
-// context error.
+// context error. An action the OOM hold rolled back (controller.
+// ErrRolledBack) runs again at once in the same sandbox, its model wait
+// not waited again (the policy rolls back at most policy.MaxPreempts
+// actions of an attempt). What the killed run left in the sandbox stays
+// (a memory-profile action: the page-cache file it was writing).
 func (r *runner) attempt(ctx context.Context, a *controller.Agent, res *WorkflowResult) error {
 	a.Workspace = r.workspace(a)
 	res.ActionPeaks = make([]int64, len(a.Workflow.Actions))
@@ -31,30 +35,42 @@ func (r *runner) attempt(ctx context.Context, a *controller.Agent, res *Workflow
 		if err := clock.Sleep(ctx, r.cfg.Clock, durationS(act.Wait)); err != nil {
 			return err
 		}
-		sr, err := r.step.Run(ctx, a, controller.StepAction{Index: i, Request: r.request(a.Workflow, act), Running: r.rec.actionRunning})
-		res.StartRetries += sr.StartRetries
-		if sr.Admitted {
-			res.Queued += sr.Outcome.Queued
-			res.Actions++
-			res.ActionPeaks[i] = sr.Outcome.PeakBytes
-		}
-		switch {
-		case errors.Is(err, controller.ErrPreempted):
-			res.Preempted++
-		case errors.Is(err, controller.ErrOOM):
-			res.OOMs++
-		case errors.Is(err, controller.ErrTimeout):
-			res.Timeouts++
-		case errors.Is(err, controller.ErrSandboxLost):
-			res.Lost++
-		case sr.Outcome.Failure() == nil && sr.Outcome.Exit != 0:
-			res.NonZeroExits++
+		err := controller.ErrRolledBack
+		for errors.Is(err, controller.ErrRolledBack) {
+			err = r.action(ctx, a, i, act, res)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// action runs action i of a's attempt once and counts what it did in res;
+// it returns Step.Run's error.
+func (r *runner) action(ctx context.Context, a *controller.Agent, i int, act *trajectory.Action, res *WorkflowResult) error {
+	sr, err := r.step.Run(ctx, a, controller.StepAction{Index: i, Request: r.request(a.Workflow, act), Running: r.rec.actionRunning})
+	res.StartRetries += sr.StartRetries
+	if sr.Admitted {
+		res.Queued += sr.Outcome.Queued
+		res.Actions++
+		res.ActionPeaks[i] = sr.Outcome.PeakBytes
+	}
+	switch {
+	case errors.Is(err, controller.ErrRolledBack):
+		res.RolledBack++
+	case errors.Is(err, controller.ErrPreempted):
+		res.Preempted++
+	case errors.Is(err, controller.ErrOOM):
+		res.OOMs++
+	case errors.Is(err, controller.ErrTimeout):
+		res.Timeouts++
+	case errors.Is(err, controller.ErrSandboxLost):
+		res.Lost++
+	case sr.Outcome.Failure() == nil && sr.Outcome.Exit != 0:
+		res.NonZeroExits++
+	}
+	return err
 }
 
 // request builds the ExecRequest of an action.

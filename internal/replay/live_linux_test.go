@@ -157,8 +157,8 @@ func liveRunOpts(t *testing.T, layout *cgroup.Layout, budget int64, policyName s
 		t.Fatalf("Run: %v", err)
 	}
 	hs := p.Machine().HoldStats()
-	t.Logf("%s %v: makespan %.1fs attempts %d failed %d oom %d timeouts %d lost %d preempted %d completed %d/%d peak %s; OOM hold armed %v: %d waits, %d resolved, %d released, %d preempted, %.1fs held, %d sandboxes frozen by it, %d resting ones thawed",
-		res.Policy, params, res.Makespan.Seconds(), res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost, res.Preempted,
+	t.Logf("%s %v: makespan %.1fs attempts %d failed %d oom %d timeouts %d lost %d preempted %d rolled back %d completed %d/%d peak %s; OOM hold armed %v: %d waits, %d resolved, %d released, %d preempted, %.1fs held, %d sandboxes frozen by it, %d resting ones thawed",
+		res.Policy, params, res.Makespan.Seconds(), res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost, res.Preempted, res.RolledBack,
 		res.Completed, len(wfs), units.FormatSize(res.PeakBytes), p.Machine().HoldArmed(), hs.Holds, hs.Resolved, hs.Released, hs.Preempted, hs.Held.Seconds(), hs.Froze, hs.Thawed)
 	if res.Completed+res.Failed != len(wfs) || len(res.Workflows) != len(wfs) {
 		t.Errorf("completed %d + failed %d != %d workflows", res.Completed, res.Failed, len(wfs))

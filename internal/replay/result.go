@@ -28,6 +28,7 @@ type Result struct {
 	Timeouts       int // actions timed out
 	Lost           int // sandboxes that could not be created or died
 	Preempted      int // actions the OOM hold preempted (their attempts restarted)
+	RolledBack     int // actions the OOM hold rolled back (each run again in its sandbox)
 	Completed      int // workflows that completed
 	Failed         int // workflows that exhausted retries or were cancelled
 	// Infeasible counts the workflows that cannot fit the budget
@@ -155,6 +156,9 @@ type WorkflowResult struct {
 	// Preempted counts the attempts the OOM hold preempted, each restarted
 	// without counting as a retry (at most policy.MaxPreempts).
 	Preempted int
+	// RolledBack counts the actions the OOM hold rolled back, each run
+	// again in the same sandbox (the attempt going on).
+	RolledBack int
 	// StartRetries counts sandbox starts that failed and were retried
 	// within the attempt (see startRetries).
 	StartRetries int
@@ -181,7 +185,7 @@ type Sample struct {
 // largest sample. A failed workflow's attempts all count as failed; a
 // completed one's all but the last.
 func (res *Result) Tally() {
-	res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost, res.Preempted = 0, 0, 0, 0, 0, 0
+	res.Attempts, res.FailedAttempts, res.OOMEvents, res.Timeouts, res.Lost, res.Preempted, res.RolledBack = 0, 0, 0, 0, 0, 0, 0
 	res.Completed, res.Failed, res.Actions, res.NonZeroExits, res.Infeasible = 0, 0, 0, 0, 0
 	for _, s := range res.Samples {
 		res.PeakBytes = max(res.PeakBytes, s.MemBytes)
@@ -192,6 +196,7 @@ func (res *Result) Tally() {
 		res.Timeouts += w.Timeouts
 		res.Lost += w.Lost
 		res.Preempted += w.Preempted
+		res.RolledBack += w.RolledBack
 		res.Actions += w.Actions
 		res.NonZeroExits += w.NonZeroExits
 		switch {

@@ -465,6 +465,34 @@ func (s *sim) preempt(p policy.Preemption) {
 	s.kill(sb, false)
 }
 
+// rollback kills the action the hold rolls back (policy.Step.Rollback)
+// and runs it again in the same sandbox, as the replay does: the action's
+// memory goes with its processes (the sandbox is back at its floor), the
+// machine is told it ended OOM-killed (so its rerun reserves what it
+// reached: RetryReserve), and the agent readies it again at once, with no
+// model wait in between (the machine rolls an action back once an
+// attempt).
+func (s *sim) rollback(p policy.Preemption) {
+	sb := s.h.byID[p.Sandbox]
+	if sb == nil || sb.act == nil || sb.ag.sb != sb || sb.ag.phase != phRunning {
+		return
+	}
+	ag := sb.ag
+	s.h.advance(sb, s.now)
+	s.debugf("rollback %s action %d mem=%dMiB", ag.wf.ID, ag.next, sb.mem>>20)
+	s.res.Rollbacks++
+	s.actionEnded(ag, policy.Done{Index: ag.next, PeakBytes: sb.mem, OOM: true})
+	s.h.setActive(sb, s.now, false)
+	sb.oomWait, sb.frozen, sb.faultWait = false, false, false // wakeWaiters drops it
+	sb.act = nil
+	sb.gen++ // cancels its phase event
+	s.running--
+	s.h.advance(sb, s.now)
+	ag.phase, ag.idleSince = phWaiting, s.now
+	s.at(0, evWaitEnd, ag, nil)
+	s.wakeWaiters()
+}
+
 // kill ends sb and its agent's attempt: by the OOM killer (oom) or the
 // hold's preemption.
 func (s *sim) kill(sb *sandbox, oom bool) {

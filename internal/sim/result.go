@@ -18,6 +18,7 @@ type Result struct {
 	OOMEvents      int
 	Timeouts       int // actions that exceeded Config.ActionTimeout
 	Preempted      int // actions the OOM hold preempted, their attempts restarted without charging a retry
+	Rollbacks      int // actions the OOM hold rolled back to their boundary (policy.SetHoldRollback)
 	Completed      int
 	Failed         int
 	Actions        int // actions started, every attempt

@@ -109,7 +109,8 @@ func newNode(cfg Config) (*sim, error) {
 	if cfg.V2 {
 		s.m.SetHoldFreeze() // as the live policy on a v2 domain (a no-op without the hold)
 	}
-	s.m.SetHoldPreempt() // a host that restarts preempted attempts, as the replay (a no-op without the hold)
+	s.m.SetHoldPreempt()  // a host that restarts preempted attempts, as the replay (a no-op without the hold)
+	s.m.SetHoldRollback() // a host that rolls actions back to their boundary (a no-op without the hold or admission)
 	if sp.Gate || sp.Residency || sp.Admission {
 		s.q.push(&event{t: 0, kind: evGateSample})
 	}
@@ -169,7 +170,7 @@ func machineConfig(cfg Config) (policy.Config, error) {
 	pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, pc.AgentReserve = cfg.Gate, cfg.Admission, cfg.Margin, cfg.LightMargin, cfg.AgentReserve
 	// The simulator's own hold timeout (hold=) and its action timeout set
 	// the hold's bound here, not Configure's.
-	pc.Hold, pc.HeldBudget, pc.NoTaskReserve = holdTimeout(cfg), !cfg.NoHeldBudget, cfg.NoTaskReserve
+	pc.Hold, pc.HeldBudget, pc.NoTaskReserve, pc.NoRollback = holdTimeout(cfg), !cfg.NoHeldBudget, cfg.NoTaskReserve, cfg.NoRollback
 	switch {
 	case cfg.HoldMaxWait != 0:
 		pc.HoldMaxWait = cfg.HoldMaxWait

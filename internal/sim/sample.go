@@ -52,6 +52,9 @@ func (s *sim) sample() {
 		}
 	}
 	s.applyHold(st.Hold, st.Preempt)
+	if st.Rollback.Agent != "" {
+		s.rollback(st.Rollback)
+	}
 	if s.cfg.Policy.Residency {
 		s.reclaimIdle()
 		s.retryPagingIn()

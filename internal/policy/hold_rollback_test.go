@@ -1,0 +1,84 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tenon-dev/tenon/internal/gate"
+)
+
+// TestHoldRollback: two admitted actions, both reserved 50 MiB; a grew to
+// 600 MiB and is stuck at the limit under the hold, b stays within its
+// reservation and uses CPU (progress, so the hold neither releases nor
+// preempts). With SetHoldRollback the hold rolls a back once the wait has
+// lasted its timeout, not before; without it, never.
+func TestHoldRollback(t *testing.T) {
+	const mib = 1 << 20
+	for _, on := range []bool{false, true} {
+		m := mustMachine(t, Config{Spec: Spec{Name: "tenon", Admission: true, Gate: true, Predictor: PredCurrent},
+			Budget: 1 << 30, Model: constPred{peak: 50 * mib}, Margin: 100 * mib, Hold: 3 * time.Second})
+		if on {
+			m.SetHoldRollback()
+		}
+		obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 10 * mib, "sb": 10 * mib}}
+		for _, id := range []string{"a", "b"} {
+			if got := submit(t, m, 0, id, nil, obs); len(got) != 1 {
+				t.Fatalf("%s did not start: %v", id, got)
+			}
+		}
+		for _, id := range []string{"a", "b"} {
+			if _, _, err := m.ActionReady(at(0), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if g := m.Schedule(at(0), obs); len(g) != 2 {
+			t.Fatalf("admitted %v, want both", g)
+		}
+		var got []string
+		for ms := 100; ms <= 4000; ms += 100 {
+			st := m.Sample(at(ms), Observation{Available: 0, UnderOOM: true, Sandboxes: []gate.Sample{
+				{ID: "sa", Footprint: 600 * mib, CPU: time.Second, Blocked: 1},
+				{ID: "sb", Footprint: 40 * mib, CPU: time.Duration(ms) * time.Millisecond},
+			}})
+			if st.Hold == HoldRelease || st.Hold == HoldPreempt {
+				t.Fatalf("on=%v %dms: hold %v, want it waiting", on, ms, st.Hold)
+			}
+			if st.Rollback.Agent != "" {
+				if ms < 3000 {
+					t.Fatalf("on=%v: rolled back %s at %dms, before the hold's timeout", on, st.Rollback.Agent, ms)
+				}
+				got = append(got, st.Rollback.Agent)
+			}
+		}
+		if on {
+			// The host killed a: it ends OOM-killed and runs again, admitted
+			// on what it reached, and grows far past that too. An action is
+			// rolled back once an attempt: the rerun waits as before.
+			if err := m.ActionDone(at(4000), "a", Done{Index: 0, PeakBytes: 600 * mib, OOM: true}); err != nil {
+				t.Fatal(err)
+			}
+			obs.avail = 1 << 30
+			if _, _, err := m.ActionReady(at(4000), "a", 0, &m.agents["a"].wf.Actions[0], "sa"); err != nil {
+				t.Fatal(err)
+			}
+			if g := m.Schedule(at(4000), obs); len(g) != 1 {
+				t.Fatalf("rerun admitted %v, want a", g)
+			}
+			for ms := 4100; ms <= 9000; ms += 100 {
+				st := m.Sample(at(ms), Observation{Available: 0, UnderOOM: true, Sandboxes: []gate.Sample{
+					{ID: "sa", Footprint: 1000 * mib, CPU: time.Second, Blocked: 1},
+					{ID: "sb", Footprint: 40 * mib, CPU: time.Duration(ms) * time.Millisecond},
+				}})
+				if st.Rollback.Agent != "" {
+					t.Fatalf("%dms: rolled back %s again", ms, st.Rollback.Agent)
+				}
+			}
+		}
+		switch {
+		case !on && len(got) > 0:
+			t.Fatalf("without SetHoldRollback: rolled back %v", got)
+		case on && (len(got) != 1 || got[0] != "a"):
+			t.Fatalf("rolled back %v, want a (past its reservation) once (its action has not ended), not b", got)
+		}
+	}
+}
