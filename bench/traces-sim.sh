@@ -20,7 +20,7 @@ policies=eager,static-4,static-8,agent-reservation,agentcgroup,tenon,tenon-alway
   echo "the history-only predictor (issue #20 asks the current one to be at least as fast)."
   echo "The simulated host has zram (page-out tier on, a third of a paged-out sandbox stays charged,"
   echo "500 MiB/s page-in); \`--page-out=false\` models a host without swap. The last sections are tenon's"
-  echo "ablations: admission's light lane off (\`--param light-margin=off\`), the task reserve off (\`--param task-reserve=off\`) and no swap."
+  echo "ablations: admission's light lane off (\`--param light-margin=off\`), the task reserve off (\`--param task-reserve=off\`), the hold's rollback off (\`--param rollback=off\`) and no swap."
   echo
   echo '```'
   echo "tenon trace import agentcgroup $traces/agentcgroup-SET -o SET.jsonl"
@@ -106,7 +106,7 @@ PY
     done
   done
   echo '```'
-  for ab in "light lane off:--param light-margin=off" "task reserve off:--param task-reserve=off" "without swap (page-out tier off):--page-out=false"; do
+  for ab in "light lane off:--param light-margin=off" "task reserve off:--param task-reserve=off" "rollback off:--param rollback=off" "without swap (page-out tier off):--page-out=false"; do
     echo
     echo "## tenon, ${ab%%:*}"
     echo
@@ -131,12 +131,13 @@ PY
   echo "\`default\` keep the default bound: tenon with the history-only and the static predictor"
   echo "(\`--policy tenon-history-pred\`, \`tenon-static-pred\`), the gate's held budget turned off"
   echo "(\`--param held-budget=off\`; on by default since 4f18e2a, internal/gate/doc.go), the task"
-  echo "reserve turned off (\`--param task-reserve=off\`; on since eab3188, internal/policy/taskreserve.go), no swap"
+  echo "reserve turned off (\`--param task-reserve=off\`; on since eab3188, internal/policy/taskreserve.go), the hold's"
+  echo "rollback turned off (\`--param rollback=off\`; on since a43e250, internal/policy/hold_rollback.go), no swap"
   echo "(\`--page-out=false\`), both, and pure cgroup v2 (\`--cgroup v2\`, the freezing hold) with and"
   echo "without the held budget."
   echo
   echo '```'
-  for hm in 30s 60s 2m 5m default history-pred static-pred held-budget-off task-reserve-off noswap noswap+held-budget-off v2 v2+held-budget-off; do
+  for hm in 30s 60s 2m 5m default history-pred static-pred held-budget-off task-reserve-off rollback-off noswap noswap+rollback-off noswap+held-budget-off v2 v2+rollback-off v2+held-budget-off; do
     for set in haiku batch18; do
       for b in 768MiB 1GiB 1536MiB 2GiB 3GiB 4GiB; do
         for wl in "$set-x2" "$set-s1" "$set-s2" "$set-s3" "$set-s4" "$set-s5"; do
@@ -146,6 +147,9 @@ PY
           history-pred | static-pred) arg=() pol=tenon-$hm ;;
           held-budget-off) arg=(--param held-budget=off) ;;
           task-reserve-off) arg=(--param task-reserve=off) ;;
+          rollback-off) arg=(--param rollback=off) ;;
+          noswap+rollback-off) arg=(--param rollback=off --page-out=false) ;;
+          v2+rollback-off) arg=(--param rollback=off --cgroup v2) ;;
           noswap) arg=(--page-out=false) ;;
           noswap+held-budget-off) arg=(--param held-budget=off --page-out=false) ;;
           v2) arg=(--cgroup v2) ;;
@@ -160,7 +164,7 @@ PY
   python3 - "$work" <<'PY'
 import glob, json, os, sys
 print("  %-22s %5s %9s %9s %11s %15s %11s" % ("hold-max", "runs", "OOM kills", "timeouts", "runs w/ kill", "sum makespan s", "sum P50 s"))
-for hm in ["30s", "60s", "2m", "5m", "default", "history-pred", "static-pred", "held-budget-off", "task-reserve-off", "noswap", "noswap+held-budget-off", "v2", "v2+held-budget-off"]:
+for hm in ["30s", "60s", "2m", "5m", "default", "history-pred", "static-pred", "held-budget-off", "task-reserve-off", "rollback-off", "noswap", "noswap+rollback-off", "noswap+held-budget-off", "v2", "v2+rollback-off", "v2+held-budget-off"]:
     runs = kills = tos = hit = 0
     mk = p50 = 0.0
     for f in sorted(glob.glob(os.path.join(sys.argv[1], "hm-%s-*.json" % hm))):
