@@ -16,7 +16,7 @@ func simReplay(r *sim.Result) *replay.Result {
 	}
 	for _, w := range r.Workflows {
 		out.Workflows = append(out.Workflows, replay.WorkflowResult{ID: w.ID, Submit: w.Submit, End: w.End,
-			Latency: w.Latency, Attempts: w.Attempts, Completed: w.Completed, Infeasible: w.Infeasible, OOMs: w.OOMs})
+			Latency: w.Latency, Attempts: w.Attempts, Completed: w.Completed, Infeasible: w.Infeasible, OOMs: w.OOMs, Queued: w.Queued})
 	}
 	for _, s := range r.Samples {
 		out.Samples = append(out.Samples, replay.Sample{T: s.T, MemBytes: s.MemBytes, Running: s.Running, Live: s.Live})

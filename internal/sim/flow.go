@@ -157,6 +157,9 @@ func (s *sim) schedule() {
 	for _, g := range s.m.Schedule(s.clock(), s) {
 		ag := s.byID[g.Agent]
 		ag.limit = g.Limit
+		if ag.phase == phAdmission {
+			ag.res.Queued += s.now - ag.idleSince
+		}
 		s.start(ag)
 	}
 }

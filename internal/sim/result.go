@@ -70,6 +70,9 @@ type WorkflowResult struct {
 	Infeasible bool
 	OOMs       int
 	Preempted  int // attempts the OOM hold preempted
+	// Queued is the time its actions waited for admission, every attempt
+	// (as the replay's WorkflowResult.Queued: the time in ActionReady).
+	Queued time.Duration
 }
 
 // Sample is one point of the memory time series.

@@ -224,7 +224,8 @@ func TestEveryWorkflowAccounted(t *testing.T) {
 			pol = "static-3"
 		}
 		t.Run(pol, func(t *testing.T) {
-			r, err := Run(t.Context(), Config{Workflows: wfs, Policy: mustSpec(t, pol), Budget: 1 << 30, Retries: 5,
+			spec := mustSpec(t, pol)
+			r, err := Run(t.Context(), Config{Workflows: wfs, Policy: spec, Budget: 1 << 30, Retries: 5,
 				Create: DefaultCreate, Teardown: DefaultTeardown, Rematerialize: DefaultRematerialize,
 				ActionTimeout: time.Minute, Predictors: preds})
 			if err != nil {
@@ -234,16 +235,26 @@ func TestEveryWorkflowAccounted(t *testing.T) {
 				t.Fatalf("completed %d + failed %d != %d", r.Completed, r.Failed, len(wfs))
 			}
 			var done int
+			var queued time.Duration
 			for i, w := range r.Workflows {
 				if w.ID != wfs[i].ID || w.End < w.Submit || w.Attempts < 1 || w.Attempts > 6 {
 					t.Fatalf("workflow %d: %+v", i, w)
 				}
+				// Admission waits are part of its time, and only admission
+				// makes them.
+				if w.Queued < 0 || w.Queued > w.End-w.Submit || !spec.Admission && w.Queued != 0 {
+					t.Fatalf("workflow %d queued %v in %v (admission %v)", i, w.Queued, w.End-w.Submit, spec.Admission)
+				}
+				queued += w.Queued
 				if w.Completed {
 					done++
 					if w.Latency < secs(wfs[i].LengthS()) {
 						t.Fatalf("%s finished in %v, faster than alone (%v)", w.ID, w.Latency, secs(wfs[i].LengthS()))
 					}
 				}
+			}
+			if pol == "tenon" && queued == 0 {
+				t.Errorf("tenon: no action waited for admission: 16 workflows in 1 GiB should queue")
 			}
 			if done != r.Completed || r.FailedAttempts != r.Attempts-r.Completed {
 				t.Fatalf("done %d completed %d attempts %d failed attempts %d", done, r.Completed, r.Attempts, r.FailedAttempts)
