@@ -1,10 +1,6 @@
 package policy
 
-import (
-	"time"
-
-	"github.com/tenon-dev/tenon/internal/gate"
-)
+import "time"
 
 // The hold's rollback ends a wait that admission's misprediction started.
 // Admission reserves an action's predicted peak; an action that grows far
@@ -63,26 +59,22 @@ func (m *Machine) SetHoldRollback() {
 // rollbackVictim returns the admitted action to roll back now in the wait
 // that began at since, or nil: once the wait has lasted the hold's
 // timeout, the one whose sandbox is stuck at the limit furthest past its
-// reservation (smp: this period's samples), not preempted, with fewer
+// reservation (by this period's sample, holdRest), not preempted, with fewer
 // than MaxPreempts rollbacks in its attempt, and not rolled back already
 // (the host's kill and the action's end come after this step). It counts
 // the rollback.
-func (m *Machine) rollbackVictim(now, since time.Time, smp []gate.Sample) *agentState {
+func (m *Machine) rollbackVictim(now, since time.Time) *agentState {
 	if !m.rollback || now.Sub(since) < m.hold.Timeout {
 		return nil
-	}
-	foot := make(map[string]int64, len(smp))
-	for _, s := range smp {
-		foot[s.ID] = s.Footprint
 	}
 	var victim *agentState
 	var over int64
 	for _, a := range m.admitted {
-		f, ok := foot[a.sandbox]
+		s, ok := m.rest.seen[a.sandbox]
 		if !ok || a.act == nil || m.preempted[a.sandbox] || a.rolling || a.rolled == a.index+1 || !m.stuck(a.sandbox) {
 			continue
 		}
-		if o := f - a.before - max(a.peak, a.charge); o > over {
+		if o := s.mem - a.before - max(a.peak, a.charge); o > over {
 			victim, over = a, o
 		}
 	}

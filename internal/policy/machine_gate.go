@@ -95,8 +95,8 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 			victim = m.holdVictim(since)
 		}
 		st.Hold = m.hold.step(now, under, progress, victim != nil)
-		if waiting && st.Hold != HoldPreempt && st.Hold != HoldRelease && st.Hold != HoldResolved {
-			if v := m.rollbackVictim(now, since, obs.Sandboxes); v != nil {
+		if waiting && m.hold.state == holdWaiting && st.Hold != HoldPreempt {
+			if v := m.rollbackVictim(now, since); v != nil {
 				st.Rollback = Preemption{Agent: v.id, Sandbox: v.sandbox}
 			}
 		}

@@ -481,11 +481,10 @@ func (s *sim) rollback(p policy.Preemption) {
 		return
 	}
 	ag := sb.ag
-	s.h.advance(sb, s.now)
+	s.h.setActive(sb, s.now, false) // advances it: sb.mem is its memory now
 	s.debugf("rollback %s action %d mem=%dMiB", ag.wf.ID, ag.next, sb.mem>>20)
 	s.res.Rollbacks++
 	s.actionEnded(ag, policy.Done{Index: ag.next, PeakBytes: sb.mem, OOM: true})
-	s.h.setActive(sb, s.now, false)
 	sb.oomWait, sb.frozen, sb.faultWait = false, false, false // wakeWaiters drops it
 	sb.act = nil
 	sb.gen++ // cancels its phase event
