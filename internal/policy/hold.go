@@ -179,10 +179,12 @@ func (h *OOMHold) Step(now time.Time, under, progress bool) HoldAction {
 	return h.step(now, under, progress, false)
 }
 
-// step is Step where preempt says whether the host can preempt a victim
-// now (hold_preempt.go): then a wait that has lasted the timeout with
-// nothing progressing returns HoldPreempt instead of HoldRelease and goes
-// on waiting, with a new timeout for the victim's memory to come back.
+// step is Step where preempt says whether the host can end a deadlock
+// with a victim now (a preemption, hold_preempt.go, or a rollback,
+// hold_rollback.go): then a wait that has lasted the timeout with nothing
+// progressing returns HoldPreempt instead of HoldRelease and goes on
+// waiting, with a new timeout for the victim's memory to come back; the
+// caller counts the preemption (HoldStats.Preempted) if it preempts.
 func (h *OOMHold) step(now time.Time, under, progress, preempt bool) HoldAction {
 	switch h.state {
 	case holdArmed:
@@ -204,7 +206,6 @@ func (h *OOMHold) step(now time.Time, under, progress, preempt bool) HoldAction 
 		}
 		if preempt && now.Sub(h.moved) >= h.Timeout {
 			h.moved = now
-			h.stats.Preempted++
 			return HoldPreempt
 		}
 		if now.Sub(h.moved) >= h.Timeout || waited >= max(h.MaxWait, h.Timeout) {

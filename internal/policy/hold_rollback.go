@@ -33,6 +33,20 @@ import "time"
 // a 1.8 GiB test was killed at 756 and at 991 MiB). rollback=off is the
 // ablation.
 //
+// In a deadlock (nothing progressed for the hold's timeout) where the hold
+// would preempt a victim (hold_preempt.go), a rollback candidate goes
+// first: the preemption throws away the victim's attempt, the rollback
+// one action's progress (live on haiku twice at 2 GiB a deadlock had
+// preempted an attempt at its tenth action, a test run whose sandbox held
+// 1.4 GiB). With no preemption victim the hold releases
+// as before: a rollback there too cost tenon 13 % of makespan in two of
+// the 72 simulated runs on v2, where the release lets an action that
+// alone does not fit below memory.high run up to memory.max without a
+// kill, and the rollback only made it start over (then the preemption
+// came anyway). As landed, on the 72 runs: on v1 no run changed; on v2
+// one (batch18 at 768 MiB, 1857 -> 1496 s) and without swap one (batch18
+// at 768 MiB, 1712 -> 1688 s).
+//
 // In the simulator on the two real trace sets (72 runs: six budgets from
 // 768 MiB to 4 GiB, six arrival orders; bench/traces-sim.sh's grid) the
 // rollback took tenon's summed makespan -0.5 % and its summed P50 -12 %
@@ -61,8 +75,8 @@ func (m *Machine) SetHoldRollback() {
 // timeout, the one whose sandbox is stuck at the limit furthest past its
 // reservation (by this period's sample, holdRest), not preempted, with fewer
 // than MaxPreempts rollbacks in its attempt, and not rolled back already
-// (the host's kill and the action's end come after this step). It counts
-// the rollback.
+// (the host's kill and the action's end come after this step). The
+// caller marks the one it rolls back (agentState.rolled, rolling).
 func (m *Machine) rollbackVictim(now, since time.Time) *agentState {
 	if !m.rollback || now.Sub(since) < m.hold.Timeout {
 		return nil
@@ -77,10 +91,6 @@ func (m *Machine) rollbackVictim(now, since time.Time) *agentState {
 		if o := s.mem - a.before - max(a.peak, a.charge); o > over {
 			victim, over = a, o
 		}
-	}
-	if victim != nil {
-		victim.rolled = victim.index + 1
-		victim.rolling = true
 	}
 	return victim
 }

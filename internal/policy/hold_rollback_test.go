@@ -82,3 +82,73 @@ func TestHoldRollback(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldRollbackDeadlock: a deadlock (both sandboxes stuck at the limit,
+// neither uses CPU) where a, the first-started attempt, grew far past its
+// reservation and b stays within its own. The preemption's victim is b
+// (the youngest stuck attempt; the first-started never is). With
+// SetHoldRollback the hold rolls a back instead at the timeout (losing
+// a's action, not b's attempt) and preempts nothing then; once a is
+// rolled back and the domain is still stuck a timeout later, b is
+// preempted as before. Without it, b is preempted at the timeout.
+func TestHoldRollbackDeadlock(t *testing.T) {
+	const mib = 1 << 20
+	for _, on := range []bool{false, true} {
+		m := mustMachine(t, Config{Spec: Spec{Name: "tenon", Admission: true, Gate: true, Predictor: PredCurrent},
+			Budget: 1 << 30, Model: constPred{peak: 50 * mib}, Margin: 100 * mib, Hold: 3 * time.Second})
+		m.SetHoldPreempt()
+		if on {
+			m.SetHoldRollback()
+		}
+		obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 10 * mib, "sb": 10 * mib}}
+		for i, id := range []string{"a", "b"} {
+			if got := submit(t, m, i, id, nil, obs); len(got) != 1 {
+				t.Fatalf("%s did not start: %v", id, got)
+			}
+		}
+		for _, id := range []string{"a", "b"} {
+			if _, _, err := m.ActionReady(at(10), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if g := m.Schedule(at(10), obs); len(g) != 2 {
+			t.Fatalf("admitted %v, want both", g)
+		}
+		type ev struct {
+			ms           int
+			back, preemp string
+		}
+		var got []ev
+		end := 6500
+		if !on {
+			end = 6000 // then, b preempted and a the first-started, the hold releases
+		}
+		for ms := 100; ms <= end; ms += 100 {
+			st := m.Sample(at(ms), Observation{Available: 0, UnderOOM: true, Sandboxes: []gate.Sample{
+				{ID: "sa", Footprint: 600 * mib, CPU: time.Second, Blocked: 1},
+				{ID: "sb", Footprint: 40 * mib, CPU: time.Second, Blocked: 1},
+			}})
+			if st.Hold == HoldRelease {
+				t.Fatalf("on=%v %dms: released with a victim to take", on, ms)
+			}
+			if st.Rollback.Agent != "" || st.Preempt.Agent != "" {
+				got = append(got, ev{ms, st.Rollback.Agent, st.Preempt.Agent})
+			}
+		}
+		want := []ev{{3100, "", "b"}}
+		if on {
+			want = []ev{{3100, "a", ""}, {6100, "", "b"}}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("on=%v: rollbacks and preemptions %v, want %v", on, got, want)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("on=%v: rollbacks and preemptions %v, want %v", on, got, want)
+			}
+		}
+		if p := m.HoldStats().Preempted; p != uint64(1) {
+			t.Fatalf("on=%v: %d preempted counted, want 1", on, p)
+		}
+	}
+}

@@ -90,15 +90,25 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 		// sleeping in the OOM wait does.
 		under := obs.UnderOOM || (m.freeze != nil && m.freeze.holding())
 		m.notePreempted()
-		var victim *agentState
-		if m.preempt && waiting {
-			victim = m.holdVictim(since)
+		var victim, back *agentState
+		if waiting {
+			if m.preempt {
+				victim = m.holdVictim(since)
+			}
+			back = m.rollbackVictim(now, since)
 		}
 		st.Hold = m.hold.step(now, under, progress, victim != nil)
-		if waiting && m.hold.state == holdWaiting && st.Hold != HoldPreempt {
-			if v := m.rollbackVictim(now, since); v != nil {
-				st.Rollback = Preemption{Agent: v.id, Sandbox: v.sandbox}
+		if back != nil && m.hold.state == holdWaiting {
+			// A rollback loses the action's progress only: in a
+			// deadlock it goes before a preemption, which loses
+			// the attempt's (hold_rollback.go).
+			if st.Hold == HoldPreempt {
+				st.Hold = HoldNone
 			}
+			back.rolled, back.rolling = back.index+1, true
+			st.Rollback = Preemption{Agent: back.id, Sandbox: back.sandbox}
+		} else if st.Hold == HoldPreempt {
+			m.hold.stats.Preempted++
 		}
 		if st.Hold == HoldResolved || st.Hold == HoldRelease {
 			st.Held = now.Sub(since)
