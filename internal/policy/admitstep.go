@@ -74,16 +74,38 @@ func LivenessHeadroom(phys int64, running int, oldest *Queued, now time.Time) in
 }
 
 // PacingOpen is the part of agent pacing shared by every new agent: true
-// when no agent runs, or when no action waits for admission and the gate
-// (Green when it is off) reports green. Every agent started holds memory in
-// its sandbox until its workflow ends, so starting agents faster than memory
-// allows turns into actions that can never be admitted.
+// when no agent runs, or when no action that blocks pacing waits for
+// admission (queued counts them: Machine.blockingWaits) and the gate
+// (Green when it is off) reports green. Every agent started holds memory
+// in its sandbox until its workflow ends, so starting agents faster than
+// memory allows turns into actions that can never be admitted.
+//
+// A waiting action blocks pacing when it is light, or heavy and would fit
+// once the running actions ended (the free memory less admission's margin
+// plus what they have grown): then their ends admit it, and agents started
+// meanwhile would take that memory. A heavy action that would not fit
+// even then waits for agents to end (their floors), and every agent
+// waiting with it stalled whole runs: in the simulator on the haiku traces
+// three times at 2 GiB (bench/results/traces-robust.md), test runs of 1.6
+// and 1.8 GiB waited in turn while 77 agents stayed queued for 1000 s with
+// 1.6 GiB free (P50 1164 s on v1, against 249 s on v2, where their order
+// differed; 481 s with this rule). Admission's heavy lane keeps such an
+// action first among the heavy ones, the physical check still counts the
+// floors new agents hold, and liveness admits it once nothing runs. Over
+// traces-robust.md's 48 runs the rule took tenon's summed makespan -2.6 %
+// and P50 -11 % (OOM kills 38 -> 40, all at 512 MiB without swap); over the
+// 72 runs of traces-sim.md's grid -0.5 % on v1, 0 on v2, -0.7 % without
+// swap (4 kills -> 3); the generated workloads (tenon bench --sim) did not
+// move. Not blocking pacing for any heavy action gained more on the traces
+// (P50 -16 %) but slowed the generated science case 11 %, where heavy
+// actions fit soon.
 func PacingOpen(active, queued int, p gate.Pressure) bool {
 	return active == 0 || queued == 0 && p == gate.Green
 }
 
 // AgentMayStart is agent pacing: a new agent starts at once when no agent
-// runs; otherwise when PacingOpen and its first action's predicted peak need
+// runs; otherwise when PacingOpen (queued: the actions waiting for
+// admission that block pacing) and its first action's predicted peak need
 // plus reserve (room for a heavy action of the agents already running) fits
 // the physical headroom. headroom is called only when it decides.
 func AgentMayStart(active, queued int, p gate.Pressure, headroom func() int64, need, reserve int64) bool {

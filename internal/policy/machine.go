@@ -437,7 +437,8 @@ func (m *Machine) startAgents(obs Observer) []string {
 // waits.
 func (m *Machine) pace(obs Observer) []string {
 	p := m.Pressure()
-	if !PacingOpen(m.active, len(m.tickets), p) {
+	blocking := m.blockingWaits(obs)
+	if !PacingOpen(m.active, blocking, p) {
 		return nil
 	}
 	headroom, read := int64(0), false
@@ -461,7 +462,7 @@ func (m *Machine) pace(obs Observer) []string {
 			kept = append(kept, a)
 			continue
 		}
-		if AgentMayStart(m.active, len(m.tickets), p, headroomOnce, a.needPeak+floor, m.cfg.AgentReserve) {
+		if AgentMayStart(m.active, blocking, p, headroomOnce, a.needPeak+floor, m.cfg.AgentReserve) {
 			headroom -= floor
 			m.firstPeaks = keepLast(append(m.firstPeaks, a.needPeak), floorHistory)
 			a.paced = true
@@ -475,6 +476,29 @@ func (m *Machine) pace(obs Observer) []string {
 	clear(m.queue[len(kept):])
 	m.queue = kept
 	return out
+}
+
+// blockingWaits is the number of actions waiting for admission that
+// close agent pacing (PacingOpen): the light ones, and the heavy ones
+// that would fit once the running actions ended.
+func (m *Machine) blockingWaits(obs Observer) int {
+	n, drained := 0, int64(-1)
+	for t, a := range m.tickets {
+		if !t.Heavy() {
+			n++
+			continue
+		}
+		if drained < 0 {
+			drained = max(obs.Available()-m.cfg.Margin, 0)
+			for ad := range m.admittedNow(obs) {
+				drained += max(ad.Memory-ad.Before, 0)
+			}
+		}
+		if a.peak <= drained {
+			n++
+		}
+	}
+	return n
 }
 
 // paceHeadroom is pacing's headroom: the physical headroom less the

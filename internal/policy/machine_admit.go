@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"iter"
 	"strconv"
 	"time"
 
@@ -129,7 +130,13 @@ func (m *Machine) Pace(now time.Time, obs Observer) (started []string) {
 // physicalHeadroom is PhysicalHeadroom over the observed available memory
 // and the admitted actions' current sandbox memory.
 func (m *Machine) physicalHeadroom(obs Observer) int64 {
-	return PhysicalHeadroom(obs.Available(), m.cfg.Margin, func(yield func(Admitted) bool) {
+	return PhysicalHeadroom(obs.Available(), m.cfg.Margin, m.admittedNow(obs))
+}
+
+// admittedNow yields the admitted actions with their sandboxes' memory now
+// (their memory at admission where it cannot be read).
+func (m *Machine) admittedNow(obs Observer) iter.Seq[Admitted] {
+	return func(yield func(Admitted) bool) {
 		for _, a := range m.admitted {
 			ad := a.admittedAt(a.before)
 			if v, ok := obs.Memory(a.sandbox); ok {
@@ -139,7 +146,7 @@ func (m *Machine) physicalHeadroom(obs Observer) int64 {
 				return
 			}
 		}
-	})
+	}
 }
 
 // admittedAt is a's admitted action with its sandbox at memory mem.

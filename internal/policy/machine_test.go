@@ -533,6 +533,80 @@ func TestPacing(t *testing.T) {
 	}
 }
 
+// agentPred predicts every action of an agent named in peaks at its
+// peak, the others at 10 MiB.
+type agentPred map[string]int64
+
+func (agentPred) Name() string { return "per-agent" }
+func (p agentPred) Predict(c predict.ActionContext) predict.Descriptor {
+	peak, ok := p[c.WorkflowID]
+	if !ok {
+		peak = 10 << 20
+	}
+	return predict.Descriptor{PredAvg: peak / 2, PredPeak: peak}
+}
+
+// TestPacingHeavyWaits: a heavy action waiting for admission that would
+// not fit even once the running actions ended (900 MiB in a 1 GiB budget
+// with 500 MiB free and nothing running) does not close agent pacing; a
+// light one waiting does, and so does a heavy one that would fit then
+// (PacingOpen).
+func TestPacingHeavyWaits(t *testing.T) {
+	m := mustMachine(t, Config{Spec: Spec{Name: "admission", Admission: true, Predictor: PredCurrent},
+		Budget: 1 << 30, Model: agentPred{"a": 900 << 20, "c": 300 << 20}, Margin: 100 << 20})
+	obs := &fakeObs{avail: 500 << 20, mem: map[string]int64{}}
+	ready := func(ms int, id string) {
+		t.Helper()
+		if _, ok, err := m.ActionReady(at(ms), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil || ok {
+			t.Fatalf("ActionReady(%s) = %v, %v", id, ok, err)
+		}
+	}
+	if got := submit(t, m, 0, "a", nil, obs); len(got) != 1 {
+		t.Fatal("the first agent did not start")
+	}
+	ready(1, "a")
+	if g := m.Schedule(at(1), obs); len(g) != 0 || m.Waiting() != 1 {
+		t.Fatalf("a's 900 MiB action admitted with 500 MiB free: %v", g)
+	}
+	if got := submit(t, m, 2, "b", nil, obs); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("b did not start while only a heavy action waits: %v", got)
+	}
+	obs.avail = 0
+	ready(3, "b")
+	if g := m.Schedule(at(3), obs); len(g) != 0 || m.Waiting() != 2 {
+		t.Fatalf("b's action admitted with nothing free: %v", g)
+	}
+	obs.avail = 500 << 20
+	if got := submit(t, m, 4, "c", nil, obs); len(got) != 0 {
+		t.Fatalf("c started while a light action waits: %v", got)
+	}
+	// b's action admitted and running, grown to 200 MiB.
+	obs.avail = 300 << 20
+	if g := m.Schedule(at(5), obs); len(g) != 1 || g[0].Agent != "b" {
+		t.Fatalf("admitted %v, want b's action", g)
+	}
+	obs.mem["sb"] = 200 << 20
+	obs.avail = 400 << 20
+	if got := m.Pace(at(6), obs); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("Pace = %v, want [c] (only a's heavy action waits)", got)
+	}
+	// c's 300 MiB action is heavy too, but would fit once b's ended (200
+	// MiB free less the 100 MiB margin, plus the 200 MiB b grew): it
+	// blocks pacing.
+	obs.avail = 200 << 20
+	ready(7, "c")
+	if g := m.Schedule(at(7), obs); len(g) != 0 || m.Waiting() != 2 {
+		t.Fatalf("c's action admitted with 200 MiB free: %v", g)
+	}
+	if got := submit(t, m, 8, "d", nil, obs); len(got) != 0 {
+		t.Fatalf("d started while c's heavy action waits for b's end: %v", got)
+	}
+	obs.mem["sb"] = 150 << 20 // 50 MiB short then: c's action no longer blocks
+	if got := m.Pace(at(9), obs); !slices.Equal(got, []string{"d"}) {
+		t.Fatalf("Pace = %v, want [d]", got)
+	}
+}
+
 // TestInfeasible: an attempt whose workflow cannot fit the budget is
 // refused, under every policy, and holds nothing.
 func TestInfeasible(t *testing.T) {
