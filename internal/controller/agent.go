@@ -30,6 +30,10 @@ type Agent struct {
 	// the workflow does not record it (the daemon learns it per agent);
 	// 0: unknown.
 	NextWait time.Duration
+
+	// boundary is closed when the boundary Step.Run left running in the
+	// background (Step.AsyncBoundary) is done; nil when none runs.
+	boundary chan struct{}
 }
 
 // Action returns the action at index Next, or nil past the end.

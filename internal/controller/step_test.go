@@ -80,11 +80,26 @@ type stepSandboxes struct {
 	*controller.Resident
 	log         func(string)
 	boundaryErr error
+	// gate, when set, holds Boundary until it is closed (it then logs
+	// "Boundary end"); logEnsure logs Ensure calls.
+	gate      chan struct{}
+	logEnsure bool
 }
 
 func (m *stepSandboxes) Boundary(context.Context, *controller.Agent, controller.Outcome) error {
 	m.log("Boundary")
+	if m.gate != nil {
+		<-m.gate
+		m.log("Boundary end")
+	}
 	return m.boundaryErr
+}
+
+func (m *stepSandboxes) Ensure(ctx context.Context, a *controller.Agent) (string, error) {
+	if m.logEnsure {
+		m.log("Ensure")
+	}
+	return m.Resident.Ensure(ctx, a)
 }
 
 // stepRig is a Step over the fake backend, a stepPolicy and a Resident
@@ -323,6 +338,45 @@ func TestStepBoundaryFailure(t *testing.T) {
 		}
 		if e := r.events[len(r.events)-1]; e.Reason != "boundary" || e.Error != "capture failed" {
 			t.Errorf("last event %+v, want the boundary error", e)
+		}
+	})
+}
+
+// TestStepAsyncBoundary: with AsyncBoundary, Run returns while the
+// boundary still runs; the agent's next Run does not Ensure its sandbox
+// until that boundary is done, and Settle waits for it too.
+func TestStepAsyncBoundary(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newStepRig(t, 0)
+		r.step.AsyncBoundary = true
+		r.mgr.gate, r.mgr.logEnsure = make(chan struct{}), true
+		if _, err := r.step.Run(context.Background(), r.a, r.action("true", 0)); err != nil {
+			t.Fatalf("Run = %v, want nil", err)
+		}
+		synctest.Wait()
+		want := append(append([]string{"Ensure"}, stepRan...), "ActionDone", "Done", "Boundary")
+		if got := r.sequence(); !slices.Equal(got, want) {
+			t.Fatalf("after the first Run\n got %v\nwant %v", got, want)
+		}
+		second := make(chan error, 1)
+		go func() {
+			_, err := r.step.Run(context.Background(), r.a, r.action("true", 0))
+			second <- err
+		}()
+		synctest.Wait()
+		if got := r.sequence(); !slices.Equal(got, want) {
+			t.Fatalf("the second Run went on before the first boundary ended\n got %v\nwant %v", got, want)
+		}
+		close(r.mgr.gate)
+		if err := <-second; err != nil {
+			t.Fatalf("second Run = %v", err)
+		}
+		if err := r.step.Settle(context.Background(), r.a); err != nil {
+			t.Fatalf("Settle = %v", err)
+		}
+		want = append(append(append(want, "Boundary end", "Ensure"), stepRan...), "ActionDone", "Done", "Boundary", "Boundary end")
+		if got := r.sequence(); !slices.Equal(got, want) {
+			t.Fatalf("sequence\n got %v\nwant %v", got, want)
 		}
 	})
 }

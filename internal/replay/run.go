@@ -68,6 +68,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			r.rec.emit(e)
 		},
 		StartRetries: startRetries, StartBackoff: startBackoff,
+		// The model wait starts when the action is done, not after the
+		// residency boundary (release settles it).
+		AsyncBoundary: true,
 	}
 
 	sctx, stopSampler := context.WithCancel(ctx)

@@ -85,6 +85,9 @@ func (r *runner) workflow(ctx context.Context, i int) (res WorkflowResult) {
 func (r *runner) release(ctx context.Context, a *controller.Agent) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 	defer cancel()
+	if err := r.step.Settle(cctx, a); err != nil {
+		r.cfg.Logger.Warn("waiting for the last action's boundary", "workflow", a.ID, "attempt", a.Attempt, "err", err)
+	}
 	if err := r.mgr.Release(cctx, a); err != nil {
 		r.cfg.Logger.Warn("releasing sandbox", "workflow", a.ID, "attempt", a.Attempt, "err", err)
 		r.rec.emit(controller.Event{Kind: controller.EventError, Workflow: a.ID, Attempt: a.Attempt, Reason: "release", Error: err.Error()})
