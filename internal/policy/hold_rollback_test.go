@@ -7,6 +7,39 @@ import (
 	"github.com/tenon-dev/tenon/internal/gate"
 )
 
+// rollbackPair is a tenon machine with the hold (3 s) on a 1 GiB budget,
+// agents a and b started in that order in sandboxes sa and sb (10 MiB
+// each), each with its first action admitted at a reservation of 50 MiB;
+// preempt and rollback say whether the host preempts attempts and rolls
+// actions back.
+func rollbackPair(t *testing.T, preempt, rollback bool) (*Machine, *fakeObs) {
+	t.Helper()
+	const mib = 1 << 20
+	m := mustMachine(t, Config{Spec: Spec{Name: "tenon", Admission: true, Gate: true, Predictor: PredCurrent},
+		Budget: 1 << 30, Model: constPred{peak: 50 * mib}, Margin: 100 * mib, Hold: 3 * time.Second})
+	if preempt {
+		m.SetHoldPreempt()
+	}
+	if rollback {
+		m.SetHoldRollback()
+	}
+	obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 10 * mib, "sb": 10 * mib}}
+	for i, id := range []string{"a", "b"} {
+		if got := submit(t, m, i, id, nil, obs); len(got) != 1 {
+			t.Fatalf("%s did not start: %v", id, got)
+		}
+	}
+	for _, id := range []string{"a", "b"} {
+		if _, _, err := m.ActionReady(at(10), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := m.Schedule(at(10), obs); len(g) != 2 {
+		t.Fatalf("admitted %v, want both", g)
+	}
+	return m, obs
+}
+
 // TestHoldRollback: two admitted actions, both reserved 50 MiB; a grew to
 // 600 MiB and is stuck at the limit under the hold, b stays within its
 // reservation and uses CPU (progress, so the hold neither releases nor
@@ -15,25 +48,7 @@ import (
 func TestHoldRollback(t *testing.T) {
 	const mib = 1 << 20
 	for _, on := range []bool{false, true} {
-		m := mustMachine(t, Config{Spec: Spec{Name: "tenon", Admission: true, Gate: true, Predictor: PredCurrent},
-			Budget: 1 << 30, Model: constPred{peak: 50 * mib}, Margin: 100 * mib, Hold: 3 * time.Second})
-		if on {
-			m.SetHoldRollback()
-		}
-		obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 10 * mib, "sb": 10 * mib}}
-		for _, id := range []string{"a", "b"} {
-			if got := submit(t, m, 0, id, nil, obs); len(got) != 1 {
-				t.Fatalf("%s did not start: %v", id, got)
-			}
-		}
-		for _, id := range []string{"a", "b"} {
-			if _, _, err := m.ActionReady(at(0), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if g := m.Schedule(at(0), obs); len(g) != 2 {
-			t.Fatalf("admitted %v, want both", g)
-		}
+		m, obs := rollbackPair(t, false, on)
 		var got []string
 		for ms := 100; ms <= 4000; ms += 100 {
 			st := m.Sample(at(ms), Observation{Available: 0, UnderOOM: true, Sandboxes: []gate.Sample{
@@ -94,26 +109,7 @@ func TestHoldRollback(t *testing.T) {
 func TestHoldRollbackDeadlock(t *testing.T) {
 	const mib = 1 << 20
 	for _, on := range []bool{false, true} {
-		m := mustMachine(t, Config{Spec: Spec{Name: "tenon", Admission: true, Gate: true, Predictor: PredCurrent},
-			Budget: 1 << 30, Model: constPred{peak: 50 * mib}, Margin: 100 * mib, Hold: 3 * time.Second})
-		m.SetHoldPreempt()
-		if on {
-			m.SetHoldRollback()
-		}
-		obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 10 * mib, "sb": 10 * mib}}
-		for i, id := range []string{"a", "b"} {
-			if got := submit(t, m, i, id, nil, obs); len(got) != 1 {
-				t.Fatalf("%s did not start: %v", id, got)
-			}
-		}
-		for _, id := range []string{"a", "b"} {
-			if _, _, err := m.ActionReady(at(10), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if g := m.Schedule(at(10), obs); len(g) != 2 {
-			t.Fatalf("admitted %v, want both", g)
-		}
+		m, _ := rollbackPair(t, true, on)
 		type ev struct {
 			ms           int
 			back, preemp string
