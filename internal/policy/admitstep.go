@@ -75,8 +75,9 @@ func LivenessHeadroom(phys int64, running int, oldest *Queued, now time.Time) in
 
 // PacingOpen is the part of agent pacing shared by every new agent: true
 // when no agent runs, or when no action that blocks pacing waits for
-// admission (queued counts them: Machine.blockingWaits) and the gate
-// (Green when it is off) reports green. Every agent started holds memory
+// admission (queued counts them; the Machine passes 1 for any:
+// Machine.pacingBlocked) and the gate (Green when it is off) reports
+// green. Every agent started holds memory
 // in its sandbox until its workflow ends, so starting agents faster than
 // memory allows turns into actions that can never be admitted.
 //

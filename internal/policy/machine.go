@@ -437,7 +437,10 @@ func (m *Machine) startAgents(obs Observer) []string {
 // waits.
 func (m *Machine) pace(obs Observer) []string {
 	p := m.Pressure()
-	blocking := m.blockingWaits(obs)
+	blocking := 0 // outside green pacing is closed anyway (PacingOpen)
+	if p == gate.Green && m.pacingBlocked(obs) {
+		blocking = 1
+	}
 	if !PacingOpen(m.active, blocking, p) {
 		return nil
 	}
@@ -478,15 +481,14 @@ func (m *Machine) pace(obs Observer) []string {
 	return out
 }
 
-// blockingWaits is the number of actions waiting for admission that
-// close agent pacing (PacingOpen): the light ones, and the heavy ones
-// that would fit once the running actions ended.
-func (m *Machine) blockingWaits(obs Observer) int {
-	n, drained := 0, int64(-1)
+// pacingBlocked reports whether an action waiting for admission closes
+// agent pacing (PacingOpen): a light one, or a heavy one that would fit
+// once the running actions ended. It stops at the first.
+func (m *Machine) pacingBlocked(obs Observer) bool {
+	drained := int64(-1)
 	for t, a := range m.tickets {
 		if !t.Heavy() {
-			n++
-			continue
+			return true
 		}
 		if drained < 0 {
 			drained = max(obs.Available()-m.cfg.Margin, 0)
@@ -495,10 +497,10 @@ func (m *Machine) blockingWaits(obs Observer) int {
 			}
 		}
 		if a.peak <= drained {
-			n++
+			return true
 		}
 	}
-	return n
+	return false
 }
 
 // paceHeadroom is pacing's headroom: the physical headroom less the
