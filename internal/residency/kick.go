@@ -66,3 +66,40 @@ func (k *kicker) wait() {
 		k.cond.Wait()
 	}
 }
+
+// inflight counts running background work. Unlike a sync.WaitGroup it may
+// be waited on while new work starts (Wait from one goroutine while the
+// tick loop starts a teardown), which a WaitGroup forbids once its count
+// reached zero.
+type inflight struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    int
+}
+
+func (f *inflight) Add(d int) {
+	f.mu.Lock()
+	f.n += d
+	if f.n < 0 {
+		f.mu.Unlock()
+		panic("residency: negative inflight count")
+	}
+	if f.n == 0 && f.cond != nil {
+		f.cond.Broadcast()
+	}
+	f.mu.Unlock()
+}
+
+func (f *inflight) Done() { f.Add(-1) }
+
+// Wait blocks until no background work runs.
+func (f *inflight) Wait() {
+	f.mu.Lock()
+	if f.cond == nil {
+		f.cond = sync.NewCond(&f.mu)
+	}
+	for f.n > 0 {
+		f.cond.Wait()
+	}
+	f.mu.Unlock()
+}

@@ -114,7 +114,7 @@ type Manager struct {
 	// loopDone is closed when the tick loop (Config.TickEvery) ended.
 	loopDone chan struct{}
 	kicks    *kicker // Boundary and WaitBegin ask the tick loop for a Tick
-	wg       sync.WaitGroup
+	wg       inflight
 }
 
 // New returns a manager. Call Recover before first use when st may hold
