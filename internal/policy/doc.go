@@ -53,7 +53,10 @@
 // are (hold.go, HoldMaxWaitFor); where the host
 // restarts a preempted attempt without charging a retry (the replay and
 // the simulator), a wait with nothing progressing preempts the youngest
-// running attempt instead of releasing (hold_preempt.go), and where it
+// running attempt instead of releasing (hold_preempt.go; with none, where
+// the host also restarts an attempt that runs no action, the youngest
+// idle one whose sandbox holds memory: a deadlock of idle floors), and
+// where it
 // runs a rolled-back action again (the same two), a wait that has lasted
 // the timeout rolls back the action stuck furthest past its admission's
 // reservation, once an attempt, whose rerun then reserves what it reached

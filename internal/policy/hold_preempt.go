@@ -83,6 +83,10 @@ const MaxPreempts = 10
 type Preemption struct {
 	Agent   string
 	Sandbox string
+	// Idle: Agent's attempt runs no action (a model wait, or its next
+	// action waits for admission); the host destroys Sandbox and
+	// restarts the attempt (idleVictim).
+	Idle bool
 }
 
 // SetHoldPreempt tells the machine that the host restarts an attempt whose
@@ -92,6 +96,18 @@ type Preemption struct {
 func (m *Machine) SetHoldPreempt() {
 	if m.hold != nil {
 		m.preempt = true
+	}
+}
+
+// SetHoldPreemptIdle tells the machine that the host also ends and
+// restarts an attempt that runs no action (its agent waits for the model,
+// for admission or for a page-in) when the hold preempts it
+// (Preemption.Idle): it destroys the attempt's sandbox at once. Without it
+// the hold preempts only running actions (SetHoldPreempt, which this
+// needs).
+func (m *Machine) SetHoldPreemptIdle() {
+	if m.preempt {
+		m.preemptIdle = true
 	}
 }
 
@@ -123,6 +139,112 @@ func (m *Machine) holdVictim(since time.Time) *agentState {
 		return stuck
 	}
 	return frozen
+}
+
+// idleVictim returns the attempt the hold preempts when no running one
+// qualifies (holdVictim is nil) and the wait would otherwise be released,
+// or nil: among the attempts that started before the wait began at since,
+// run no action and whose sandbox holds memory at the last sample, never
+// the first-started attempt of all, the one that started last among those
+// whose sandbox holds what the stuck actions are short of (stuckNeed less
+// what is free), or, with none, the one that started last; none where all
+// of them together hold less than that. Taking the youngest whatever it
+// held (tried first) preempted sandboxes of a few MiB that freed nothing
+// that mattered, each restarting a workflow 50-60 actions long; taking
+// the one holding the most when none holds enough lost more work still
+// (the real traces three times at 512 MiB in the simulator, six runs:
+// 31667 and 33711 s summed against 31473 s).
+//
+// A deadlock in which nothing runs that could be preempted is one of idle
+// sandboxes: their floors (page cache, what tools left behind; on v1 and
+// v2 with swap, their compressed copies) fill the budget while one
+// action, alone at the limit, needs more than is left. Releasing the hold
+// then hands the OOM killer the largest sandbox, often an idle one, and
+// on v2 often several. In the simulator on the real traces three times
+// at 512 MiB (bench/traces-robust.sh) that was most of the OOM kills left:
+// batch18 without swap lost six idle sandboxes to one release.
+// Preempting an idle attempt instead costs no kill, and its restart waits
+// for agent pacing like any new attempt (the host ends it: an attempt
+// preempted idle is never chosen again). The first-started attempt is
+// never the victim, so the oldest work goes on; where it is idle and no
+// other idle attempt holds memory, the victim is the one running attempt
+// (holdVictim spares it) if it is stuck or frozen and nothing else runs:
+// the deadlock is then between the two, and the older goes on (idle
+// false), on v1 only: there a release is a kill. On v2 it lets the
+// action grow to memory.max, which a prediction cannot rule out: on v2 at
+// 4 GiB with batch18 twice, a 3.5 GiB action alone at the line, predicted
+// to need more than was free, was preempted twice where a release had let
+// it finish (makespan 1029 -> 1379 s). With others running, one of them
+// may end and free memory.
+func (m *Machine) idleVictim(since time.Time, avail int64) (victim *agentState, idle bool) {
+	run := m.runningSandboxes()
+	short := m.stuckNeed(run) - avail
+	if m.freeze != nil && short <= 0 {
+		return nil, false // v2: a release lets them grow into what is free below memory.max
+	}
+	var running, youngest *agentState
+	var total int64
+	for i, a := range m.started { // in start order
+		if i == 0 || a.sandbox == "" || a.start.After(since) || m.preempted[a.sandbox] || a.idleCut {
+			continue
+		}
+		if run[a.sandbox] {
+			if running == nil && a.act != nil && (m.stuck(a.sandbox) || m.rest.seen[a.sandbox].frozen) {
+				running = a
+			}
+			continue
+		}
+		s, ok := m.rest.seen[a.sandbox]
+		if !ok || s.mem <= 0 || !m.preemptIdle {
+			continue
+		}
+		if s.mem >= short {
+			victim = a
+		}
+		youngest = a
+		total += s.mem
+	}
+	switch {
+	case total < short: // all of them would not do
+	case victim != nil:
+		return victim, true
+	case youngest != nil:
+		return youngest, true
+	}
+	if running != nil && len(run) == 1 && !run[m.started[0].sandbox] && m.freeze == nil {
+		return running, false
+	}
+	return nil, false
+}
+
+// stuckNeed is what the admitted actions stuck at the limit or held by
+// the freezing hold are predicted to still need: each one's predicted
+// peak (or what admission charged it, the larger) above its sandbox's
+// memory before it, less what it holds now (none for one past its
+// prediction). On v2 the hold waits at memory.high, an eighth below
+// memory.max; where this fits in what is free below memory.max, a release
+// lets the waiters grow into it, and preempting an attempt would throw
+// its work away for nothing. In the simulator on haiku twice at 2 GiB it
+// did, in all six arrival orders, when an idle victim was taken whatever
+// the release would do: after the hold rolled back one of two 1.8 GiB
+// test runs, the other needed 194 MiB with 255 MiB free, the victims held
+// 5 and 19 MiB, and the first one's restart took its workflow 500 s
+// longer. The gate's projected demand (tried as the need too) is no
+// guide: batch18 twice at 4 GiB, a 3.5 GiB action projected to need
+// 629 MiB with 511 MiB free was preempted three times where the release
+// had let it finish. On v1 the hold waits at the hard limit: a release is
+// a kill.
+func (m *Machine) stuckNeed(run map[string]bool) int64 {
+	var need int64
+	for _, a := range m.started {
+		if !run[a.sandbox] || !m.stuck(a.sandbox) || a.admIdx < 0 {
+			continue
+		}
+		if s, ok := m.rest.seen[a.sandbox]; ok {
+			need += max(0, a.before+max(a.peak, a.charge)-s.mem)
+		}
+	}
+	return need
 }
 
 // stuck reports whether sandbox id is stuck at the limit: a thread

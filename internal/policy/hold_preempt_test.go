@@ -194,3 +194,151 @@ func TestHoldPreemptNewcomer(t *testing.T) {
 		t.Errorf("after the wait: hold %v, denied %v; want resolved, sd allowed", st.Hold, st.Gate.Denied)
 	}
 }
+
+// TestHoldPreemptIdle: a deadlock of idle sandboxes. Attempts a, b, c, d
+// started in that order; a and b ran an action and wait (for the model)
+// with their sandboxes holding memory, c's sandbox was torn down (it holds
+// nothing), d runs an action stuck at the limit and is the only running
+// one, so holdVictim spares it. Where the host ends idle attempts
+// (SetHoldPreemptIdle) the first timeout preempts b, the youngest idle
+// attempt that holds memory; the next, with only a (the first-started,
+// never a victim) idle beside it, preempts d, the deadlock being between
+// the two; then the hold releases. Where it preempts running actions only,
+// d goes first. Without preemption the hold releases at the first timeout.
+func TestHoldPreemptIdle(t *testing.T) {
+	const mib = 1 << 20
+	type step struct {
+		ms    int
+		hold  HoldAction
+		agent string
+		idle  bool
+	}
+	for _, tc := range []struct {
+		name          string
+		preempt, idle bool
+		want          []step
+	}{
+		{"no preemption", false, false, []step{{0, HoldBegan, "", false}, {3000, HoldRelease, "", false}}},
+		{"running actions only", true, false, []step{{0, HoldBegan, "", false}, {3000, HoldPreempt, "d", false}, {6000, HoldRelease, "", false}}},
+		{"idle attempts too", true, true, []step{{0, HoldBegan, "", false}, {3000, HoldPreempt, "b", true},
+			{6000, HoldPreempt, "d", false}, {9000, HoldRelease, "", false}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mustMachine(t, Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 256 * mib, Hold: 3 * time.Second})
+			if tc.preempt {
+				m.SetHoldPreempt()
+			}
+			if tc.idle {
+				m.SetHoldPreemptIdle()
+			}
+			obs := &fakeObs{avail: 256 * mib}
+			for i, id := range []string{"a", "b", "c", "d"} {
+				ms := -400 + 100*i
+				w := wfPeak(id, 96)
+				w.Actions = append(w.Actions, w.Actions[0])
+				submit(t, m, ms, id, w, obs)
+				if _, ok, err := m.ActionReady(at(ms), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil || !ok {
+					t.Fatalf("%s: ActionReady: ok %v, err %v", id, ok, err)
+				}
+				if id != "d" {
+					if err := m.ActionDone(at(ms+50), id, Done{Index: 0, PeakBytes: 90 * mib, AfterBytes: 60 * mib}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			gone := map[string]bool{} // sandboxes the host destroyed
+			for _, w := range tc.want {
+				var smp []gate.Sample
+				for _, s := range []gate.Sample{
+					{ID: "sa", Footprint: 60 * mib}, {ID: "sb", Footprint: 60 * mib},
+					{ID: "sd", Footprint: 130 * mib, Blocked: 1},
+				} {
+					if !gone[s.ID] {
+						smp = append(smp, s)
+					}
+				}
+				st := m.Sample(at(w.ms), Observation{Available: 0, Sandboxes: smp, UnderOOM: true})
+				if st.Hold != w.hold || st.Preempt.Agent != w.agent || st.Preempt.Idle != w.idle {
+					t.Fatalf("t=%dms: hold %v, preempt %+v; want %v, %q (idle %v)", w.ms, st.Hold, st.Preempt, w.hold, w.agent, w.idle)
+				}
+				if w.hold == HoldPreempt && st.Preempt.Sandbox != "s"+w.agent {
+					t.Errorf("t=%dms: preempted sandbox %q, want s%s", w.ms, st.Preempt.Sandbox, w.agent)
+				}
+				if w.idle { // the host destroys the sandbox and ends the attempt
+					gone[st.Preempt.Sandbox] = true
+					m.AgentEnd(at(w.ms+10), w.agent, obs)
+				}
+			}
+		})
+	}
+}
+
+// TestIdleVictimChoice: which idle attempt a deadlock preempts. Attempts
+// a, b, c, d started in that order; a, b and c wait idle, d runs an
+// action admitted on a 100 MiB prediction from 10 MiB, now at 40 MiB and
+// stuck at the limit: it is short of 70 MiB. The victim is the youngest
+// idle attempt holding that (not c with 4 MiB); with none holding it,
+// the youngest, if all of them together hold it; if not, no idle victim
+// (then d itself, the deadlock being between it and the idle a, older).
+// On v2, with the 70 MiB free below memory.max, none: the release lets d
+// grow into it.
+func TestIdleVictimChoice(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name   string
+		b, c   int64 // MiB held by b's and c's sandboxes
+		avail  int64
+		v2     bool
+		victim string
+		idle   bool
+	}{
+		{"the youngest that holds enough", 100, 4, 0, false, "b", true},
+		{"none holds enough: the youngest", 68, 4, 0, false, "c", true},
+		{"all together hold too little: the running one", 30, 4, 0, false, "d", false},
+		{"v2 with room below memory.max: none", 100, 4, 80 * mib, true, "", false},
+		{"v2 without: as v1", 100, 4, 20 * mib, true, "b", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mustMachine(t, Config{Spec: Spec{Name: "tenon", Admission: true, Gate: true, Predictor: PredCurrent},
+				Budget: 1 << 30, Model: constPred{peak: 100 * mib}, Hold: 3 * time.Second})
+			m.SetHoldPreempt()
+			m.SetHoldPreemptIdle()
+			if tc.v2 {
+				m.SetHoldFreeze()
+			}
+			obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 10 * mib, "sb": 10 * mib, "sc": 10 * mib, "sd": 10 * mib}}
+			for i, id := range []string{"a", "b", "c", "d"} {
+				w := wfPeak(id, 100)
+				w.Actions = append(w.Actions, w.Actions[0])
+				if got := submit(t, m, i, id, w, obs); len(got) != 1 {
+					t.Fatalf("%s did not start: %v", id, got)
+				}
+				if _, _, err := m.ActionReady(at(10+i), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil {
+					t.Fatal(err)
+				}
+				m.Schedule(at(10+i), obs)
+				if id != "d" {
+					if err := m.ActionDone(at(20+i), id, Done{Index: 0, PeakBytes: 100 * mib, AfterBytes: 50 * mib}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			smp := []gate.Sample{{ID: "sa", Footprint: 200 * mib}, {ID: "sb", Footprint: tc.b * mib},
+				{ID: "sc", Footprint: tc.c * mib}, {ID: "sd", Footprint: 40 * mib, Blocked: 1}}
+			var st Step
+			for ms := 100; ms <= 3100; ms += 100 {
+				st = m.Sample(at(ms), Observation{Available: tc.avail, Sandboxes: smp, UnderOOM: true, AboveHoldLine: true})
+				if st.Hold == HoldPreempt || st.Hold == HoldRelease {
+					break
+				}
+			}
+			want := HoldPreempt
+			if tc.victim == "" {
+				want = HoldRelease
+			}
+			if st.Hold != want || st.Preempt.Agent != tc.victim || st.Preempt.Idle != tc.idle {
+				t.Errorf("hold %v, preempt %+v; want %v of %q (idle %v)", st.Hold, st.Preempt, want, tc.victim, tc.idle)
+			}
+		})
+	}
+}

@@ -131,23 +131,24 @@ type Machine struct {
 	// attempts pacing started (at most floorHistory), for AgentSlots.
 	firstPeaks []int64
 
-	gate       *gate.Controller
-	pressure   gate.Pressure
-	thresh     gate.Thresholds
-	available  int64 // at the last sample
-	sampled    bool  // a sample set available
-	hold       *OOMHold
-	freeze     *holdFreezer // the freezing hold (SetHoldFreeze), nil otherwise
-	lastCPU    map[string]cpuSeen
-	cpu        cpuLoad              // the sandboxes' CPU use, for CPU pacing
-	rest       holdRest             // the hold's resting-at-peak progress signal
-	frozen     []string             // sandboxes denied at the last gate step (sorted)
-	deniedAt   map[string]time.Time // since when each of them has been denied
-	lifted     map[string]bool      // sandboxes whose denial the hold lifted at the last step
-	holdThawed int                  // sandboxes whose gate denial the hold lifted (thawResting)
-	preempt    bool                 // the host restarts attempts the hold preempts (SetHoldPreempt)
-	rollback   bool                 // the host rolls actions back to their boundary (SetHoldRollback)
-	preempted  map[string]bool      // sandboxes whose action the hold preempted, until it ends
+	gate        *gate.Controller
+	pressure    gate.Pressure
+	thresh      gate.Thresholds
+	available   int64 // at the last sample
+	sampled     bool  // a sample set available
+	hold        *OOMHold
+	freeze      *holdFreezer // the freezing hold (SetHoldFreeze), nil otherwise
+	lastCPU     map[string]cpuSeen
+	cpu         cpuLoad              // the sandboxes' CPU use, for CPU pacing
+	rest        holdRest             // the hold's resting-at-peak progress signal
+	frozen      []string             // sandboxes denied at the last gate step (sorted)
+	deniedAt    map[string]time.Time // since when each of them has been denied
+	lifted      map[string]bool      // sandboxes whose denial the hold lifted at the last step
+	holdThawed  int                  // sandboxes whose gate denial the hold lifted (thawResting)
+	preempt     bool                 // the host restarts attempts the hold preempts (SetHoldPreempt)
+	preemptIdle bool                 // it also ends attempts that run no action (SetHoldPreemptIdle)
+	rollback    bool                 // the host rolls actions back to their boundary (SetHoldRollback)
+	preempted   map[string]bool      // sandboxes whose action the hold preempted, until it ends
 
 	trace func(Call) // SetTrace
 }
@@ -167,6 +168,7 @@ type agentState struct {
 	floor    int64 // its sandbox's memory after its last action (Done.AfterBytes)
 	rolled   int   // 1 + the index of the action of this attempt the hold rolled back last; 0: none (hold_rollback.go)
 	rolling  bool  // the hold rolled back its admitted action, not ended yet
+	idleCut  bool  // the hold preempted this attempt while it ran no action (idleVictim)
 
 	// the action waiting for admission or running
 	index    int

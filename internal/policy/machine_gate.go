@@ -91,9 +91,13 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 		under := obs.UnderOOM || (m.freeze != nil && m.freeze.holding())
 		m.notePreempted()
 		var victim, back *agentState
+		idle := false
 		if waiting {
 			if m.preempt {
 				victim = m.holdVictim(since)
+				if victim == nil {
+					victim, idle = m.idleVictim(since, obs.Available)
+				}
 			}
 			back = m.rollbackVictim(now, since)
 		}
@@ -114,11 +118,15 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 			st.Held = now.Sub(since)
 		}
 		if st.Hold == HoldPreempt {
-			st.Preempt = Preemption{Agent: victim.id, Sandbox: victim.sandbox}
-			if m.preempted == nil {
-				m.preempted = map[string]bool{}
+			st.Preempt = Preemption{Agent: victim.id, Sandbox: victim.sandbox, Idle: idle}
+			if idle {
+				victim.idleCut = true
+			} else {
+				if m.preempted == nil {
+					m.preempted = map[string]bool{}
+				}
+				m.preempted[victim.sandbox] = true
 			}
-			m.preempted[victim.sandbox] = true
 		}
 		if m.freeze != nil {
 			m.freeze.step(m.hold.state, obs.UnderOOM, obs.AboveHoldLine, obs.Sandboxes, m.preempted)

@@ -455,16 +455,26 @@ func (s *sim) oomKill(sb *sandbox) {
 // preempt kills the action the OOM hold preempted (policy.HoldPreempt)
 // with its sandbox, as the replay does, and restarts its attempt without
 // charging a retry (at most policy.MaxPreempts per workflow, as the replay).
+//
+// An idle preemption (p.Idle: the attempt runs no action) destroys the
+// sandbox of an agent waiting for the model, for admission or to page in,
+// and restarts its attempt the same way.
 func (s *sim) preempt(p policy.Preemption) {
 	sb := s.h.byID[p.Sandbox]
-	if sb == nil || sb.act == nil || sb.ag.phase != phRunning {
+	if sb == nil || sb.ag.sb != sb {
+		return
+	}
+	switch ag := sb.ag; {
+	case p.Idle && (sb.act != nil || ag.phase == phRunning || ag.phase == phFinishing || ag.phase == phDone):
+		return
+	case !p.Idle && (sb.act == nil || ag.phase != phRunning):
 		return
 	}
 	ag := sb.ag
 	s.res.Preempted++
 	ag.res.Preempted++
 	ag.free = ag.res.Preempted <= policy.MaxPreempts
-	s.debugf("preempt %s %d action %d mem=%dMiB", ag.wf.ID, ag.attempt, ag.next, sb.mem>>20)
+	s.debugf("preempt %s %d action %d mem=%dMiB idle=%v", ag.wf.ID, ag.attempt, ag.next, sb.mem>>20, p.Idle)
 	s.kill(sb, false)
 }
 

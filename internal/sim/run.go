@@ -109,8 +109,9 @@ func newNode(cfg Config) (*sim, error) {
 	if cfg.V2 {
 		s.m.SetHoldFreeze() // as the live policy on a v2 domain (a no-op without the hold)
 	}
-	s.m.SetHoldPreempt()  // a host that restarts preempted attempts, as the replay (a no-op without the hold)
-	s.m.SetHoldRollback() // a host that rolls actions back to their boundary (a no-op without the hold or admission)
+	s.m.SetHoldPreempt()     // a host that restarts preempted attempts, as the replay (a no-op without the hold)
+	s.m.SetHoldPreemptIdle() // running or not
+	s.m.SetHoldRollback()    // a host that rolls actions back to their boundary (a no-op without the hold or admission)
 	if sp.Gate || sp.Residency || sp.Admission {
 		s.q.push(&event{t: 0, kind: evGateSample})
 	}
