@@ -57,6 +57,11 @@ type Env struct {
 	// retry, in a fresh sandbox: the replay. Only then may a Preempter
 	// policy preempt.
 	RestartsPreempted bool
+	// PreemptsIdle is set by a driver that also runs each attempt under
+	// an AttemptPreempter policy's PreemptibleAttempt and restarts one it
+	// cancelled with ErrPreempted (with RestartsPreempted): the replay.
+	// Only then may the policy end an attempt that runs no action.
+	PreemptsIdle bool
 	// RerunsRolledBack is set by a driver that runs an action the policy
 	// rolled back (ErrRolledBack) again in the same sandbox, the attempt
 	// going on: the replay. Only then may a Preempter policy roll back.

@@ -57,6 +57,18 @@ type Preempter interface {
 	Preemptible(ctx context.Context, a *Agent) (actx context.Context, done func())
 }
 
+// AttemptPreempter is a Preempter that may also end an attempt that runs
+// no action (the OOM hold's idle preemption: its agent waits for the
+// model or for admission while its sandbox's memory fills the budget).
+// Where Env.PreemptsIdle, the driver runs each attempt (its model waits
+// and Step.Run) under the context PreemptibleAttempt returns and calls
+// done when the attempt ended; the policy preempts the attempt by
+// cancelling that context with ErrPreempted as its cause; the driver then
+// releases the attempt's sandbox and restarts it as for ErrPreempted.
+type AttemptPreempter interface {
+	PreemptibleAttempt(ctx context.Context, a *Agent) (actx context.Context, done func())
+}
+
 // Grant is what ActionReady allowed.
 type Grant struct {
 	ID     uint64 // policy-assigned, unique among outstanding grants; 0 when unused

@@ -167,3 +167,63 @@ func TestHoldPreemptWiring(t *testing.T) {
 		})
 	}
 }
+
+// TestHoldPreemptIdleWiring: a deadlock of idle sandboxes under the hold.
+// Attempts a and b ran an action and wait with 60 MiB each; d runs one
+// stuck at the limit, the only running one. A driver that restarts idle
+// attempts too (Env.PreemptsIdle) gets b's attempt context cancelled with
+// controller.ErrPreempted at the hold's timeout (the youngest idle one; a
+// started first), and d's action goes on; a driver that restarts only
+// running actions gets d's action cancelled (the deadlock is between d
+// and the idle a) and no attempt context.
+func TestHoldPreemptIdleWiring(t *testing.T) {
+	for _, idle := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			p, dom := holdGate(t, "1s")
+			be := &tapeHost{Manual: clocktest.NewManual(time.Time{}), paused: map[string]bool{},
+				mem:    map[string]int64{"sa": 60 * units.MiB, "sb": 60 * units.MiB, "sd": 130 * units.MiB},
+				kernel: map[string]gate.Sample{"sd": {Blocked: 1}}, live: []string{"sa", "sb", "sd"}}
+			env := controller.Env{Clock: clock.Real{}, Budget: units.GiB, Domain: holdDomain{dom}, Backend: be,
+				Live: be.liveSandboxes, RestartsPreempted: true, PreemptsIdle: idle, Emit: func(controller.Event) {}}
+			if err := p.Start(t.Context(), env); err != nil {
+				t.Fatal(err)
+			}
+			attempts := map[string]context.Context{}
+			var action context.Context
+			for _, id := range []string{"a", "b", "d"} {
+				a := agent(id)
+				a.Workflow.Actions = append(a.Workflow.Actions, a.Workflow.Actions[0])
+				a.SandboxID = "s" + id
+				if err := p.AgentReady(t.Context(), a); err != nil {
+					t.Fatal(err)
+				}
+				actx, done := p.PreemptibleAttempt(t.Context(), a)
+				defer done()
+				attempts[id] = actx
+				g, err := p.ActionReady(actx, a, a.Action())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if id == "d" {
+					c, done := p.Preemptible(actx, a)
+					defer done()
+					action = c
+				} else {
+					p.ActionDone(a, g, controller.Outcome{Sandbox: a.SandboxID, PeakBytes: 90 * units.MiB})
+				}
+				time.Sleep(100 * time.Millisecond) // in start order
+			}
+			dom.set(true)
+			time.Sleep(1500 * time.Millisecond)
+			synctest.Wait()
+			bCut := errors.Is(context.Cause(attempts["b"]), controller.ErrPreempted)
+			dCut := errors.Is(context.Cause(action), controller.ErrPreempted)
+			if bCut != idle || dCut == idle || attempts["a"].Err() != nil {
+				t.Errorf("idle preemption %v: b's attempt cancelled %v, d's action cancelled %v, a's attempt %v", idle, bCut, dCut, attempts["a"].Err())
+			}
+			if err := p.Stop(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

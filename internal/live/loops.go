@@ -307,6 +307,11 @@ func (p *Policy) armHold(env controller.Env) {
 		// preempts one action instead of releasing (policy's
 		// hold_preempt.go).
 		p.m.SetHoldPreempt()
+		if env.PreemptsIdle {
+			// It also restarts an attempt that runs no action: a
+			// deadlock of idle sandboxes preempts one of them.
+			p.m.SetHoldPreemptIdle()
+		}
 	}
 	if env.RerunsRolledBack {
 		// The driver runs a rolled-back action again: an action stuck far
@@ -362,7 +367,13 @@ func (p *Policy) applyHold(env controller.Env, st policy.Step) {
 		}
 	case policy.HoldPreempt:
 		ev.Reason, ev.Workflow, ev.Sandbox = "deadlock: preempted", st.Preempt.Agent, st.Preempt.Sandbox
-		if !p.kill(st.Preempt.Agent, controller.ErrPreempted) {
+		switch {
+		case st.Preempt.Idle:
+			ev.Reason = "deadlock: preempted an idle attempt"
+			if !p.cancel(p.attempts, st.Preempt.Agent, controller.ErrPreempted) {
+				ev.Error = "the preempted attempt had already ended"
+			}
+		case !p.kill(st.Preempt.Agent, controller.ErrPreempted):
 			ev.Error = "the preempted action had already ended"
 		}
 	}
@@ -410,11 +421,30 @@ func (p *Policy) Preemptible(ctx context.Context, a *controller.Agent) (context.
 	}
 }
 
+// PreemptibleAttempt runs a's attempt under a context the OOM hold's idle
+// preemption cancels (controller.AttemptPreempter).
+func (p *Policy) PreemptibleAttempt(ctx context.Context, a *controller.Agent) (context.Context, func()) {
+	actx, cancel := context.WithCancelCause(ctx)
+	p.mu.Lock()
+	p.attempts[a.ID] = cancel
+	p.mu.Unlock()
+	return actx, func() {
+		p.mu.Lock()
+		delete(p.attempts, a.ID)
+		p.mu.Unlock()
+		cancel(nil)
+	}
+}
+
 // kill kills agent id's running action with cause (controller.
 // ErrPreempted or ErrRolledBack); false when none runs.
-func (p *Policy) kill(id string, cause error) bool {
+func (p *Policy) kill(id string, cause error) bool { return p.cancel(p.preempts, id, cause) }
+
+// cancel cancels agent id's context in m (p.preempts or p.attempts) with
+// cause; false when it has none.
+func (p *Policy) cancel(m map[string]context.CancelCauseFunc, id string, cause error) bool {
 	p.mu.Lock()
-	cancel := p.preempts[id]
+	cancel := m[id]
 	p.mu.Unlock()
 	if cancel == nil {
 		return false

@@ -70,6 +70,7 @@ type Policy struct {
 	holder   controller.OOMHolder               // the armed hold's domain, nil when off
 	holdLine controller.HoldLine                // the holder, when its hold freezes (v2); nil otherwise
 	preempts map[string]context.CancelCauseFunc // running actions by agent (Preemptible)
+	attempts map[string]context.CancelCauseFunc // attempts by agent (PreemptibleAttempt)
 	loopStop context.CancelFunc
 	loopDone chan struct{}
 	gateLoop *gate.Loop
@@ -106,7 +107,7 @@ func New(m *policy.Machine, opts Options) *Policy {
 	}
 	p := &Policy{m: m, opts: opts, log: opts.Logger, starts: map[string]chan struct{}{},
 		grants: map[string]chan policy.Grant{}, limited: map[string]bool{}, kick: make(chan struct{}, 1),
-		preempts: map[string]context.CancelCauseFunc{}}
+		preempts: map[string]context.CancelCauseFunc{}, attempts: map[string]context.CancelCauseFunc{}}
 	p.publish()
 	return p
 }

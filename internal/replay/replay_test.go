@@ -147,8 +147,8 @@ func checkAccounting(t *testing.T, res *Result, evs []controller.Event, nwf int,
 		if w.Completed == (w.Err != "") {
 			t.Errorf("workflow %s: completed=%v err=%q", w.ID, w.Completed, w.Err)
 		}
-		if w.Completed && w.Attempts != 1+w.OOMs+w.Timeouts+w.Lost {
-			t.Errorf("workflow %s: %d attempts, %d failures", w.ID, w.Attempts, w.OOMs+w.Timeouts+w.Lost)
+		if w.Completed && w.Attempts != 1+w.OOMs+w.Timeouts+w.Lost+w.Preempted {
+			t.Errorf("workflow %s: %d attempts, %d failures", w.ID, w.Attempts, w.OOMs+w.Timeouts+w.Lost+w.Preempted)
 		}
 		if w.Latency != w.End-w.Submit || w.End > res.Makespan {
 			t.Errorf("workflow %s: latency %v end %v submit %v makespan %v", w.ID, w.Latency, w.End, w.Submit, res.Makespan)

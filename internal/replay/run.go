@@ -50,6 +50,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		Clock: c.Clock, Budget: c.Budget, Domain: c.Domain, Backend: c.Backend,
 		Live: r.live.List, Emit: r.rec.emit, Logger: c.Logger.With("policy", c.Policy.Name()),
 		RestartsPreempted: true,
+		PreemptsIdle:      true,
 		RerunsRolledBack:  true,
 	}
 	if err := c.Policy.Start(ctx, env); err != nil {

@@ -59,7 +59,7 @@ func (r *runner) workflow(ctx context.Context, i int) (res WorkflowResult) {
 		r.rec.addAgents(1)
 		r.rec.emit(controller.Event{Kind: controller.EventAgentStart, Workflow: wf.ID, Attempt: attempt})
 
-		err := r.attempt(ctx, a, &res)
+		err := r.preemptibleAttempt(ctx, a, &res)
 		r.release(ctx, a)
 		r.rec.addAgents(-1)
 		r.cfg.Policy.AgentDone(a, err)
@@ -121,4 +121,24 @@ func reason(err error) string {
 		return "cancelled"
 	}
 	return "error"
+}
+
+// preemptibleAttempt runs r.attempt under the policy's PreemptibleAttempt
+// context (controller.AttemptPreempter) where it has one: an attempt the
+// OOM hold preempted while it ran no action (its model wait, or its next
+// action waiting for admission) returns ErrPreempted, and the caller
+// releases its sandbox and restarts it.
+func (r *runner) preemptibleAttempt(ctx context.Context, a *controller.Agent, res *WorkflowResult) error {
+	p, ok := r.cfg.Policy.(controller.AttemptPreempter)
+	if !ok {
+		return r.attempt(ctx, a, res)
+	}
+	actx, done := p.PreemptibleAttempt(ctx, a)
+	defer done()
+	err := r.attempt(actx, a, res)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), controller.ErrPreempted) && !errors.Is(err, controller.ErrPreempted) {
+		res.Preempted++
+		err = fmt.Errorf("%w (idle: %v)", controller.ErrPreempted, err)
+	}
+	return err
 }
