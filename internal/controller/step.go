@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/clock"
@@ -34,6 +35,9 @@ type Step struct {
 	// StartBackoff apart, before the action fails with ErrSandboxLost.
 	StartRetries int
 	StartBackoff time.Duration
+	// StarvedWait bounds how long a start refused for want of memory is
+	// retried (ensure); 0 means DefaultStarvedWait.
+	StarvedWait time.Duration
 	// ReportCancelled emits the oom, timeout or sandbox_lost event of an
 	// action that failed after its ctx ended. Without it such a failure is
 	// taken for the cancellation and not reported.
@@ -206,19 +210,65 @@ func (s *Step) Settle(ctx context.Context, a *Agent) error {
 // ensure brings a's sandbox up, retrying a failed start; it returns the
 // number of retries. A start fails for transient reasons (a domain at its
 // budget under the OOM hold refuses the kernel's own allocations for the
-// container's init) and no work is lost by waiting.
+// container's init) and no work is lost by waiting. A start refused for
+// want of memory (memStarved) is retried for as long as StarvedWait, the
+// backoff doubling up to 8 StartBackoffs, without counting against
+// StartRetries: memory comes back when the hold's wait ends (an action
+// ends, or the hold preempts one), which may take longer than a few
+// retries. Live, three retries a second apart lost attempts to it: with
+// the gate alone on the bundled workload at 2 GiB (v1), each attempt the
+// hold preempted restarted into the full domain, its sandbox's cgroup
+// could not be created (mkdir: cannot allocate memory), and after three
+// tries the attempt was lost and charged a retry: 6 of 12 workflows never
+// finished, with no OOM kill.
 func (s *Step) ensure(ctx context.Context, a *Agent, index int) (string, int, error) {
+	var starvedSince time.Time
+	backoff := s.StartBackoff
+	failed := 0 // failures counted against StartRetries
 	for try := 0; ; try++ {
 		id, err := s.Sandboxes.Ensure(ctx, a)
-		if err == nil || ctx.Err() != nil || try >= s.StartRetries {
+		if err == nil || ctx.Err() != nil {
 			return id, try, err
+		}
+		wait := s.StartBackoff
+		if memStarved(err) {
+			if starvedSince.IsZero() {
+				starvedSince = s.Clock.Now()
+			}
+			if s.Clock.Now().Sub(starvedSince) >= s.starvedWait() {
+				return id, try, err
+			}
+			wait, backoff = backoff, min(2*backoff, 8*s.StartBackoff)
+		} else {
+			if failed >= s.StartRetries {
+				return id, try, err
+			}
+			failed++
 		}
 		s.Emit(a, Event{Kind: EventError, Workflow: a.ID, Action: IntPtr(index),
 			Reason: "sandbox start failed; retrying", Error: err.Error()})
-		if err := clock.Sleep(ctx, s.Clock, s.StartBackoff); err != nil {
+		if err := clock.Sleep(ctx, s.Clock, wait); err != nil {
 			return "", try + 1, err
 		}
 	}
+}
+
+// DefaultStarvedWait is Step.StarvedWait's default.
+const DefaultStarvedWait = 10 * time.Minute
+
+func (s *Step) starvedWait() time.Duration {
+	if s.StarvedWait > 0 {
+		return s.StarvedWait
+	}
+	return DefaultStarvedWait
+}
+
+// memStarved reports whether a sandbox start failed for want of memory:
+// ENOMEM, which the process backend's runtime reports as text (the
+// domain's memory cgroup at its limit refuses the new cgroup's own
+// allocation).
+func memStarved(err error) bool {
+	return errors.Is(err, syscall.ENOMEM) || strings.Contains(err.Error(), syscall.ENOMEM.Error())
 }
 
 // exec runs the action in sandbox id, measures it and emits action_start

@@ -118,7 +118,9 @@ type stepRig struct {
 	events []controller.Event
 }
 
-// newStepRig builds a rig whose first failCreates sandbox starts fail.
+// newStepRig builds a rig whose first failCreates sandbox starts fail;
+// with a negative failCreates, the first -failCreates fail for want of
+// memory (as the process backend reports a cgroup mkdir's ENOMEM).
 func newStepRig(t *testing.T, failCreates int) *stepRig {
 	r := &stepRig{}
 	creates := 0
@@ -126,8 +128,11 @@ func newStepRig(t *testing.T, failCreates int) *stepRig {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		creates++
-		if creates <= failCreates {
+		switch {
+		case creates <= failCreates:
 			return errors.New("no room")
+		case creates <= -failCreates:
+			return errors.New("unable to apply cgroup configuration: mkdir /sys/fs/cgroup/memory/d/sb: cannot allocate memory")
 		}
 		return nil
 	}})
@@ -213,6 +218,11 @@ func TestStepOutcomes(t *testing.T) {
 			wantSeq: append([]string{"error", "error"}, append(slices.Clone(stepRan), "ActionDone", "Done", "Boundary")...)},
 		{name: "a start failing beyond the retries loses the sandbox", cmd: "true", failCreates: 4, wantErr: controller.ErrSandboxLost, wantRetries: 3, wantDur: 3 * time.Second,
 			wantSeq: []string{"error", "error", "error", "sandbox_lost"}},
+		{name: "a start refused for want of memory waits beyond the retries", cmd: "true", failCreates: -6, wantRetries: 6, wantDur: (1 + 2 + 4 + 8 + 8 + 8) * time.Second,
+			wantSeq: append([]string{"error", "error", "error", "error", "error", "error"}, append(slices.Clone(stepRan), "ActionDone", "Done", "Boundary")...)},
+		{name: "a start refused for want of memory for StarvedWait loses the sandbox", cmd: "true", failCreates: -1000, wantErr: controller.ErrSandboxLost,
+			wantRetries: 78, wantDur: controller.DefaultStarvedWait + 7*time.Second,
+			wantSeq: append(slices.Repeat([]string{"error"}, 78), "sandbox_lost")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,7 +242,7 @@ func TestStepOutcomes(t *testing.T) {
 				if res.StartRetries != tt.wantRetries {
 					t.Errorf("StartRetries = %d, want %d", res.StartRetries, tt.wantRetries)
 				}
-				admitted := tt.failCreates <= 3
+				admitted := tt.failCreates <= 3 && tt.failCreates > -1000
 				if res.Admitted != admitted {
 					t.Fatalf("Admitted = %v, want %v", res.Admitted, admitted)
 				}
