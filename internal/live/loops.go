@@ -409,28 +409,25 @@ func (p *Policy) noteHoldProgress(env controller.Env, by string) {
 // Preemptible runs a's action under a context the OOM hold's preemption
 // cancels (controller.Preempter).
 func (p *Policy) Preemptible(ctx context.Context, a *controller.Agent) (context.Context, func()) {
-	actx, cancel := context.WithCancelCause(ctx)
-	p.mu.Lock()
-	p.preempts[a.ID] = cancel
-	p.mu.Unlock()
-	return actx, func() {
-		p.mu.Lock()
-		delete(p.preempts, a.ID)
-		p.mu.Unlock()
-		cancel(nil)
-	}
+	return p.cancellable(ctx, p.preempts, a.ID)
 }
 
 // PreemptibleAttempt runs a's attempt under a context the OOM hold's idle
 // preemption cancels (controller.AttemptPreempter).
 func (p *Policy) PreemptibleAttempt(ctx context.Context, a *controller.Agent) (context.Context, func()) {
+	return p.cancellable(ctx, p.attempts, a.ID)
+}
+
+// cancellable returns a context under ctx that cancel(m, id, cause)
+// cancels until the returned func is called.
+func (p *Policy) cancellable(ctx context.Context, m map[string]context.CancelCauseFunc, id string) (context.Context, func()) {
 	actx, cancel := context.WithCancelCause(ctx)
 	p.mu.Lock()
-	p.attempts[a.ID] = cancel
+	m[id] = cancel
 	p.mu.Unlock()
 	return actx, func() {
 		p.mu.Lock()
-		delete(p.attempts, a.ID)
+		delete(m, id)
 		p.mu.Unlock()
 		cancel(nil)
 	}
