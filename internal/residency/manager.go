@@ -114,7 +114,7 @@ type Manager struct {
 	// loopDone is closed when the tick loop (Config.TickEvery) ended.
 	loopDone chan struct{}
 	kicks    *kicker // Boundary and WaitBegin ask the tick loop for a Tick
-	wg       inflight
+	work     inflight // background teardowns and rematerializations (Wait, Close)
 }
 
 // New returns a manager. Call Recover before first use when st may hold
@@ -173,7 +173,7 @@ func (m *Manager) Costs() (teardown, remat time.Duration) { return m.tdCost.get(
 // teardown or rematerialization runs.
 func (m *Manager) Wait() {
 	m.kicks.wait()
-	m.wg.Wait()
+	m.work.Wait()
 }
 
 // Close stops background work and waits for it. Sandboxes are left as
@@ -181,7 +181,7 @@ func (m *Manager) Wait() {
 func (m *Manager) Close() error {
 	m.cancel()
 	<-m.loopDone
-	m.wg.Wait()
+	m.work.Wait()
 	return nil
 }
 

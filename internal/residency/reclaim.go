@@ -68,17 +68,17 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		m.emit(Event{Time: now, Kind: EventReclaimDecision, Agent: d.ID, WorkingSet: d.WorkingSet, Bytes: d.Frees,
 			Reason: d.Kind.String() + ": " + d.Reason})
 	}
-	m.wg.Add(1)
+	m.work.Add(1)
 	go func() {
-		defer m.wg.Done()
+		defer m.work.Done()
 		for _, j := range queue {
 			if err := m.acquire(m.bg, prio); err != nil {
 				m.clearPending(j.a)
 				continue
 			}
-			m.wg.Add(1)
+			m.work.Add(1)
 			go func() {
-				defer m.wg.Done()
+				defer m.work.Done()
 				defer m.release()
 				defer m.clearPending(j.a)
 				m.reclaimOne(j.a, j.kind)
@@ -179,9 +179,9 @@ func (m *Manager) Prefetch(agentID string) bool {
 	if !absent && !pagedOut {
 		return false
 	}
-	m.wg.Add(1)
+	m.work.Add(1)
 	go func() {
-		defer m.wg.Done()
+		defer m.work.Done()
 		a.mu.Lock() // same order as Ensure: agent lock, then lifecycle slot
 		defer a.mu.Unlock()
 		if err := m.acquire(m.bg, prioRestore); err != nil {
@@ -212,9 +212,9 @@ func (m *Manager) reapZombies() {
 	if len(zs) == 0 {
 		return
 	}
-	m.wg.Add(1)
+	m.work.Add(1)
 	go func() {
-		defer m.wg.Done()
+		defer m.work.Done()
 		var failed []string
 		for _, id := range zs {
 			if err := m.host.Destroy(m.bg, id); err != nil {

@@ -464,13 +464,12 @@ func (s *sim) preempt(p policy.Preemption) {
 	if sb == nil || sb.ag.sb != sb {
 		return
 	}
-	switch ag := sb.ag; {
-	case p.Idle && (sb.act != nil || ag.phase == phRunning || ag.phase == phFinishing || ag.phase == phDone):
-		return
-	case !p.Idle && (sb.act == nil || ag.phase != phRunning):
+	ag := sb.ag
+	running := sb.act != nil && ag.phase == phRunning
+	idle := sb.act == nil && ag.phase != phRunning && ag.phase != phFinishing && ag.phase != phDone
+	if p.Idle && !idle || !p.Idle && !running {
 		return
 	}
-	ag := sb.ag
 	s.res.Preempted++
 	ag.res.Preempted++
 	ag.free = ag.res.Preempted <= policy.MaxPreempts
