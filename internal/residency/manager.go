@@ -113,7 +113,7 @@ type Manager struct {
 	cancel context.CancelFunc
 	// loopDone is closed when the tick loop (Config.TickEvery) ended.
 	loopDone chan struct{}
-	kicks    *kicker // Boundary and WaitBegin ask the tick loop for a Tick
+	kicks    *kicker  // Boundary and WaitBegin ask the tick loop for a Tick
 	work     inflight // background teardowns and rematerializations (Wait, Close)
 }
 
