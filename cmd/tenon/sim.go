@@ -71,7 +71,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	params := paramFlag{}
 	fs.Var(params, "param", "policy parameter key=value, repeatable, as tenon replay (yellow=, red=, window=, beta=, margin=, light-margin=, hold=, hold-max=, held-budget=, task-reserve=, rollback=; not the live cpu-pacing=)")
 	jsonOut := fs.Bool("json", false, "print JSON instead of a table")
-	trace := fs.Bool("trace", false, "write a line per simulated lifecycle event and OOM kill (with every sandbox's memory) to stderr")
+	trace := fs.Bool("trace", false, "write a line per simulated lifecycle event (agent start, action queued for admission, start and end, page-out and page-in, freeze and thaw, hold, workflow done) and OOM kill (with every sandbox's memory) to stderr")
 	plotOut := fs.String("plot", "", "write a PNG of memory and running actions over time")
 	cgroupVer := fs.String("cgroup", "v1", "the domain's cgroup version: v1 (the OOM hold waits at the budget, memory.oom_control) or v2 (the freezing hold at memory.high)")
 	if err := parseFlags(env, fs, args); err != nil {

@@ -55,7 +55,8 @@ func TestSimCommand(t *testing.T) {
 }
 
 // TestSimTrace: --trace writes the simulated lifecycle to stderr, each line
-// prefixed with the policy, and every sandbox's memory at each OOM kill.
+// prefixed with the policy, every action's start and end, and every
+// sandbox's memory at each OOM kill.
 func TestSimTrace(t *testing.T) {
 	env := newTestEnv()
 	err := runSim(t.Context(), &env.cliEnv, []string{"--workload", "../../workloads/default.jsonl", "--budget", "2GiB", "--policy", "eager", "--trace", "--json"})
@@ -79,5 +80,9 @@ func TestSimTrace(t *testing.T) {
 	}
 	if !strings.Contains(trace, " mem=") || !strings.Contains(trace, "floor=") {
 		t.Errorf("no per-sandbox memory lines at the kills:\n%.2000s", trace)
+	}
+	// Every action that ended was started, and is traced both times.
+	if starts, dones := strings.Count(trace, " action_start "), strings.Count(trace, " action_done "); dones == 0 || starts < dones {
+		t.Errorf("trace has %d action starts and %d action ends (want at least one end, no end without its start)", starts, dones)
 	}
 }

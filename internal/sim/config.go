@@ -98,7 +98,8 @@ type Config struct {
 	// host's accounting (tests use it to check conservation).
 	Observe func(Accounting)
 	// Debug, when set, receives a line per lifecycle event (agent start,
-	// OOM kill, completion) for tracing a run.
+	// action queued, started and done, reclaim, gate, hold, OOM kill,
+	// completion) for tracing a run.
 	Debug func(string)
 	// Trace, when set, receives every call the decision core handles
 	// (policy.Machine.SetTrace).

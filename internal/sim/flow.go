@@ -149,6 +149,7 @@ func (s *sim) ready(ag *agent) {
 		return
 	}
 	ag.phase, ag.idleSince = phAdmission, s.now
+	s.debugf("queued %s action %d", ag.wf.ID, ag.next)
 	s.kick = true
 }
 
@@ -180,6 +181,7 @@ func (s *sim) start(ag *agent) {
 	s.h.advance(sb, s.now)
 	ag.before, ag.started = sb.mem, s.now
 	ag.phase = phRunning
+	s.debugf("action_start %s action %d mem=%dMiB", ag.wf.ID, ag.next, sb.mem>>20)
 	if s.cfg.ActionTimeout > 0 {
 		s.at(s.cfg.ActionTimeout, evTimeout, ag, nil)
 	}
@@ -229,6 +231,7 @@ func (s *sim) actionDone(ag *agent) {
 	sb.pinned = sb.pinned || p.pins
 	s.h.advance(sb, s.now)
 	s.running--
+	s.debugf("action_done %s action %d in %.1fs", ag.wf.ID, ag.next, (s.now - ag.started).Seconds())
 	s.actionEnded(ag, policy.Done{Index: ag.next, PeakBytes: ag.before + p.peak, AvgBytes: ag.before + p.avg, Duration: p.end,
 		AfterBytes: sb.mem})
 	ag.next++
