@@ -22,9 +22,24 @@
 // budget); light actions (and younger heavy ones) may only use the free
 // budget beyond that credit. Once
 // the credit covers the heavy action's peak, light actions stop taking the
-// memory it needs, and it is admitted as soon as running actions release
-// enough: its wait is at most peak/Beta plus the time the running actions
-// need to finish.
+// logical budget it needs, and on the logical check alone its wait is at
+// most peak/Beta plus the time the running actions need to finish.
+//
+// The credit does not reserve physical headroom: a light action that fits
+// the physical check beside it still runs, and its sandbox's floor (the
+// memory it holds between actions, faulted back for the action) is memory
+// the heavy one cannot have. On the real traces, where a few test runs
+// need nearly the whole budget and dozens of agents hold floors, such an
+// action waits until the others thin out: the haiku traces twice at 2 GiB
+// (bench/traces-sim.sh) kept 1-1.8 GiB test runs queued 170-600 s, and
+// tenon finished those four workflows last (1463.5 s, against 953.5 s at
+// 1.5 GiB, where they are infeasible). Reserving the credit physically
+// too (light actions admitted only where they fit beside it) made it
+// worse there: 2460.9 s, every agent stalled behind an action that the
+// idle floors, paged out to a third, still kept out; reserving it only
+// while the owner would fit once the running actions ended (Machine's
+// drained headroom): 1717.7 s, the floors of the sandboxes whose actions
+// ended stayed. Both variants were dropped.
 //
 // Every admission also passes a physical check: the caller passes the
 // observed available memory minus its safety margin, and an action is

@@ -210,6 +210,15 @@
 // huge action and a small one then met at the budget and the hold had to
 // release one to the OOM killer.
 //
+// Red keeps its one grower on a held budget too. Letting red permit every
+// grower that fits H where the hold sits at the budget (v1; on v2 the hold
+// line, memory.high, is red's upper edge), as yellow does, was measured
+// and dropped: on generated workloads at the traces' scale (tenon sim
+// --kind swe-real, 60 and 120 agents, three seeds, 1-4 GiB) P50 -11 %,
+// makespan -1.0 %; on the 72 real-trace runs -0.1 % (without swap
+// -2.5 %); but the 48 runs of bench/traces-robust.sh moved +0.7 %, P50
+// +2.7 % (haiku three times without swap at 2 GiB: P50 319 -> 1351 s).
+//
 // # The OOM hold
 //
 // The gate sees growth a period after it happens, so the domain's limit

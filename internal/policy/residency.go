@@ -266,6 +266,16 @@ func plentiful(free float64, cfg ResidencyConfig) bool {
 // MayRematerialize reports whether a rematerialization (or a page-in) may
 // start now: predictive (speculative) ones only in green, demand-driven
 // ones (the next action is ready) in green and yellow, none in red.
+//
+// Red blocks restores of a few MiB too, and agents whose next action is
+// ready wait while running actions hold red (27 s once, batch18 twice at
+// 2 GiB in the simulator). Letting a demand-driven restore start in red
+// where it fits admission's light-lane headroom moved that wait, not
+// removed it: the gate froze the restored sandboxes' actions instead
+// (there: time between a wait's end and admission 1219 -> 814 s, time
+// frozen in actions 504 -> 642 s, P50 279 -> 287 s); over the 72 runs on
+// pure cgroup v2, where red is the freezing hold's zone, +3.5 % makespan.
+// Not adopted.
 func MayRematerialize(p gate.Pressure, predictive bool) bool {
 	switch p {
 	case gate.Green:
