@@ -39,7 +39,8 @@
 // idle floors, paged out to a third, still kept out; reserving it only
 // while the owner would fit once the running actions ended (Machine's
 // drained headroom): 1717.7 s, the floors of the sandboxes whose actions
-// ended stayed. Both variants were dropped.
+// ended stayed. Both variants were dropped (the first had been dropped
+// before too, over the 72 runs of traces-sim.md's grid: +39 %; README).
 //
 // Every admission also passes a physical check: the caller passes the
 // observed available memory minus its safety margin, and an action is
