@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,10 +145,18 @@ func liveRunOpts(t *testing.T, layout *cgroup.Layout, budget int64, policyName s
 		t.Fatal(err)
 	}
 	var events countingWriter
-	var eventLog io.Writer = &events
+	tail := &tailWriter{max: 120}
+	var eventLog io.Writer = io.MultiWriter(&events, tail)
 	if o.events != nil {
-		eventLog = io.MultiWriter(&events, o.events)
+		eventLog = io.MultiWriter(&events, tail, o.events)
 	}
+	// A live test that fails on a machine other than the author's
+	// (CI's) shows what the policy decided before it.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the event log's last %d lines:\n%s", tail.max, tail)
+		}
+	})
 	res, err := Run(ctx, Config{
 		Workflows: wfs, Backend: be, Policy: p, Budget: budget, Domain: CgroupDomain{Domain: dom},
 		MaxRetries: maxRetries, ActionTimeout: liveActionTimeout, SandboxPrefix: name, WorkspaceRoot: t.TempDir(),
@@ -189,6 +198,32 @@ func noSwap(t *testing.T, dom *cgroup.Domain) {
 	if err := dom.DisableSwap(); err != nil {
 		t.Skipf("live replay test needs memory.swappiness to disable swap in the domain: %v", err)
 	}
+}
+
+// tailWriter keeps the last max lines written but the gate's samples
+// (ten a second).
+type tailWriter struct {
+	max     int
+	lines   []string
+	partial string
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	parts := strings.Split(w.partial+string(p), "\n")
+	w.partial = parts[len(parts)-1]
+	for _, l := range parts[:len(parts)-1] {
+		if !strings.Contains(l, `"kind":"sample"`) {
+			w.lines = append(w.lines, l)
+		}
+	}
+	if len(w.lines) > w.max {
+		w.lines = append(w.lines[:0], w.lines[len(w.lines)-w.max:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) String() string {
+	return strings.Join(append(w.lines, w.partial), "\n")
 }
 
 // countingWriter counts bytes written.

@@ -33,7 +33,7 @@ func TestLiveRollback(t *testing.T) {
 		{name: "rollback off", params: map[string]string{"rollback": "off"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := liveRunWith(t, layout, budget, "tenon", tc.params, recorded(rollbackWorkload()), -1)
+			res := liveRunWith(t, layout, budget, "tenon", tc.params, rollbackWorkload(), -1)
 			t.Logf("%s: %d actions rolled back", tc.name, res.RolledBack)
 			switch {
 			case tc.want && res.RolledBack == 0:
@@ -68,5 +68,16 @@ func rollbackWorkload() []trajectory.Workflow {
 		trajectory.Workflow{Version: trajectory.Version, ID: "big", Task: "big", Arrival: 3,
 			Actions: []trajectory.Action{{Wait: 0.1, Class: "build", Command: "make",
 				Mem: &trajectory.MemProfile{PeakMiB: 200, RampS: 1, HoldS: 1}}}})
+	wfs = recorded(wfs)
+	// The build's own 200 MiB is not a training example: the predictor
+	// is cross-fit over two folds of tasks, and with it two of the small
+	// builds were predicted 200 MiB. Started after the test had ramped,
+	// such a build waited in admission's heavy lane for the test to end
+	// and, as a heavy action that fits once the running ones end, closed
+	// agent pacing (PacingOpen), so the big build's agent did not start
+	// until the test was done and nothing was rolled back: most likely what
+	// failed once in CI, which kept no event log (the workflows arriving
+	// together are submitted in a different order each run).
+	wfs[len(wfs)-1].Actions[0].Recorded = nil
 	return wfs
 }
