@@ -233,7 +233,14 @@ func (m *Machine) idleVictim(since time.Time, avail int64) (victim *agentState, 
 // guide: batch18 twice at 4 GiB, a 3.5 GiB action projected to need
 // 629 MiB with 511 MiB free was preempted three times where the release
 // had let it finish. On v1 the hold waits at the hard limit: a release is
-// a kill.
+// a kill. Counting an action past its prediction as still needing
+// admission's margin (v2 only) took away the three OOM kills of batch18
+// three times at 512 MiB on v2 (bench/traces-robust.sh: a 407 MiB build
+// past its prediction, released beside 88 MiB of idle floors) but, over
+// the six arrival orders of batch18 twice at 4 GiB on v2 (traces-sim.md's
+// grid), gave 28 action timeouts, 2 unfinished workflows and the four
+// other orders 1.8-4.2 times the makespan: idle victims preempted for a
+// 3.5 GiB action whose real need was 0. Dropped.
 func (m *Machine) stuckNeed(run map[string]bool) int64 {
 	var need int64
 	for _, a := range m.started {
