@@ -21,11 +21,12 @@ import (
 // neither big nor i0 (preempting only running actions, the hold preempted
 // big again and again until i0 was done).
 //
-// big arrives 12 s in: in CI, on a loaded host, the gate's red took
-// turns between i0's and i1's ramps and i1 was still growing its floor
-// 10 s in; arriving at 6 s, big was denied beside it and stayed denied
-// below the limit until the model waits ended (no hold, no preemption;
-// why the liveness escape did not run it is not known yet).
+// big arrives 12 s in: in a CI run on a host whose two CPUs were kept
+// busy by other work, the gate's red took turns between i0's and i1's
+// ramps and i1 was still growing its floor 10 s in (it reached it 20 s
+// later); arriving at 6 s, big was denied while i1, permitted, grew, and
+// stayed below the limit until the model waits ended: no hold, no
+// preemption.
 func TestLivePreemptIdle(t *testing.T) {
 	layout := liveLayout(t)
 	res := liveRunWith(t, layout, 256*units.MiB, "gate", nil, recorded(idleFloorWorkload()), -1)
