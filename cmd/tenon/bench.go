@@ -120,6 +120,7 @@ next to it, and runs nothing.`)
 	actuator := fs.String("actuator", "freezer", actuatorHelp+"; the bench freezes unless told, so that its results compare across hosts")
 	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
 	replot := fs.String("replot", "", "redraw the plots of an earlier run from its results JSON (written next to it), run nothing")
+	resume := fs.String("resume", "", "go on from the results `JSON` of an earlier run of the same command by a binary of the same commit (clean trees), stopped before its end: its complete cases are taken as they are, the rest run (the bench writes its results after every case)")
 	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -151,14 +152,20 @@ next to it, and runs nothing.`)
 	if err != nil {
 		return err
 	}
-	meta := bench.Meta{Name: *name, Command: "tenon bench " + quoteArgs(args), Backend: *backend}
+	meta := bench.Meta{Name: *name, Command: "tenon bench " + quoteArgs(dropFlag(args, "resume")), Backend: *backend}
 	if *simulate {
 		meta.Backend = "sim"
 	}
-	plan, err := app.PlanBench(app.BenchConfig{
+	bc := app.BenchConfig{
 		Cases: cases, Backend: *backend, Domain: *domain, StateDir: *stateDir, OutDir: *outDir, EventsDir: *eventsDir, ActionTimeout: timeout.config(),
 		Meta: meta, Sim: *simulate, Actuator: *actuator, Progress: env.stderr, Log: env.log,
-	})
+	}
+	if *resume != "" {
+		if bc.Resume, bc.ResumedFrom, err = loadResume(*resume, meta.Command, cases); err != nil {
+			return err
+		}
+	}
+	plan, err := app.PlanBench(bc)
 	if err != nil {
 		return err
 	}
@@ -394,4 +401,57 @@ func quoteArgs(args []string) string {
 		q[i] = a
 	}
 	return strings.Join(q, " ")
+}
+
+// loadResume reads the results JSON of an earlier run for --resume and
+// returns its outcomes and a description of the run. The run must have
+// been made by the same command (command: this run's, without --resume)
+// from the same commit as this binary, both trees clean, and at least one
+// of its cases must stand for one of this run's (bench.Reusable).
+func loadResume(path, command string, cases []bench.Case) ([]bench.Outcome, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("--resume: %w", err)
+	}
+	defer f.Close()
+	meta, res, err := bench.ReadJSONMeta(f)
+	if err != nil {
+		return nil, "", fmt.Errorf("--resume %s: %w", path, err)
+	}
+	if err := app.CheckResume(meta, app.GitCommit(), app.GitDirty(), command); err != nil {
+		return nil, "", fmt.Errorf("--resume %s: %w", path, err)
+	}
+	done := slices.DeleteFunc(res.Outcomes, func(o bench.Outcome) bool { return o.Err != nil })
+	n := 0
+	for _, c := range cases {
+		// Policies resolve to the static sweep's best in the run; a
+		// static-best case matches only once resolved, so count on names.
+		for _, o := range done {
+			if o.Case.Name == c.Name {
+				n++
+				break
+			}
+		}
+	}
+	if n == 0 {
+		return nil, "", fmt.Errorf("--resume %s: none of its %d cases is one of this run's %d", path, len(res.Outcomes), len(cases))
+	}
+	return done, fmt.Sprintf("the run started %s on %s (%s)", meta.Started.UTC().Format("2006-01-02 15:04 UTC"), meta.Machine, path), nil
+}
+
+// dropFlag returns args without flag name and its value ("--name V",
+// "-name V", "--name=V", "-name=V").
+func dropFlag(args []string, name string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-"+name || a == "--"+name:
+			i++ // and its value
+		case strings.HasPrefix(a, "-"+name+"=") || strings.HasPrefix(a, "--"+name+"="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }

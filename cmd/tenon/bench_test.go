@@ -8,9 +8,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tenon-dev/tenon/internal/app"
 	"github.com/tenon-dev/tenon/internal/bench"
 	"github.com/tenon-dev/tenon/internal/report"
 	"github.com/tenon-dev/tenon/internal/units"
@@ -231,5 +233,61 @@ func TestBenchSim(t *testing.T) {
 	}
 	if !strings.Contains(env.out.String(), "tenon completes every workflow") {
 		t.Errorf("no goals in the summary:\n%s", env.out.String())
+	}
+}
+
+// TestBenchResume: --resume takes the complete cases of an earlier run of
+// the same command and commit, clean trees, and replays the rest; another
+// command, a missing file or a commit other than this binary's is an
+// error naming what differs.
+func TestBenchResume(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	args := []string{"--quick", "--sim", "--out-dir", out, "--state-dir", "/nonexistent"}
+	env := newTestEnv()
+	if err := runBench(context.Background(), &env.cliEnv, args); err != nil {
+		t.Fatalf("bench --sim: %v (%s)", err, env.errOut.String())
+	}
+	path := filepath.Join(out, "bench-quick.json")
+	env = newTestEnv()
+	err := runBench(context.Background(), &env.cliEnv, append(slices.Clone(args), "--resume", path))
+	if app.GitDirty() {
+		// Both runs were made from this working tree: a dirty one may
+		// not be resumed (its results would name a commit that did not
+		// make them).
+		if err == nil || !strings.Contains(err.Error(), "clean tree") {
+			t.Errorf("resume from a dirty tree: %v, want refused", err)
+		}
+	} else {
+		if err != nil {
+			t.Fatalf("--resume: %v (%s)", err, env.errOut.String())
+		}
+		if !strings.Contains(env.errOut.String(), "taken from the earlier run") || strings.Contains(env.errOut.String(), "simulating") {
+			t.Errorf("the case was not taken from the earlier run:\n%s", env.errOut.String())
+		}
+		md, err := os.ReadFile(filepath.Join(out, "bench-quick.md"))
+		if err != nil || !strings.Contains(string(md), "- resumed: 1 of 1 cases taken from the run started") {
+			t.Errorf("the Markdown does not say it resumed (%v)", err)
+		}
+	}
+	env = newTestEnv()
+	err = runBench(context.Background(), &env.cliEnv, append(slices.Clone(args), "--n", "6", "--resume", path))
+	if err == nil || !strings.Contains(err.Error(), "same flags") {
+		t.Errorf("resume with other flags: %v, want refused", err)
+	}
+	err = runBench(context.Background(), &env.cliEnv, append(slices.Clone(args), "--resume", filepath.Join(out, "missing.json")))
+	if err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("resume from a missing file: %v, want an error naming it", err)
+	}
+	meta := bench.Meta{Command: "tenon bench --quick", Commit: "0123abc"}
+	if err := app.CheckResume(meta, "4567def", false, meta.Command); err == nil || !strings.Contains(err.Error(), "0123abc") {
+		t.Errorf("CheckResume across commits: %v, want refused naming the file's commit", err)
+	}
+	if err := app.CheckResume(meta, meta.Commit, false, meta.Command); err != nil {
+		t.Errorf("CheckResume, same commit and command: %v", err)
+	}
+	for _, in := range [][]string{{"--resume", "x.json", "--n", "4"}, {"--n", "4", "-resume=x.json"}, {"--resume=x.json", "--n", "4"}} {
+		if got := dropFlag(in, "resume"); !slices.Equal(got, []string{"--n", "4"}) {
+			t.Errorf("dropFlag(%q) = %q", in, got)
+		}
 	}
 }

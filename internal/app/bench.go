@@ -50,6 +50,13 @@ type BenchConfig struct {
 	// with and without sched_ext. The simulator has only the freezer.
 	Actuator string
 
+	// Resume are the outcomes of an earlier run of the same commit and
+	// command (tenon bench --resume; bench.Config.Done): its complete
+	// cases are taken, not replayed. ResumedFrom describes that run for
+	// the results files ("the run started ... on ...").
+	Resume      []bench.Outcome
+	ResumedFrom string
+
 	// Progress receives the estimate and a progress bar per replay; nil
 	// shows none.
 	Progress io.Writer
@@ -160,7 +167,7 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 		}
 	}
 	meta := cfg.Meta
-	meta.Commit, meta.Dirty, meta.Started = GitCommit(), gitDirty(), time.Now()
+	meta.Commit, meta.Dirty, meta.Started = GitCommit(), GitDirty(), time.Now()
 	progress := cfg.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -171,8 +178,39 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 		fmt.Fprintf(progress, "tenon bench: %d cases, estimated %s\n", len(cfg.Cases), bench.Estimate(cfg.Cases).Round(time.Minute))
 	}
 	var label string
+	resumed := func(r *bench.Results) {
+		n := 0
+		for _, o := range r.Outcomes {
+			if o.Resumed {
+				n++
+			}
+		}
+		meta.Resumed = ""
+		if n > 0 {
+			meta.Resumed = fmt.Sprintf("%d of %d cases taken from %s", n, r.Cases, cfg.ResumedFrom)
+		}
+	}
 	res := bench.Run(ctx, cfg.Cases, bench.Config{
 		FallbackStatic: BenchFallbackStatic,
+		Done:           cfg.Resume,
+		// After each case the results so far are written, as at the end:
+		// a run stopped for good (a killed process, a lost machine)
+		// leaves them for --resume.
+		AfterCase: func(r *bench.Results) {
+			last := r.Outcomes[len(r.Outcomes)-1]
+			if last.Resumed {
+				fmt.Fprintf(progress, "[%d/%d] %s: taken from the earlier run\n", len(r.Outcomes), r.Cases, last.Case.Name)
+			}
+			if len(r.Outcomes) == r.Cases {
+				return // written below
+			}
+			resumed(r)
+			m := meta
+			m.Wall, m.Machine = time.Since(meta.Started), Machine()
+			if _, err := bench.WriteResults(cfg.OutDir, m, r); err != nil {
+				fmt.Fprintf(progress, "tenon bench: writing the checkpoint: %v\n", err)
+			}
+		},
 		Progress: func(i, n int, c bench.Case, rep int) {
 			label = fmt.Sprintf("[%d/%d] %s", i+1, n, c.Name)
 			if c.Reps > 1 {
@@ -189,6 +227,7 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 	})
 	meta.Wall = time.Since(meta.Started)
 	meta.Machine = Machine()
+	resumed(res)
 	files, err := bench.WriteResults(cfg.OutDir, meta, res)
 	if err != nil {
 		return nil, err
@@ -275,4 +314,20 @@ func simulateCase(ctx context.Context, cfg BenchConfig, c bench.Case) (*report.C
 		return nil, err
 	}
 	return res.Comparison, nil
+}
+
+// CheckResume reports whether results made as meta may be resumed by a
+// run of command from commit (dirty: its tree had uncommitted changes): a
+// results file names one commit and one command, so the cases it takes
+// from an earlier run must come from both.
+func CheckResume(meta bench.Meta, commit string, dirty bool, command string) error {
+	switch {
+	case meta.Command != command:
+		return fmt.Errorf("it was made by %q, this run is %q; resume with the same flags", meta.Command, command)
+	case meta.Commit != commit:
+		return fmt.Errorf("its results are from commit %s, this binary is from %s; build tenon at %s (go build -buildvcs=true) to go on", meta.Commit, commit, meta.Commit)
+	case meta.Dirty || dirty:
+		return fmt.Errorf("a resumed run and the run it goes on from must both be built from a clean tree (theirs dirty: %v, this one: %v)", meta.Dirty, dirty)
+	}
+	return nil
 }

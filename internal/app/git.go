@@ -22,9 +22,9 @@ func GitCommit() string {
 	return strings.TrimSpace(string(out))
 }
 
-// gitDirty reports whether the tree GitCommit names had uncommitted
+// GitDirty reports whether the tree GitCommit names had uncommitted
 // changes: the binary's stamp says so, or else the working directory.
-func gitDirty() bool {
+func GitDirty() bool {
 	if _, modified, ok := BuildVCS(); ok {
 		return modified
 	}

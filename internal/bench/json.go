@@ -33,6 +33,10 @@ type jsonCase struct {
 	Comparison *report.Comparison `json:"comparison"`
 	// Reps are the repetitions Comparison is the median of; omitted for one.
 	Reps []*report.Comparison `json:"reps,omitempty"`
+	// Resumed: taken from an earlier run's results (tenon bench --resume).
+	Resumed bool `json:"resumed,omitempty"`
+	// WorkflowsDigest identifies the case's workflows (WorkflowsDigest).
+	WorkflowsDigest string `json:"workflows_digest,omitempty"`
 }
 
 // WriteJSON writes the results as indented JSON.
@@ -45,7 +49,11 @@ func WriteJSON(w io.Writer, meta Meta, r *Results) error {
 		doc.Comparison = &report.Comparison{Results: []report.Metrics{}}
 	}
 	for _, o := range r.Outcomes {
-		jc := jsonCase{Case: o.Case, Workflows: len(o.Case.Workflows), WallS: o.Wall.Seconds(), Comparison: o.Comparison}
+		jc := jsonCase{Case: o.Case, Workflows: len(o.Case.Workflows), WallS: o.Wall.Seconds(), Comparison: o.Comparison,
+			Resumed: o.Resumed, WorkflowsDigest: o.WorkflowsDigest}
+		if d := WorkflowsDigest(o.Case.Workflows); d != "" {
+			jc.WorkflowsDigest = d
+		}
 		if len(o.Reps) > 1 {
 			jc.Reps = o.Reps
 		}
@@ -67,16 +75,24 @@ func WriteJSON(w io.Writer, meta Meta, r *Results) error {
 // case are not in the file (a case's Workflows is empty), so what needs them
 // (Case.Oversubscription) reads 0; the plots and the goals do not.
 func ReadJSON(r io.Reader) (*Results, error) {
+	_, res, err := ReadJSONMeta(r)
+	return res, err
+}
+
+// ReadJSONMeta is ReadJSON that also returns the run's Meta (its Wall
+// is not in the file).
+func ReadJSONMeta(r io.Reader) (Meta, *Results, error) {
 	var doc jsonDoc
 	if err := json.NewDecoder(r).Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%w: reading bench json: %v", ErrBadResults, err)
+		return Meta{}, nil, fmt.Errorf("%w: reading bench json: %v", ErrBadResults, err)
 	}
 	if doc.Cases == nil {
-		return nil, fmt.Errorf("%w: no \"cases\" in the bench json", ErrBadResults)
+		return Meta{}, nil, fmt.Errorf("%w: no \"cases\" in the bench json", ErrBadResults)
 	}
 	res := &Results{Cases: len(doc.Cases), Interrupted: doc.Partial, BestStatic: doc.BestStatic, BestStaticWhy: doc.BestStaticWhy}
 	for _, jc := range doc.Cases {
-		o := Outcome{Case: jc.Case, Comparison: jc.Comparison, Reps: jc.Reps, Wall: time.Duration(jc.WallS * float64(time.Second))}
+		o := Outcome{Case: jc.Case, Comparison: jc.Comparison, Reps: jc.Reps, Wall: time.Duration(jc.WallS * float64(time.Second)),
+			Resumed: jc.Resumed, WorkflowsDigest: jc.WorkflowsDigest}
 		if len(o.Reps) == 0 && o.Comparison != nil {
 			o.Reps = []*report.Comparison{o.Comparison}
 		}
@@ -85,5 +101,5 @@ func ReadJSON(r io.Reader) (*Results, error) {
 		}
 		res.Outcomes = append(res.Outcomes, o)
 	}
-	return res, nil
+	return doc.Meta, res, nil
 }

@@ -18,7 +18,11 @@ func WriteMarkdown(w io.Writer, meta Meta, r *Results, plots []string) error {
 	fmt.Fprintf(b, "# tenon bench: %s\n\n", meta.Name)
 	status := "complete"
 	if r.Partial() {
-		status = fmt.Sprintf("**PARTIAL**: %d of %d cases ran (interrupted)", len(r.Outcomes), r.Cases)
+		why := "interrupted"
+		if !r.Interrupted {
+			why = "a checkpoint: the run goes on, or stopped; tenon bench --resume with this file's JSON goes on from it"
+		}
+		status = fmt.Sprintf("**PARTIAL**: %d of %d cases ran (%s)", len(r.Outcomes), r.Cases, why)
 	}
 	dirty := ""
 	if meta.Dirty {
@@ -27,6 +31,9 @@ func WriteMarkdown(w io.Writer, meta Meta, r *Results, plots []string) error {
 	fmt.Fprintf(b, "Command (as root, from the repository root):\n\n    %s\n\n", meta.Command)
 	fmt.Fprintf(b, "- commit: `%s`%s\n- machine: %s\n- backend: %s\n", meta.Commit, dirty, meta.Machine, meta.Backend)
 	fmt.Fprintf(b, "- started %s, took %s\n- status: %s\n", meta.Started.UTC().Format("2006-01-02 15:04 UTC"), meta.Wall.Round(1e9), status)
+	if meta.Resumed != "" {
+		fmt.Fprintf(b, "- resumed: %s\n", meta.Resumed)
+	}
 	if r.BestStatic != "" && r.usesBestStatic() {
 		fmt.Fprintf(b, "- best static: %s (%s)\n", r.BestStatic, r.BestStaticWhy)
 	}
@@ -69,7 +76,11 @@ func writeCase(b *strings.Builder, o Outcome) {
 	if len(o.Reps) > 1 {
 		fmt.Fprintf(b, ", %d repetitions (medians, min–max in parentheses)", len(o.Reps))
 	}
-	fmt.Fprintf(b, ", took %s\n", o.Wall.Round(1e9))
+	fmt.Fprintf(b, ", took %s", o.Wall.Round(1e9))
+	if o.Resumed {
+		b.WriteString(" (in the earlier run this one resumed)")
+	}
+	b.WriteString("\n")
 	if o.Err != nil {
 		fmt.Fprintf(b, "\n**error**: %v\n", o.Err)
 	}

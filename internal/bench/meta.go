@@ -4,13 +4,16 @@ import "time"
 
 // Meta says how and where a bench run was made, for the results files.
 type Meta struct {
-	Name    string        `json:"name"`
-	Command string        `json:"command"`
-	Commit  string        `json:"commit"`
-	Dirty   bool          `json:"dirty"`
-	Machine string        `json:"machine"`
-	Backend string        `json:"backend"`
-	Started time.Time     `json:"started"`
+	Name    string    `json:"name"`
+	Command string    `json:"command"`
+	Commit  string    `json:"commit"`
+	Dirty   bool      `json:"dirty"`
+	Machine string    `json:"machine"`
+	Backend string    `json:"backend"`
+	Started time.Time `json:"started"`
+	// Resumed says where the cases taken from an earlier run come from
+	// (tenon bench --resume); "" when none were.
+	Resumed string        `json:"resumed,omitempty"`
 	Wall    time.Duration `json:"-"`
 }
 

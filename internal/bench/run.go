@@ -2,13 +2,18 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/clock"
 	"github.com/tenon-dev/tenon/internal/report"
+	"github.com/tenon-dev/tenon/internal/trajectory"
 )
 
 // RunFunc replays one case under its (resolved) policies, as repetition
@@ -29,6 +34,12 @@ type Outcome struct {
 	Err error
 	// Wall is how long the case took, every repetition.
 	Wall time.Duration
+	// Resumed marks an outcome taken from an earlier run of the same
+	// cases (Config.Done) instead of replayed.
+	Resumed bool
+	// WorkflowsDigest identifies the case's workflows (WorkflowsDigest);
+	// read back from a results file, whose cases carry no workflows.
+	WorkflowsDigest string
 }
 
 // Results are the outcomes of a bench run, in run order.
@@ -60,6 +71,14 @@ type Config struct {
 	FallbackStatic string
 	// Clock times each case (clock.Real when nil).
 	Clock clock.Clock
+	// Done are outcomes of an earlier run of the same cases (its results
+	// file, ReadJSON): a case with a complete one (Reusable) is not
+	// replayed again, its outcome is taken as it is, marked Resumed.
+	Done []Outcome
+	// AfterCase, if set, is called after each case with the results so
+	// far (a checkpoint: the host writes them, so that a run stopped for
+	// good can be resumed from them).
+	AfterCase func(*Results)
 }
 
 // Run runs the cases in order, each c.Reps times. A failed case is
@@ -90,8 +109,16 @@ func Run(ctx context.Context, cases []Case, cfg Config) *Results {
 			resolve()
 		}
 		c.Policies = resolvePolicies(c.Policies, res.BestStatic)
-		out := runCase(ctx, clk, cfg, c, i, len(cases))
+		out, ok := Reusable(cfg.Done, c)
+		if ok {
+			out.Case, out.Resumed = c, true
+		} else {
+			out = runCase(ctx, clk, cfg, c, i, len(cases))
+		}
 		res.Outcomes = append(res.Outcomes, out)
+		if cfg.AfterCase != nil {
+			cfg.AfterCase(res)
+		}
 		if ctx.Err() != nil {
 			res.Interrupted = true
 			break
@@ -101,6 +128,40 @@ func Run(ctx context.Context, cases []Case, cfg Config) *Results {
 		resolve()
 	}
 	return res
+}
+
+// Reusable returns the outcome among done that stands for case c (its
+// policies resolved): the same name, group, workload, workflows
+// (WorkflowsDigest, where both know it), budget, policies, parameters,
+// time scale and repetitions (a results file keeps the repetitions
+// done, not the number asked: with no error they are the same), with
+// every repetition done and no error.
+func Reusable(done []Outcome, c Case) (Outcome, bool) {
+	digest := WorkflowsDigest(c.Workflows)
+	for _, o := range done {
+		d := o.Case
+		same := d.Name == c.Name && d.Group == c.Group && d.Workload == c.Workload && d.Budget == c.Budget &&
+			slices.Equal(d.Policies, c.Policies) && maps.Equal(d.Params, c.Params) && d.TimeScale == c.TimeScale &&
+			(o.WorkflowsDigest == "" || digest == "" || o.WorkflowsDigest == digest)
+		if same && o.Err == nil && o.Comparison != nil && len(o.Reps) == max(c.Reps, 1) {
+			return o, true
+		}
+	}
+	return Outcome{}, false
+}
+
+// WorkflowsDigest is a short digest of workflows (their JSON), "" for
+// none: what a results file keeps of a case's workflows, so that a resumed
+// run does not take an outcome of other workflows under the same name.
+func WorkflowsDigest(wfs []trajectory.Workflow) string {
+	if len(wfs) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(wfs); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // runCase replays case i of n c.Reps times, until one fails.

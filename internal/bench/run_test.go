@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -179,5 +180,89 @@ func TestRunReps(t *testing.T) {
 	if eager.MakespanS != 45 || eager.Reps != 3 || tenon.MakespanS != 25 || tenon.Reps != 2 {
 		t.Errorf("headline medians eager %v over %d, tenon %v over %d; want 45 over 3, 25 over 2",
 			eager.MakespanS, eager.Reps, tenon.MakespanS, tenon.Reps)
+	}
+}
+
+// TestRunResumes: a case with a complete outcome in Config.Done is taken
+// as it is (Resumed), also for the static sweep's best; one that failed,
+// has fewer repetitions, other workflows or another budget is replayed;
+// AfterCase sees every case; the JSON keeps what a later resume needs.
+func TestRunResumes(t *testing.T) {
+	m := sweepMatrix()
+	m.Only, m.StaticNs, m.Reps = []string{GroupStatic, GroupMain}, []int{2, 3}, 2
+	m.Policies = []string{"eager", "tenon"}
+	cs := mustCases(t, m)
+	if len(cs) != 3 {
+		t.Fatalf("%d cases, want static-2, static-3 and main", len(cs))
+	}
+	run := func(_ context.Context, c Case, rep int) (*report.Comparison, error) {
+		cmp := &report.Comparison{LowerBoundS: 10}
+		for i, p := range c.Policies {
+			cmp.Results = append(cmp.Results, metrics(p, float64(30+10*i+rep), 4, 4, 0))
+		}
+		return cmp, nil
+	}
+	var ran []string
+	first := Run(context.Background(), cs, Config{Run: func(ctx context.Context, c Case, rep int) (*report.Comparison, error) {
+		ran = append(ran, c.Name)
+		return run(ctx, c, rep)
+	}})
+	if len(ran) != 6 || first.Partial() {
+		t.Fatalf("first run replayed %v (partial %v), want 3 cases twice", ran, first.Partial())
+	}
+	// Through the results file, as tenon bench --resume reads it.
+	var b bytes.Buffer
+	if err := WriteJSON(&b, Meta{Name: "r", Commit: "abc"}, first); err != nil {
+		t.Fatal(err)
+	}
+	meta, back, err := ReadJSONMeta(&b)
+	if err != nil || meta.Commit != "abc" {
+		t.Fatalf("ReadJSONMeta: %v, commit %q", err, meta.Commit)
+	}
+	done := back.Outcomes
+	done[1].Err = errFake            // static-3 failed: replayed
+	done[0].WorkflowsDigest = "beef" // static-2 of other workflows: replayed
+	ran, checkpoints := nil, 0
+	res := Run(context.Background(), cs, Config{Done: done, AfterCase: func(r *Results) { checkpoints++ },
+		Run: func(ctx context.Context, c Case, rep int) (*report.Comparison, error) {
+			ran = append(ran, c.Name)
+			return run(ctx, c, rep)
+		}})
+	if want := []string{cs[0].Name, cs[0].Name, cs[1].Name, cs[1].Name}; !slices.Equal(ran, want) {
+		t.Errorf("resumed run replayed %v, want %v (the main case taken)", ran, want)
+	}
+	if checkpoints != 3 {
+		t.Errorf("AfterCase called %d times, want 3", checkpoints)
+	}
+	main := res.Outcomes[2]
+	if !main.Resumed || main.Err != nil || len(main.Reps) != 2 || len(main.Case.Workflows) == 0 {
+		t.Errorf("main case %+v: want taken from the first run with its 2 reps and this run's workflows", main)
+	}
+	if res.Outcomes[0].Resumed || res.Outcomes[1].Resumed {
+		t.Error("a replayed case is marked resumed")
+	}
+	b.Reset()
+	if err := WriteJSON(&b, Meta{Name: "r"}, res); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ReadJSON(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Outcomes[2].Resumed || again.Outcomes[2].WorkflowsDigest != WorkflowsDigest(cs[2].Workflows) || again.Outcomes[0].Resumed {
+		t.Errorf("the JSON does not keep which case was resumed and its workflows' digest: %+v", again.Outcomes[2])
+	}
+	// Fewer repetitions than asked: replayed.
+	cs3 := slices.Clone(cs)
+	for i := range cs3 {
+		cs3[i].Reps = 3
+	}
+	ran = nil
+	Run(context.Background(), cs3, Config{Done: res.Outcomes, Run: func(ctx context.Context, c Case, rep int) (*report.Comparison, error) {
+		ran = append(ran, c.Name)
+		return run(ctx, c, rep)
+	}})
+	if len(ran) != 9 {
+		t.Errorf("with 3 reps asked and 2 done, %d replays, want all 9", len(ran))
 	}
 }
