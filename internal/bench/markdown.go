@@ -73,7 +73,13 @@ func writeCase(b *strings.Builder, o Outcome) {
 	if len(c.Params) > 0 {
 		fmt.Fprintf(b, ", params %v", c.Params)
 	}
-	if len(o.Reps) > 1 {
+	switch {
+	case c.Reps > len(o.Reps):
+		fmt.Fprintf(b, ", %d of %d repetitions", len(o.Reps), c.Reps)
+		if len(o.Reps) > 1 {
+			b.WriteString(" (medians, min–max in parentheses)")
+		}
+	case len(o.Reps) > 1:
 		fmt.Fprintf(b, ", %d repetitions (medians, min–max in parentheses)", len(o.Reps))
 	}
 	fmt.Fprintf(b, ", took %s", o.Wall.Round(1e9))

@@ -70,8 +70,10 @@ type Case struct {
 	// measured peak (the real-tools manifest's figure).
 	ReferenceMiB map[string]float64 `json:"reference_mib,omitempty"`
 	// Reps is how many times the case is replayed (at least 1); its
-	// numbers are the medians over them (report.Aggregate).
-	Reps int `json:"reps,omitempty"`
+	// numbers are the medians over them (report.Aggregate). In the results
+	// JSON it is "repetitions": "reps" there is the list of the
+	// repetitions' comparisons (fewer when one failed).
+	Reps int `json:"repetitions,omitempty"`
 }
 
 // Oversubscription is the case's sum of profiled peaks / budget.

@@ -33,9 +33,10 @@ func TestWriteMarkdown(t *testing.T) {
 		{"partial with a failed case", func() *Results {
 			r := fakeResults(metrics("tenon", 50, 19, 20, 3))
 			r.Cases, r.Interrupted = 9, true
-			r.Outcomes = append(r.Outcomes, Outcome{Case: Case{Name: "ablation/swe/1GiB"}, Err: errFake})
+			one := r.Outcomes[0].Comparison
+			r.Outcomes = append(r.Outcomes, Outcome{Case: Case{Name: "ablation/swe/1GiB", Reps: 3}, Comparison: one, Reps: []*report.Comparison{one}, Err: errFake})
 			return r
-		}(), []string{"**PARTIAL**: 4 of 9 cases ran", "**error**: fake failure", "| tenon OOM events | 0 | 3 | not met |"}, nil},
+		}(), []string{"**PARTIAL**: 4 of 9 cases ran", "**error**: fake failure", "| tenon OOM events | 0 | 3 | not met |", ", 1 of 3 repetitions, took"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,6 +143,7 @@ func TestReadJSON(t *testing.T) {
 	slow := &report.Comparison{LowerBoundS: 10, Results: []report.Metrics{metrics("eager", 150, 12, 20, 90), metrics("tenon", 18, 20, 20, 0)}}
 	head.Reps = []*report.Comparison{head.Comparison, slow}
 	head.Comparison = report.Aggregate(head.Reps)
+	head.Case.Reps = 3 // three asked, the third failed
 	var b bytes.Buffer
 	if err := WriteJSON(&b, testMeta(), r); err != nil {
 		t.Fatal(err)
@@ -160,7 +162,7 @@ func TestReadJSON(t *testing.T) {
 	for i, o := range got.Outcomes {
 		w := r.Outcomes[i]
 		if o.Case.Name != w.Case.Name || o.Case.Group != w.Case.Group || o.Case.Headline != w.Case.Headline || o.Case.X != w.Case.X ||
-			o.Wall != w.Wall || (o.Err == nil) != (w.Err == nil) {
+			o.Case.Reps != w.Case.Reps || o.Wall != w.Wall || (o.Err == nil) != (w.Err == nil) {
 			t.Errorf("outcome %d: %+v, want %+v", i, o, w)
 		}
 		if w.Err != nil && o.Err.Error() != w.Err.Error() {
