@@ -328,6 +328,19 @@ func configureTenon(cfg *Config, opts Options) error {
 // AgentReserve is the largest recorded action peak of the training
 // workflows (the heavy action a running agent may still make), at most a
 // quarter of the budget.
+//
+// Pacing adds it to the floors that reclaimed sandboxes owe (OwedFloor),
+// and the two can keep agents out of free memory: in the simulator on the
+// haiku traces twice at 1 GiB, 19 agents waited from 50 s to 965 s, with
+// 500 MiB free late on, behind two paged-out sandboxes owing 126 MiB each
+// and this 256 MiB reserve (reserve 0: P50 171 -> 127 s, but batch18 at
+// 1 GiB 504 -> 579 s). Measured and dropped, over the 72 runs of
+// traces-sim.md's grid and the 48 of traces-robust.md (makespan / P50
+// summed): the reserve less every owed floor, v1 -1.8 / -2.6 %, v2 0 /
+// +0.6 %, without swap +4.3 / +15 % (robust: v1 -2.7 / -11 %, v2 -2.9 /
+// -5.2 % and 3 kills -> 0, without swap +6.8 / +5.8 %); less only the
+// floors paged-out sandboxes owe, v1 +0.1 / -3.0 %, v2 +1.1 / +0.5 %,
+// robust v2 +2.4 / -1.0 % (3 kills -> 1). Neither helps on every host.
 func AgentReserve(wfs []trajectory.Workflow, budget int64) int64 {
 	var peak float64
 	for _, w := range wfs {
