@@ -171,8 +171,20 @@ func (p *Policy) Start(ctx context.Context, env controller.Env) error {
 			return errors.Join(err, p.disarmHold())
 		}
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		// Cancelled while starting (a bench interrupted between two
+		// replays): a failed Start is not followed by Stop, so undo it
+		// here; the loops would otherwise outlive the domain and observe
+		// its removed cgroup every period.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startUndoTimeout)
+		defer cancel()
+		return errors.Join(err, p.Stop(sctx))
+	}
+	return nil
 }
+
+// startUndoTimeout bounds the Stop that undoes a cancelled Start.
+const startUndoTimeout = 15 * time.Second
 
 // Stop ends the loops, which allow every sandbox the gate denied, and
 // disarms the OOM hold, lifts every memory limit and closes the residency

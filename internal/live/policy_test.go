@@ -247,6 +247,34 @@ func TestHoldLifecycle(t *testing.T) {
 	})
 }
 
+// TestStartCancelled: a Start whose context is cancelled returns the
+// cancellation with nothing left running (the caller does not call Stop
+// after a failed Start): the hold it armed is disarmed and the loops end,
+// or the bubble would never settle.
+func TestStartCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := lookup(t, "gate", policy.Options{Budget: units.GiB})
+		dom := &fakeDomain{avail: units.GiB}
+		be := &tapeHost{Manual: clocktest.NewManual(time.Time{}), paused: map[string]bool{}, mem: map[string]int64{}}
+		env := controller.Env{Clock: clock.Real{}, Budget: units.GiB, Domain: holdDomain{dom}, Backend: be,
+			Live: func() []controller.LiveSandbox { return nil }}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if err := p.Start(ctx, env); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Start with a cancelled context: %v, want context.Canceled", err)
+		}
+		if w := dom.holdWrites(); !slices.Equal(w, []bool{true, false}) {
+			t.Fatalf("hold writes %v, want armed then disarmed", w)
+		}
+		p.mu.Lock()
+		running := p.loopStop != nil
+		p.mu.Unlock()
+		if running {
+			t.Fatal("loops still running after a cancelled Start")
+		}
+	})
+}
+
 // TestMeasuredAndSetModel: an admitted action's measurement reaches the
 // Measured hook with its memory above the sandbox's level at admission,
 // and SetModel swaps the machine's predictor under the adapter's lock.
