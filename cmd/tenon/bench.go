@@ -422,6 +422,12 @@ func loadResume(path, command string, cases []bench.Case) ([]bench.Outcome, stri
 		return nil, "", fmt.Errorf("--resume %s: %w", path, err)
 	}
 	done := slices.DeleteFunc(res.Outcomes, func(o bench.Outcome) bool { return o.Err != nil })
+	for i := range done {
+		if done[i].Host == "" {
+			// A file from before cases named their host: the run's.
+			done[i].Host, _, _ = strings.Cut(meta.Machine, ", load average")
+		}
+	}
 	n := 0
 	for _, c := range cases {
 		// Policies resolve to the static sweep's best in the run; a

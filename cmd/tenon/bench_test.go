@@ -248,6 +248,15 @@ func TestBenchResume(t *testing.T) {
 		t.Fatalf("bench --sim: %v (%s)", err, env.errOut.String())
 	}
 	path := filepath.Join(out, "bench-quick.json")
+	if f, err := os.Open(path); err != nil {
+		t.Fatal(err)
+	} else {
+		_, first, err := bench.ReadJSONMeta(f)
+		f.Close()
+		if err != nil || len(first.Outcomes) == 0 || first.Outcomes[0].Host != app.Host() {
+			t.Fatalf("the case's host reads back as %+v (%v), want %q", first, err, app.Host())
+		}
+	}
 	env = newTestEnv()
 	err := runBench(context.Background(), &env.cliEnv, append(slices.Clone(args), "--resume", path))
 	if app.GitDirty() {

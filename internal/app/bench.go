@@ -197,7 +197,10 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 		// a run stopped for good (a killed process, a lost machine)
 		// leaves them for --resume.
 		AfterCase: func(r *bench.Results) {
-			last := r.Outcomes[len(r.Outcomes)-1]
+			last := &r.Outcomes[len(r.Outcomes)-1]
+			if !last.Resumed {
+				last.Host = Host()
+			}
 			if last.Resumed {
 				fmt.Fprintf(progress, "[%d/%d] %s: taken from the earlier run\n", len(r.Outcomes), r.Cases, last.Case.Name)
 			}

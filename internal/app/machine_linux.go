@@ -11,9 +11,17 @@ import (
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
-// Machine describes this host for results files: cores, RAM, kernel,
-// cgroup memory version and the load average at the end of the run.
+// Machine describes this host for results files: Host and the load
+// average at the end of the run.
 func Machine() string {
+	load, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(load))
+	return fmt.Sprintf("%s, load average at the end %s", Host(), strings.Join(f[:min(3, len(f))], " "))
+}
+
+// Host is what of this host a measurement depends on and a results file
+// names per case: cores, RAM, kernel and cgroup memory version.
+func Host() string {
 	var u syscall.Utsname
 	_ = syscall.Uname(&u)
 	var rel []byte
@@ -24,9 +32,7 @@ func Machine() string {
 		rel = append(rel, byte(c))
 	}
 	mem, _ := cgroup.MemTotal("/proc")
-	load, _ := os.ReadFile("/proc/loadavg")
-	return fmt.Sprintf("%d cores, %s RAM, Linux %s, cgroup memory %s, load average at the end %s", runtime.NumCPU(), units.FormatSize(mem), rel, memVersion(),
-		strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+	return fmt.Sprintf("%d cores, %s RAM, Linux %s, cgroup memory %s", runtime.NumCPU(), units.FormatSize(mem), rel, memVersion())
 }
 
 func memVersion() string {

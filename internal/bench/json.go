@@ -37,6 +37,8 @@ type jsonCase struct {
 	Resumed bool `json:"resumed,omitempty"`
 	// WorkflowsDigest identifies the case's workflows (WorkflowsDigest).
 	WorkflowsDigest string `json:"workflows_digest,omitempty"`
+	// Host is the machine the case ran on (Outcome.Host).
+	Host string `json:"host,omitempty"`
 }
 
 // WriteJSON writes the results as indented JSON.
@@ -50,7 +52,7 @@ func WriteJSON(w io.Writer, meta Meta, r *Results) error {
 	}
 	for _, o := range r.Outcomes {
 		jc := jsonCase{Case: o.Case, Workflows: len(o.Case.Workflows), WallS: o.Wall.Seconds(), Comparison: o.Comparison,
-			Resumed: o.Resumed, WorkflowsDigest: o.WorkflowsDigest}
+			Resumed: o.Resumed, WorkflowsDigest: o.WorkflowsDigest, Host: o.Host}
 		if d := WorkflowsDigest(o.Case.Workflows); d != "" {
 			jc.WorkflowsDigest = d
 		}
@@ -92,7 +94,7 @@ func ReadJSONMeta(r io.Reader) (Meta, *Results, error) {
 	res := &Results{Cases: len(doc.Cases), Interrupted: doc.Partial, BestStatic: doc.BestStatic, BestStaticWhy: doc.BestStaticWhy}
 	for _, jc := range doc.Cases {
 		o := Outcome{Case: jc.Case, Comparison: jc.Comparison, Reps: jc.Reps, Wall: time.Duration(jc.WallS * float64(time.Second)),
-			Resumed: jc.Resumed, WorkflowsDigest: jc.WorkflowsDigest}
+			Resumed: jc.Resumed, WorkflowsDigest: jc.WorkflowsDigest, Host: jc.Host}
 		if len(o.Reps) == 0 && o.Comparison != nil {
 			o.Reps = []*report.Comparison{o.Comparison}
 		}

@@ -44,7 +44,7 @@ func WriteMarkdown(w io.Writer, meta Meta, r *Results, plots []string) error {
 	}
 	b.WriteString("\n## Cases\n\nMakespan and latency (P50/P95, retries included) are over every workflow: a workflow that never completed has no latency, so the makespan of a run that left one unfinished, and a percentile that falls on one, are dnf (did not finish). Goodput is completed workflows per hour of the run (on the replay's clock, at its time scale). Then makespan / lower bound, tenon's speedup over each policy (its makespan / tenon's; \"did not finish N of M\" instead of a ratio when either left work unfinished), peak domain memory, OOM kills, sandbox timeouts, the attempt failure rate (failed attempts / attempts) and success (completed / workflows).\n")
 	for _, o := range r.Outcomes {
-		writeCase(b, o)
+		writeCase(b, o, meta.Machine)
 	}
 	if len(plots) > 0 {
 		b.WriteString("\n## Plots\n\n")
@@ -58,7 +58,9 @@ func WriteMarkdown(w io.Writer, meta Meta, r *Results, plots []string) error {
 	return nil
 }
 
-func writeCase(b *strings.Builder, o Outcome) {
+// writeCase writes o's section; machine is the run's (Meta.Machine), and
+// a case that ran on another host says which.
+func writeCase(b *strings.Builder, o Outcome, machine string) {
 	c := o.Case
 	head := ""
 	if c.Headline {
@@ -85,6 +87,9 @@ func writeCase(b *strings.Builder, o Outcome) {
 	fmt.Fprintf(b, ", took %s", o.Wall.Round(1e9))
 	if o.Resumed {
 		b.WriteString(" (in the earlier run this one resumed)")
+	}
+	if o.Host != "" && !strings.HasPrefix(machine, o.Host) {
+		fmt.Fprintf(b, ", on another machine: %s", o.Host)
 	}
 	b.WriteString("\n")
 	if o.Err != nil {

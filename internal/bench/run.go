@@ -40,6 +40,10 @@ type Outcome struct {
 	// WorkflowsDigest identifies the case's workflows (WorkflowsDigest);
 	// read back from a results file, whose cases carry no workflows.
 	WorkflowsDigest string
+	// Host is the machine the case ran on (cores, RAM, kernel, cgroup
+	// version), "" when not recorded: a resumed run's cases may come from
+	// another machine than the run's.
+	Host string
 }
 
 // Results are the outcomes of a bench run, in run order.

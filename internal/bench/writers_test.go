@@ -34,9 +34,11 @@ func TestWriteMarkdown(t *testing.T) {
 			r := fakeResults(metrics("tenon", 50, 19, 20, 3))
 			r.Cases, r.Interrupted = 9, true
 			one := r.Outcomes[0].Comparison
-			r.Outcomes = append(r.Outcomes, Outcome{Case: Case{Name: "ablation/swe/1GiB", Reps: 3}, Comparison: one, Reps: []*report.Comparison{one}, Err: errFake})
+			r.Outcomes = append(r.Outcomes, Outcome{Case: Case{Name: "ablation/swe/1GiB", Reps: 3}, Comparison: one, Reps: []*report.Comparison{one}, Err: errFake,
+				Host: "4 cores, 8.00 GiB RAM, Linux 6.1.0, cgroup memory v2"})
 			return r
-		}(), []string{"**PARTIAL**: 4 of 9 cases ran", "**error**: fake failure", "| tenon OOM events | 0 | 3 | not met |", ", 1 of 3 repetitions, took"}, nil},
+		}(), []string{"**PARTIAL**: 4 of 9 cases ran", "**error**: fake failure", "| tenon OOM events | 0 | 3 | not met |", ", 1 of 3 repetitions, took",
+			", on another machine: 4 cores, 8.00 GiB RAM, Linux 6.1.0, cgroup memory v2"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,6 +146,7 @@ func TestReadJSON(t *testing.T) {
 	head.Reps = []*report.Comparison{head.Comparison, slow}
 	head.Comparison = report.Aggregate(head.Reps)
 	head.Case.Reps = 3 // three asked, the third failed
+	head.Host = "2 cores, 4.00 GiB RAM, Linux 6.18.0, cgroup memory v1"
 	var b bytes.Buffer
 	if err := WriteJSON(&b, testMeta(), r); err != nil {
 		t.Fatal(err)
@@ -162,7 +165,7 @@ func TestReadJSON(t *testing.T) {
 	for i, o := range got.Outcomes {
 		w := r.Outcomes[i]
 		if o.Case.Name != w.Case.Name || o.Case.Group != w.Case.Group || o.Case.Headline != w.Case.Headline || o.Case.X != w.Case.X ||
-			o.Case.Reps != w.Case.Reps || o.Wall != w.Wall || (o.Err == nil) != (w.Err == nil) {
+			o.Case.Reps != w.Case.Reps || o.Host != w.Host || o.Wall != w.Wall || (o.Err == nil) != (w.Err == nil) {
 			t.Errorf("outcome %d: %+v, want %+v", i, o, w)
 		}
 		if w.Err != nil && o.Err.Error() != w.Err.Error() {
