@@ -425,7 +425,7 @@ func loadResume(path, command string, cases []bench.Case) ([]bench.Outcome, stri
 	for i := range done {
 		if done[i].Host == "" {
 			// A file from before cases named their host: the run's.
-			done[i].Host, _, _ = strings.Cut(meta.Machine, ", load average")
+			done[i].Host = app.HostOf(meta.Machine)
 		}
 	}
 	n := 0

@@ -248,6 +248,9 @@ func TestBenchResume(t *testing.T) {
 		t.Fatalf("bench --sim: %v (%s)", err, env.errOut.String())
 	}
 	path := filepath.Join(out, "bench-quick.json")
+	if m := app.Machine(); app.HostOf(m) != app.Host() {
+		t.Errorf("HostOf(%q) = %q, want %q", m, app.HostOf(m), app.Host())
+	}
 	if f, err := os.Open(path); err != nil {
 		t.Fatal(err)
 	} else {

@@ -198,11 +198,10 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 		// leaves them for --resume.
 		AfterCase: func(r *bench.Results) {
 			last := &r.Outcomes[len(r.Outcomes)-1]
-			if !last.Resumed {
-				last.Host = Host()
-			}
 			if last.Resumed {
 				fmt.Fprintf(progress, "[%d/%d] %s: taken from the earlier run\n", len(r.Outcomes), r.Cases, last.Case.Name)
+			} else {
+				last.Host = Host()
 			}
 			if len(r.Outcomes) == r.Cases {
 				return // written below

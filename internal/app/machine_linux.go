@@ -16,7 +16,15 @@ import (
 func Machine() string {
 	load, _ := os.ReadFile("/proc/loadavg")
 	f := strings.Fields(string(load))
-	return fmt.Sprintf("%s, load average at the end %s", Host(), strings.Join(f[:min(3, len(f))], " "))
+	return fmt.Sprintf("%s"+loadSuffix+"%s", Host(), strings.Join(f[:min(3, len(f))], " "))
+}
+
+const loadSuffix = ", load average at the end "
+
+// HostOf is the Host part of a Machine description.
+func HostOf(machine string) string {
+	h, _, _ := strings.Cut(machine, loadSuffix)
+	return h
 }
 
 // Host is what of this host a measurement depends on and a results file
