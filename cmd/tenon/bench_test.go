@@ -126,7 +126,7 @@ func TestBenchDryRunReps(t *testing.T) {
 		}
 		var plan struct {
 			Cases []struct {
-				Reps int `json:"reps"`
+				Reps int `json:"repetitions"`
 			} `json:"cases"`
 			EstimateS float64 `json:"estimate_s"`
 		}
