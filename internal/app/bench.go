@@ -178,6 +178,7 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 		fmt.Fprintf(progress, "tenon bench: %d cases, estimated %s\n", len(cfg.Cases), bench.Estimate(cfg.Cases).Round(time.Minute))
 	}
 	var label string
+	host := Host() // the same for every case of this run
 	resumed := func(r *bench.Results) {
 		n := 0
 		for _, o := range r.Outcomes {
@@ -201,7 +202,7 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 			if last.Resumed {
 				fmt.Fprintf(progress, "[%d/%d] %s: taken from the earlier run\n", len(r.Outcomes), r.Cases, last.Case.Name)
 			} else {
-				last.Host = Host()
+				last.Host = host
 			}
 			if len(r.Outcomes) == r.Cases {
 				return // written below

@@ -75,14 +75,13 @@ func writeCase(b *strings.Builder, o Outcome, machine string) {
 	if len(c.Params) > 0 {
 		fmt.Fprintf(b, ", params %v", c.Params)
 	}
-	switch {
-	case c.Reps > len(o.Reps):
-		fmt.Fprintf(b, ", %d of %d repetitions", len(o.Reps), c.Reps)
-		if len(o.Reps) > 1 {
-			b.WriteString(" (medians, min–max in parentheses)")
-		}
-	case len(o.Reps) > 1:
-		fmt.Fprintf(b, ", %d repetitions (medians, min–max in parentheses)", len(o.Reps))
+	if n := len(o.Reps); c.Reps > n {
+		fmt.Fprintf(b, ", %d of %d repetitions", n, c.Reps)
+	} else if n > 1 {
+		fmt.Fprintf(b, ", %d repetitions", n)
+	}
+	if len(o.Reps) > 1 {
+		b.WriteString(" (medians, min–max in parentheses)")
 	}
 	fmt.Fprintf(b, ", took %s", o.Wall.Round(1e9))
 	if o.Resumed {
