@@ -61,6 +61,8 @@ type Group interface {
 	// Charged is Memory's Usage + Swap alone, from two files instead of
 	// Memory's eight: the read on admission's and pacing's path.
 	Charged() (int64, error)
+	// WorkingSet is Memory's WorkingSet alone, from two files.
+	WorkingSet() (int64, error)
 	// ResetPeak resets the peak counter where the kernel allows it (v1 max_usage_in_bytes, v2 memory.peak).
 	ResetPeak() error
 
@@ -77,6 +79,9 @@ type Group interface {
 
 	// Pids lists the tasks in the group and its descendants.
 	Pids() ([]int, error)
+	// MemoryPids is Pids read from the memory hierarchy alone, for a
+	// group whose tasks are in every hierarchy.
+	MemoryPids() ([]int, error)
 	// SetPidsLimit caps the tasks of the group and its descendants
 	// (pids.max); n <= 0 removes the cap.
 	SetPidsLimit(n int64) error

@@ -84,6 +84,29 @@ func (g *group) Charged() (int64, error) {
 	return u + sw, nil
 }
 
+// WorkingSet is Memory's WorkingSet alone (usage less inactive page
+// cache) from two files, not Memory's eight: residency's read of a
+// sandbox stalled mid-action.
+func (g *group) WorkingSet() (int64, error) {
+	d, v, err := g.dir(Memory)
+	if err != nil {
+		return 0, err
+	}
+	usage, inactive := "memory.usage_in_bytes", "total_inactive_file"
+	if v != V1 {
+		usage, inactive = "memory.current", "inactive_file"
+	}
+	u, err := readInt(filepath.Join(d, usage))
+	if err != nil {
+		return 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
+	}
+	st, err := readFlatKeyed(filepath.Join(d, "memory.stat"))
+	if err != nil {
+		return 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
+	}
+	return workingSet(u, st[inactive]), nil
+}
+
 func memoryV1(d string) (MemoryStats, error) {
 	var s MemoryStats
 	var err error

@@ -108,11 +108,14 @@ func TestMemoryV2(t *testing.T) {
 }
 
 // checkCharged checks that Charged, from its two counters, is Memory's
-// Usage + Swap.
+// Usage + Swap, and WorkingSet, from two files, Memory's WorkingSet.
 func checkCharged(t *testing.T, g *group, want MemoryStats) {
 	t.Helper()
 	if c, err := g.Charged(); err != nil || c != want.Usage+want.Swap {
 		t.Errorf("Charged() = %d, %v, want %d", c, err, want.Usage+want.Swap)
+	}
+	if ws, err := g.WorkingSet(); err != nil || ws != want.WorkingSet {
+		t.Errorf("WorkingSet() = %d, %v, want %d", ws, err, want.WorkingSet)
 	}
 }
 

@@ -61,6 +61,10 @@ func TestPidsRecursive(t *testing.T) {
 	if want := []int{10, 20, 30, 40, 50}; !slices.Equal(got, want) {
 		t.Errorf("Pids = %v, want %v", got, want)
 	}
+	// MemoryPids reads the memory tree alone, where 50 is not.
+	if got, err := g.MemoryPids(); err != nil || !slices.Equal(got, []int{10, 20, 30, 40}) {
+		t.Errorf("MemoryPids = %v, %v, want [10 20 30 40]", got, err)
+	}
 	child, err := Open(g.layout, "tenon/sb-1/tool")
 	if err != nil {
 		t.Fatal(err)

@@ -180,6 +180,13 @@ func (g *fakeGroup) Charged() (int64, error) {
 	return m.Usage, err
 }
 
+func (g *fakeGroup) MemoryPids() ([]int, error) { return g.Pids() }
+
+func (g *fakeGroup) WorkingSet() (int64, error) {
+	m, err := g.Memory()
+	return m.WorkingSet, err
+}
+
 func (g *fakeGroup) Memory() (cgroup.MemoryStats, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

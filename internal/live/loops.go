@@ -100,8 +100,12 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 		// Only the gate and the OOM hold look at the sandboxes; without
 		// them the period samples the domain's available memory alone.
 		if (cfg.Gate || p.m.HoldArmed()) && env.Live != nil && env.Backend != nil {
+			read := env.Backend.Stats
+			if sm, ok := env.Backend.(sandbox.Sampler); ok {
+				read = sm.Sample
+			}
 			for _, ls := range env.Live() {
-				st, err := env.Backend.Stats(ctx, ls.Info.ID)
+				st, err := read(ctx, ls.Info.ID)
 				if err != nil {
 					continue // gone between listing and reading: the gate drops it
 				}

@@ -116,6 +116,23 @@ type MemoryReader interface {
 	Memory(ctx context.Context, id string) (int64, error)
 }
 
+// Sampler is the optional interface of a backend that reads the Stats
+// fields the gate samples every period (Memory, CPU, MemStall, Procs,
+// Blocked, Frozen) without the others (WorkingSet, Peak and OOMKills are
+// zero), cheaper than Stats: the gate reads every live sandbox each
+// period.
+type Sampler interface {
+	Sample(ctx context.Context, id string) (Stats, error)
+}
+
+// WorkingSetReader is the optional interface of a backend that reads a
+// sandbox's working set (Stats.WorkingSet) alone, cheaper than Stats
+// (which also lists its processes and reads every thread's state):
+// residency's read of each sandbox stalled mid-action, every tick.
+type WorkingSetReader interface {
+	WorkingSet(ctx context.Context, id string) (int64, error)
+}
+
 // ImageResolver is the optional interface of a backend that keeps images
 // of its own (the process backend with an image store). ResolveImage
 // returns the reference that names an image for good ("" and "host" as

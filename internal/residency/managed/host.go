@@ -228,8 +228,12 @@ func (h *Host) Procs(ctx context.Context, id string) ([]residency.ProcInfo, erro
 	return out, nil
 }
 
-// WorkingSet is the sandbox's Stats.WorkingSet.
+// WorkingSet is the sandbox's Stats.WorkingSet, read alone where the
+// backend can (sandbox.WorkingSetReader).
 func (h *Host) WorkingSet(ctx context.Context, id string) (int64, error) {
+	if r, ok := h.cfg.Backend.(sandbox.WorkingSetReader); ok {
+		return r.WorkingSet(ctx, id)
+	}
 	st, err := h.cfg.Backend.Stats(ctx, id)
 	if err != nil {
 		return 0, err

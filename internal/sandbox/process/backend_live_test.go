@@ -172,6 +172,47 @@ func TestProcsCountsLeftovers(t *testing.T) {
 	}
 }
 
+// TestMemoryReadsAlone: Memory, WorkingSet and Sample, the cheap reads on
+// admission's, residency's and the gate's paths, agree with Stats' fields,
+// and an unknown sandbox is ErrNotFound.
+func TestMemoryReadsAlone(t *testing.T) {
+	b, _ := liveBackend(t, 1<<30)
+	mustCreate(t, b, "reads")
+	r, err := b.Exec(liveCtx(t), "reads", sandbox.ExecRequest{Shell: "sleep 60 >/dev/null 2>&1 &", Background: true})
+	if err != nil || r.ExitCode != 0 {
+		t.Fatalf("background action: %+v %v", r, err)
+	}
+	st, err := b.Stats(liveCtx(t), "reads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := b.Memory(liveCtx(t), "reads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := b.WorkingSet(liveCtx(t), "reads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := b.Sample(liveCtx(t), "reads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const slack = 8 << 20 // read a moment apart, of a sandbox at rest
+	if mem <= 0 || ws <= 0 || ws > mem || abs(mem-st.Memory) > slack || abs(ws-st.WorkingSet) > slack || abs(smp.Memory-st.Memory) > slack {
+		t.Fatalf("Memory %d, WorkingSet %d, Sample's Memory %d; Stats: Memory %d, WorkingSet %d", mem, ws, smp.Memory, st.Memory, st.WorkingSet)
+	}
+	// init and the background sleep, neither blocked nor frozen.
+	if smp.Procs != 2 || st.Procs != 2 || smp.Blocked != 0 || smp.Frozen || smp.CPU <= 0 {
+		t.Fatalf("Sample %+v, Stats %+v: want Procs 2, nothing blocked or frozen, some CPU", smp, st)
+	}
+	if _, err := b.WorkingSet(liveCtx(t), "none"); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("WorkingSet of an unknown sandbox: %v, want ErrNotFound", err)
+	}
+}
+
+func abs(v int64) int64 { return max(v, -v) }
+
 func TestExecCanceledByContext(t *testing.T) {
 	b, _ := liveBackend(t, 1<<30)
 	mustCreate(t, b, "cancel")

@@ -62,6 +62,9 @@ type box struct {
 	execMu sync.Mutex // one action at a time
 	seq    uint64
 	paused atomic.Bool
+	// hostPSI: the group's memory pressure is the host's (v1), not read
+	// again (Backend.activity).
+	hostPSI atomic.Bool
 
 	destroyOnce sync.Once
 	destroyErr  error

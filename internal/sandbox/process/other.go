@@ -36,6 +36,12 @@ func (b *Backend) Stats(context.Context, string) (sandbox.Stats, error) {
 	return sandbox.Stats{}, ErrUnsupported
 }
 func (b *Backend) Memory(context.Context, string) (int64, error) { return 0, ErrUnsupported }
+func (b *Backend) Sample(context.Context, string) (sandbox.Stats, error) {
+	return sandbox.Stats{}, ErrUnsupported
+}
+func (b *Backend) WorkingSet(context.Context, string) (int64, error) {
+	return 0, ErrUnsupported
+}
 func (b *Backend) Info(context.Context, string) (sandbox.Info, error) {
 	return sandbox.Info{}, ErrUnsupported
 }
