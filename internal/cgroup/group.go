@@ -192,19 +192,18 @@ func (g *group) MemoryPids() ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps, err := pidsUnder(d)
-	if err != nil {
-		return nil, fmt.Errorf("listing tasks of %s: %w", g.path, err)
-	}
-	slices.Sort(ps)
-	return slices.Compact(ps), nil
+	return g.pidsIn([]string{d})
 }
 
 // Pids lists the tasks of the group and its descendants in every hierarchy,
 // sorted and without duplicates.
-func (g *group) Pids() ([]int, error) {
+func (g *group) Pids() ([]int, error) { return g.pidsIn(g.uniqueDirs()) }
+
+// pidsIn lists the tasks under each of the group's directories dirs,
+// sorted and without duplicates.
+func (g *group) pidsIn(dirs []string) ([]int, error) {
 	var all []int
-	for _, d := range g.uniqueDirs() {
+	for _, d := range dirs {
 		ps, err := pidsUnder(d)
 		if err != nil {
 			return nil, fmt.Errorf("listing tasks of %s: %w", g.path, err)
@@ -215,7 +214,6 @@ func (g *group) Pids() ([]int, error) {
 	return slices.Compact(all), nil
 }
 
-// pidsUnder reads cgroup.procs of dir and every descendant directory.
 func pidsUnder(dir string) ([]int, error) {
 	var out []int
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
