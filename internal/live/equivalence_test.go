@@ -37,6 +37,9 @@ type tapeHost struct {
 	paused map[string]bool
 	holdOn []bool
 	budget int64
+	// extraThreads counts the Samples that asked for the blocked threads
+	// where the simulator had not read them.
+	extraThreads int
 }
 
 // load loads one call's observations.
@@ -113,6 +116,28 @@ func (h *tapeHost) Stats(_ context.Context, id string) (sandbox.Stats, error) {
 	k := h.kernel[id]
 	return sandbox.Stats{Memory: m, CPU: h.cpu[id], MemStall: k.MemStall, Blocked: k.Blocked, Frozen: k.Frozen}, nil
 }
+
+// Sample is sandbox.Sampler: Stats, with the blocked threads only where
+// the adapter asks for them. The simulator's samples (the tape) carry
+// them where its machine wanted them and -1 (0 when frozen) elsewhere, so
+// an adapter that asks where the simulator did not read them is caught
+// here, and one that does not ask where it did differs in the sample call.
+func (h *tapeHost) Sample(ctx context.Context, id string, threads bool) (sandbox.Stats, error) {
+	st, err := h.Stats(ctx, id)
+	switch {
+	case err != nil:
+	case threads && st.Blocked < 0:
+		h.mu.Lock()
+		h.extraThreads++
+		h.mu.Unlock()
+	case !threads && !st.Frozen:
+		st.Blocked = -1
+	case !threads:
+		st.Blocked = 0
+	}
+	return st, err
+}
+
 func (h *tapeHost) Info(context.Context, string) (sandbox.Info, error) {
 	return sandbox.Info{}, sandbox.ErrNotFound
 }
@@ -331,6 +356,9 @@ func replayTape(t *testing.T, mc policy.Config, tape []policy.Call, wfs map[stri
 	}
 	if len(startedCh) != 0 || len(grantCh) != 0 {
 		t.Fatalf("still blocked at the end: %d agents, %d actions", len(startedCh), len(grantCh))
+	}
+	if h.extraThreads > 0 {
+		t.Fatalf("the adapter read the blocked threads in %d samples where the simulator did not (policy.Machine.WantsThreads)", h.extraThreads)
 	}
 	if err := p.disarmHold(); err != nil {
 		t.Fatal(err)

@@ -97,21 +97,6 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 			}
 			obs.Available = avail
 		}
-		// Only the gate and the OOM hold look at the sandboxes; without
-		// them the period samples the domain's available memory alone.
-		if (cfg.Gate || p.m.HoldArmed()) && env.Live != nil && env.Backend != nil {
-			read := env.Backend.Stats
-			if sm, ok := env.Backend.(sandbox.Sampler); ok {
-				read = sm.Sample
-			}
-			for _, ls := range env.Live() {
-				st, err := read(ctx, ls.Info.ID)
-				if err != nil {
-					continue // gone between listing and reading: the gate drops it
-				}
-				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU, MemStall: st.MemStall, Blocked: st.Blocked, Frozen: st.Frozen, Procs: st.Procs})
-			}
-		}
 		underOOM, above = false, false
 		p.mu.Lock()
 		holder, line := p.holder, p.holdLine
@@ -131,6 +116,26 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 				env.Emit(controller.Event{Kind: controller.EventError, Policy: cfg.Name, Error: "OOM hold: " + err.Error()})
 			}
 			above = a
+		}
+		// Only the gate and the OOM hold look at the sandboxes; without
+		// them the period samples the domain's available memory alone.
+		// Their threads' states are read only where the hold waits or may
+		// begin to (policy.Machine.WantsThreads).
+		if (cfg.Gate || p.m.HoldArmed()) && env.Live != nil && env.Backend != nil {
+			p.mu.Lock()
+			threads := p.m.WantsThreads(underOOM, above)
+			p.mu.Unlock()
+			read := func(ctx context.Context, id string) (sandbox.Stats, error) { return env.Backend.Stats(ctx, id) }
+			if sm, ok := env.Backend.(sandbox.Sampler); ok {
+				read = func(ctx context.Context, id string) (sandbox.Stats, error) { return sm.Sample(ctx, id, threads) }
+			}
+			for _, ls := range env.Live() {
+				st, err := read(ctx, ls.Info.ID)
+				if err != nil {
+					continue // gone between listing and reading: the gate drops it
+				}
+				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU, MemStall: st.MemStall, Blocked: st.Blocked, Frozen: st.Frozen, Procs: st.Procs})
+			}
 		}
 		return obs, nil
 	}

@@ -121,3 +121,51 @@ func TestFreezingHoldOff(t *testing.T) {
 		t.Errorf("a machine without the hold: %+v", st)
 	}
 }
+
+// TestWantsThreads: a machine wants the sandboxes' blocked threads read
+// only with the OOM hold armed and the domain under OOM, above the hold
+// line, or the hold waiting (v1), or holding sandboxes frozen (v2).
+func TestWantsThreads(t *testing.T) {
+	const mib = 1 << 20
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	smp := func(mem int64, cpuMs int) []gate.Sample {
+		return []gate.Sample{{ID: "a", Footprint: mem * mib, CPU: time.Duration(cpuMs) * time.Millisecond}}
+	}
+	for _, freeze := range []bool{false, true} {
+		m, err := NewMachine(Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 1024 * mib, Hold: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if freeze {
+			m.SetHoldFreeze()
+		}
+		if m.WantsThreads(false, false) || !m.WantsThreads(true, false) || !m.WantsThreads(false, true) {
+			t.Fatalf("freeze %v, before any wait: want threads only under OOM or above the line", freeze)
+		}
+		m.Sample(at(0), Observation{Available: 900 * mib, Sandboxes: smp(10, 0)})
+		if st := m.Sample(at(100), Observation{Available: 0, Sandboxes: smp(200, 50), UnderOOM: true, AboveHoldLine: true}); st.Hold != HoldBegan {
+			t.Fatalf("freeze %v: hold %v, want began", freeze, st.Hold)
+		}
+		// The wait goes on with the flags read as clear: the tasks still
+		// wait (v1) or the sandbox is still held frozen (v2).
+		if !m.WantsThreads(false, false) {
+			t.Fatalf("freeze %v: the hold waits: want threads", freeze)
+		}
+		// Below the line with nothing under OOM: the wait ends (v2 thaws
+		// the held sandbox first, a period later).
+		for ms := 200; ms <= 500 && m.WantsThreads(false, false); ms += 100 {
+			m.Sample(at(ms), Observation{Available: 800 * mib, Sandboxes: smp(20, 60)})
+		}
+		if m.WantsThreads(false, false) {
+			t.Fatalf("freeze %v: the wait resolved, still wants threads", freeze)
+		}
+	}
+	m, err := NewMachine(Config{Spec: Spec{Name: "gate", Gate: true}, Budget: 1024 * mib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.WantsThreads(true, true) {
+		t.Fatal("no hold: want no threads")
+	}
+}

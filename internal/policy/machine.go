@@ -296,6 +296,19 @@ func (m *Machine) SetModel(p predict.Predictor) error {
 // disabled it).
 func (m *Machine) HoldArmed() bool { return m.hold != nil }
 
+// WantsThreads reports whether the next Sample's observation needs the
+// sandboxes' blocked threads (gate.Sample.Blocked): only the OOM hold's
+// progress signal reads them (holdRest: resting, stuck), and only while
+// the hold waits (tasks wait for memory under it, or the freezing hold
+// holds sandboxes), which begins with the domain under OOM (v1) or above
+// the hold line (v2), the observation's UnderOOM and AboveHoldLine. Where
+// it is false a host may leave Blocked unknown (-1, or 0 for a frozen
+// sandbox): reading every thread's state of every sandbox was a third of
+// the live controller's CPU (internal/sandbox/process, Backend.Sample).
+func (m *Machine) WantsThreads(underOOM, aboveLine bool) bool {
+	return m.hold != nil && (underOOM || aboveLine || m.hold.state == holdWaiting || m.freeze != nil && m.freeze.holding())
+}
+
 // DisableHold turns the OOM hold off: the host has none (the fake
 // backend, a domain without memory.oom_control or memory.high) or could
 // not arm it.

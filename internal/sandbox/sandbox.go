@@ -120,9 +120,10 @@ type MemoryReader interface {
 // fields the gate samples every period (Memory, CPU, MemStall, Procs,
 // Blocked, Frozen) without the others (WorkingSet, Peak and OOMKills are
 // zero), cheaper than Stats: the gate reads every live sandbox each
-// period.
+// period. Blocked, the dearest (every thread's state), is read only with
+// threads; without, it is -1 (unknown) unless the sandbox is Frozen.
 type Sampler interface {
-	Sample(ctx context.Context, id string) (Stats, error)
+	Sample(ctx context.Context, id string, threads bool) (Stats, error)
 }
 
 // WorkingSetReader is the optional interface of a backend that reads a

@@ -18,14 +18,22 @@ func (s *sim) sample() {
 	s.h.advanceAll(s.now)
 	obs := policy.Observation{Available: max(s.cfg.Budget-s.h.used, 0), UnderOOM: s.underOOM(),
 		AboveHoldLine: s.cfg.V2 && s.h.used > s.cfg.HoldLine}
-	// Only the gate and the OOM hold look at the sandboxes (as the live
-	// adapter samples them).
+	// Only the gate and the OOM hold look at the sandboxes, and at their
+	// threads only where the hold wants them (as the live adapter samples
+	// them).
 	if s.cfg.Policy.Gate || s.m.HoldArmed() {
+		threads := s.m.WantsThreads(obs.UnderOOM, obs.AboveHoldLine)
 		obs.Sandboxes = make([]gate.Sample, 0, len(s.h.all))
 		for _, sb := range s.h.sorted {
 			if sb.state == sbLive {
+				blocked := -1
+				if threads {
+					blocked = s.blockedTasks(sb)
+				} else if sb.frozen {
+					blocked = 0
+				}
 				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: sb.id, Footprint: sb.mem, CPU: sb.cpu,
-					MemStall: s.memStall(sb, s.cfg.Gate.Period), Blocked: s.blockedTasks(sb), Frozen: sb.frozen})
+					MemStall: s.memStall(sb, s.cfg.Gate.Period), Blocked: blocked, Frozen: sb.frozen})
 			}
 		}
 	}

@@ -173,8 +173,9 @@ func TestProcsCountsLeftovers(t *testing.T) {
 }
 
 // TestMemoryReadsAlone: Memory, WorkingSet and Sample, the cheap reads on
-// admission's, residency's and the gate's paths, agree with Stats' fields,
-// and an unknown sandbox is ErrNotFound.
+// admission's, residency's and the gate's paths, agree with Stats' fields;
+// Sample without threads leaves Blocked unknown (-1), or 0 when frozen; and
+// an unknown sandbox is ErrNotFound.
 func TestMemoryReadsAlone(t *testing.T) {
 	b, _ := liveBackend(t, 1<<30)
 	mustCreate(t, b, "reads")
@@ -194,7 +195,7 @@ func TestMemoryReadsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	smp, err := b.Sample(liveCtx(t), "reads")
+	smp, err := b.Sample(liveCtx(t), "reads", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +206,19 @@ func TestMemoryReadsAlone(t *testing.T) {
 	// init and the background sleep, neither blocked nor frozen.
 	if smp.Procs != 2 || st.Procs != 2 || smp.Blocked != 0 || smp.Frozen || smp.CPU <= 0 {
 		t.Fatalf("Sample %+v, Stats %+v: want Procs 2, nothing blocked or frozen, some CPU", smp, st)
+	}
+	if light, err := b.Sample(liveCtx(t), "reads", false); err != nil || light.Blocked != -1 || light.Procs != 2 || light.Frozen {
+		t.Fatalf("Sample without threads: %+v, %v; want Blocked -1, Procs 2, not frozen", light, err)
+	}
+	if err := b.Pause(liveCtx(t), "reads"); err != nil {
+		t.Fatal(err)
+	}
+	frozen, err := b.Sample(liveCtx(t), "reads", false)
+	if err := b.Resume(liveCtx(t), "reads"); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || !frozen.Frozen || frozen.Blocked != 0 {
+		t.Fatalf("Sample without threads of a paused sandbox: %+v, %v; want Frozen, Blocked 0", frozen, err)
 	}
 	if _, err := b.WorkingSet(liveCtx(t), "none"); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("WorkingSet of an unknown sandbox: %v, want ErrNotFound", err)

@@ -36,7 +36,7 @@ func (b *Backend) Stats(context.Context, string) (sandbox.Stats, error) {
 	return sandbox.Stats{}, ErrUnsupported
 }
 func (b *Backend) Memory(context.Context, string) (int64, error) { return 0, ErrUnsupported }
-func (b *Backend) Sample(context.Context, string) (sandbox.Stats, error) {
+func (b *Backend) Sample(context.Context, string, bool) (sandbox.Stats, error) {
 	return sandbox.Stats{}, ErrUnsupported
 }
 func (b *Backend) WorkingSet(context.Context, string) (int64, error) {
