@@ -40,6 +40,16 @@ import (
 // (three runs) to 260-264 s (two), P50 from 124-143 s to 140-141 s:
 // fewer agents overlap fewer model waits, and the controller's share did
 // not shrink with them. Dropped.
+//
+// Nor does the host prioritize old agents' CPU. Tried (live, same case,
+// each sandbox's v1 cpu.shares set by its agent's arrival rank among the
+// live ones, halved or quartered per rank, so that agents started first
+// take the contended CPU first and finish first, as under FIFO rather
+// than processor sharing): makespan 211.6 and 225.3 s, P50 134.4 and
+// 148.3 s, against 216.5 s and 122.7 s without, and the summed action
+// time rose (3018-3113 s against 2514 s): the CPU that delays actions
+// here is largely the host's own (page faults, reclaim, the controller),
+// which the sandboxes' weights do not order. Dropped.
 
 // DefaultCPUBusy is the share of the host's CPUs the sandboxes may use
 // before agent pacing waits: below all of them, since the host's own
