@@ -31,8 +31,9 @@ type TraceSet struct {
 
 // LoadTraceSets imports every subdirectory of dir that holds AgentCgroup
 // runs, in name order, and skips the others (a README, an empty
-// directory). A missing dir, or one without any trace set, is an error
-// wrapping ErrNoTraces that names dir.
+// directory); a symbolic link to a directory counts as one (a set linked
+// in from elsewhere). A missing dir, or one without any trace set, is an
+// error wrapping ErrNoTraces that names dir.
 func LoadTraceSets(dir string) ([]TraceSet, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -43,7 +44,7 @@ func LoadTraceSets(dir string) ([]TraceSet, error) {
 	}
 	var sets []TraceSet
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !isDir(dir, e) {
 			continue
 		}
 		wfs, _, err := agentcgroup.Import(filepath.Join(dir, e.Name()))
@@ -61,4 +62,14 @@ func LoadTraceSets(dir string) ([]TraceSet, error) {
 		return nil, fmt.Errorf("%w: %s holds no trace set (<set>/<task>/attempt_N/ with tool_calls.json)", ErrNoTraces, dir)
 	}
 	return sets, nil
+}
+
+// isDir reports whether entry e of dir is a directory or a symbolic link
+// to one.
+func isDir(dir string, e fs.DirEntry) bool {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return e.IsDir()
+	}
+	fi, err := os.Stat(filepath.Join(dir, e.Name()))
+	return err == nil && fi.IsDir()
 }

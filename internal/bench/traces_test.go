@@ -121,6 +121,29 @@ func TestTracesGroupNotByDefault(t *testing.T) {
 	}
 }
 
+// TestLoadTraceSetsLinked: a set linked in from elsewhere is imported; a
+// dangling link and a link to a file are skipped.
+func TestLoadTraceSetsLinked(t *testing.T) {
+	src := t.TempDir()
+	writeRun(t, filepath.Join(src, "real"), "task1", 300)
+	if err := os.WriteFile(filepath.Join(src, "file"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, target := range map[string]string{"linked-set": filepath.Join(src, "real"), "dangling": filepath.Join(src, "gone"), "to-file": filepath.Join(src, "file")} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sets, err := LoadTraceSets(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 1 || sets[0].Name != "linked-set" || len(sets[0].Workflows) != 1 {
+		t.Fatalf("sets %+v, want linked-set alone with one workflow", sets)
+	}
+}
+
 func TestLoadTraceSetsMissing(t *testing.T) {
 	tests := []struct {
 		name string
