@@ -63,6 +63,9 @@ type Group interface {
 	Charged() (int64, error)
 	// WorkingSet is Memory's WorkingSet alone, from two files.
 	WorkingSet() (int64, error)
+	// Room is Memory's Usage, WorkingSet, Swap and Limit alone, from four
+	// files: a domain's Available.
+	Room() (MemoryStats, error)
 	// ResetPeak resets the peak counter where the kernel allows it (v1 max_usage_in_bytes, v2 memory.peak).
 	ResetPeak() error
 

@@ -214,15 +214,21 @@ func (d *Domain) Child(name string) (Group, error) {
 // before it OOM-kills (kubelet's eviction signal uses the same choice), so
 // Available is what sandboxes can still grow into without a kill.
 func (d *Domain) Available() (int64, error) {
-	m, err := d.group.Memory()
+	m, err := d.group.Room()
 	if err != nil {
 		return 0, err
 	}
+	return d.AvailableIn(m), nil
+}
+
+// AvailableIn is Available computed from m, a Room (or Memory) read of the
+// domain's group, for a caller that needs other fields of the same read.
+func (d *Domain) AvailableIn(m MemoryStats) int64 {
 	limit := m.Limit
 	if limit < 0 {
 		limit = d.budget
 	}
-	return max(limit-m.WorkingSet, 0), nil
+	return max(limit-m.WorkingSet, 0)
 }
 
 // Close kills every task left in the domain, deletes its children and the

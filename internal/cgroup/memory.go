@@ -92,19 +92,66 @@ func (g *group) WorkingSet() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	usage, inactive := "memory.usage_in_bytes", "total_inactive_file"
-	if v != V1 {
-		usage, inactive = "memory.current", "inactive_file"
-	}
-	u, err := readInt(filepath.Join(d, usage))
+	_, ws, err := g.usageWorkingSet(d, v)
+	return ws, err
+}
+
+// Room is Memory's Usage, WorkingSet, Swap and Limit alone (the other
+// fields zero), from four files, not Memory's eight: what a domain's
+// Available needs, read by every gate period, admission pass and sample
+// of a replay.
+func (g *group) Room() (MemoryStats, error) {
+	d, v, err := g.dir(Memory)
 	if err != nil {
-		return 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
+		return MemoryStats{}, err
+	}
+	var s MemoryStats
+	if s.Usage, s.WorkingSet, err = g.usageWorkingSet(d, v); err != nil {
+		return MemoryStats{}, err
+	}
+	if v == V1 {
+		sw, err := readOptionalInt(filepath.Join(d, "memory.memsw.usage_in_bytes"))
+		if err != nil {
+			return MemoryStats{}, fmt.Errorf("reading memory of %s: %w", g.path, err)
+		}
+		s.Swap = max(sw-s.Usage, 0)
+		if s.Limit, err = readInt(filepath.Join(d, "memory.limit_in_bytes")); err != nil {
+			return MemoryStats{}, fmt.Errorf("reading memory of %s: %w", g.path, err)
+		}
+		if s.Limit >= unlimitedV1 {
+			s.Limit = -1
+		}
+		return s, nil
+	}
+	if s.Swap, err = readOptionalInt(filepath.Join(d, "memory.swap.current")); err != nil {
+		return MemoryStats{}, fmt.Errorf("reading memory of %s: %w", g.path, err)
+	}
+	lim, err := readString(filepath.Join(d, "memory.max"))
+	if err != nil {
+		return MemoryStats{}, fmt.Errorf("reading memory of %s: %w", g.path, err)
+	}
+	if s.Limit, err = parseMax(lim); err != nil {
+		return MemoryStats{}, err
+	}
+	return s, nil
+}
+
+// usageWorkingSet reads the group's usage and its working set (usage less
+// inactive page cache) from dir d of its memory controller, version v.
+func (g *group) usageWorkingSet(d string, v Version) (usage, ws int64, err error) {
+	usageFile, inactive := "memory.usage_in_bytes", "total_inactive_file"
+	if v != V1 {
+		usageFile, inactive = "memory.current", "inactive_file"
+	}
+	u, err := readInt(filepath.Join(d, usageFile))
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
 	}
 	st, err := readFlatKeyed(filepath.Join(d, "memory.stat"))
 	if err != nil {
-		return 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
+		return 0, 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
 	}
-	return workingSet(u, st[inactive]), nil
+	return u, workingSet(u, st[inactive]), nil
 }
 
 func memoryV1(d string) (MemoryStats, error) {

@@ -108,7 +108,8 @@ func TestMemoryV2(t *testing.T) {
 }
 
 // checkCharged checks that Charged, from its two counters, is Memory's
-// Usage + Swap, and WorkingSet, from two files, Memory's WorkingSet.
+// Usage + Swap, WorkingSet, from two files, Memory's WorkingSet, and Room,
+// from four, Memory's Usage, WorkingSet, Swap and Limit with nothing else.
 func checkCharged(t *testing.T, g *group, want MemoryStats) {
 	t.Helper()
 	if c, err := g.Charged(); err != nil || c != want.Usage+want.Swap {
@@ -116,6 +117,11 @@ func checkCharged(t *testing.T, g *group, want MemoryStats) {
 	}
 	if ws, err := g.WorkingSet(); err != nil || ws != want.WorkingSet {
 		t.Errorf("WorkingSet() = %d, %v, want %d", ws, err, want.WorkingSet)
+	}
+	room := MemoryStats{Usage: want.Usage, WorkingSet: want.WorkingSet, Swap: want.Swap, Limit: want.Limit}
+	if r, err := g.Room(); err != nil || r.Usage != room.Usage || r.WorkingSet != room.WorkingSet || r.Swap != room.Swap || r.Limit != room.Limit ||
+		r.Peak != 0 || r.OOMKills != 0 || r.LimitHits != 0 || r.Stat != nil {
+		t.Errorf("Room() = %+v, %v, want %+v", r, err, room)
 	}
 }
 

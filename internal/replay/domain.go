@@ -48,7 +48,7 @@ func (d CgroupDomain) AboveHoldLine() (bool, error) { return d.Domain.AboveHoldL
 
 // Usage is the domain's memory usage in bytes.
 func (d CgroupDomain) Usage() (int64, error) {
-	m, err := d.Domain.Group().Memory()
+	m, err := d.Domain.Group().Room()
 	if err != nil {
 		return 0, err
 	}
@@ -58,13 +58,13 @@ func (d CgroupDomain) Usage() (int64, error) {
 // Available is what sandboxes can still grow into without an OOM kill,
 // less the compressed copy of the domain's swapped memory (Compressed).
 func (d CgroupDomain) Available() (int64, error) {
-	avail, err := d.Domain.Available()
-	if err != nil || d.Compressed == nil {
-		return avail, err
-	}
-	m, err := d.Domain.Group().Memory()
+	m, err := d.Domain.Group().Room()
 	if err != nil {
 		return 0, err
+	}
+	avail := d.Domain.AvailableIn(m)
+	if d.Compressed == nil {
+		return avail, nil
 	}
 	return max(avail-d.Compressed(m.Swap), 0), nil
 }
