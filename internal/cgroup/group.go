@@ -214,6 +214,7 @@ func (g *group) pidsIn(dirs []string) ([]int, error) {
 	return slices.Compact(all), nil
 }
 
+// pidsUnder reads cgroup.procs of dir and every descendant directory.
 func pidsUnder(dir string) ([]int, error) {
 	var out []int
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

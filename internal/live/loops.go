@@ -125,7 +125,7 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 			p.mu.Lock()
 			threads := p.m.WantsThreads(underOOM, above)
 			p.mu.Unlock()
-			read := func(ctx context.Context, id string) (sandbox.Stats, error) { return env.Backend.Stats(ctx, id) }
+			read := env.Backend.Stats
 			if sm, ok := env.Backend.(sandbox.Sampler); ok {
 				read = func(ctx context.Context, id string) (sandbox.Stats, error) { return sm.Sample(ctx, id, threads) }
 			}
