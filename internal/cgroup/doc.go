@@ -63,6 +63,13 @@
 // strings, and every root (the hierarchies, /proc) is injectable through
 // Layout so tests run against fake trees in t.TempDir().
 //
+// Files are read with plain system calls (readControl), and the few a
+// host's gate reads of every sandbox each period (the charge, CPU time,
+// freezer state, and the domain's room) a group keeps open and re-reads
+// with one pread (hot.go). On a fake tree a file rewritten in place reads
+// anew, but one replaced by rename or removed keeps its old content behind
+// the open descriptor, where the kernel's files read as gone.
+//
 // The package owns the cgroup directories it creates and the tasks inside
 // them. It never touches groups outside the paths it is given, never mounts
 // hierarchies and never moves its own process.

@@ -23,7 +23,7 @@ type dropFiles struct {
 var sysDropFiles = dropFiles{
 	write: writeFile, // memory.reclaim's EAGAIN must reach dropMemory (fs.go)
 	read: func(path string) (string, error) {
-		b, err := os.ReadFile(path)
+		b, err := readControl(path)
 		return string(b), err
 	},
 }

@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -62,19 +63,28 @@ func (g *group) Frozen() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ok, err := isFrozen(d, v)
+	ok, err := isFrozen(g.readHot, d, v)
 	if err != nil {
 		return false, fmt.Errorf("reading freezer state of %s: %w", g.path, err)
 	}
 	return ok, nil
 }
 
-func isFrozen(d string, v Version) (bool, error) {
-	if v == V1 {
-		s, err := readString(filepath.Join(d, "freezer.state"))
-		return s == stateFrozen, err
+// isFrozen reads the freezer state in d with read (readControl, or a
+// group's readHot).
+func isFrozen(read func(string) ([]byte, error), d string, v Version) (bool, error) {
+	name := "freezer.state"
+	if v != V1 {
+		name = "cgroup.events"
 	}
-	ev, err := readFlatKeyed(filepath.Join(d, "cgroup.events"))
+	b, err := read(filepath.Join(d, name))
+	if err != nil {
+		return false, err
+	}
+	if v == V1 {
+		return string(bytes.TrimSpace(b)) == stateFrozen, nil
+	}
+	ev, err := ParseFlatKeyed(bytes.NewReader(b))
 	return ev["frozen"] == 1, err
 }
 
@@ -88,7 +98,7 @@ func reached(d string, v Version, frozen bool) (bool, error) {
 		}
 		return s == stateThawed, err
 	}
-	f, err := isFrozen(d, v)
+	f, err := isFrozen(readControl, d, v)
 	return f == frozen, err
 }
 

@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -33,6 +34,9 @@ type group struct {
 
 	mu   sync.Mutex
 	peak *os.File // v2 memory.peak kept open after ResetPeak (the reset is per fd)
+
+	hotMu sync.Mutex
+	hot   map[string]*os.File // control files read each gate period, kept open (hot.go)
 }
 
 var _ Group = (*group)(nil)
@@ -227,15 +231,14 @@ func pidsUnder(dir string) ([]int, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		f, err := os.Open(filepath.Join(p, "cgroup.procs"))
+		b, err := readControl(filepath.Join(p, "cgroup.procs"))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil
 			}
 			return err
 		}
-		defer f.Close()
-		ps, err := ParsePids(f)
+		ps, err := ParsePids(bytes.NewReader(b))
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
@@ -275,6 +278,7 @@ func (g *group) Delete() error {
 		g.peak = nil
 	}
 	g.mu.Unlock()
+	g.closeHot()
 	var errs []error
 	for _, d := range g.uniqueDirs() {
 		if err := g.deleteTree(d, false); err != nil {

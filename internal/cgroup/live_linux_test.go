@@ -300,3 +300,75 @@ func TestLiveAdoptStaleDomain(t *testing.T) {
 		t.Errorf("adopted domain Frozen = %v, %v; want thawed", fr, err)
 	}
 }
+
+// TestLiveHotReads: the files a group keeps open (hot.go) give each read
+// the kernel's current value, and a group removed behind the open files
+// reads as removed, then as the new group once one is made at its path.
+func TestLiveHotReads(t *testing.T) {
+	l := liveLayout(t)
+	d := liveDomain(t, l, "-hot", 64<<20)
+	g, err := d.Child("sb")
+	if err != nil {
+		t.Fatalf("Child: %v", err)
+	}
+	gr := g.(*group)
+	for _, lim := range []int64{32 << 20, 48 << 20} {
+		if err := g.SetMemoryLimit(lim); err != nil {
+			t.Fatalf("SetMemoryLimit: %v", err)
+		}
+		if s, err := g.Room(); err != nil || s.Limit != lim {
+			t.Fatalf("Room limit = %d, %v; want %d", s.Limit, err, lim)
+		}
+	}
+	h := startHelper(t, g, 8, true)
+	if c, err := g.Charged(); err != nil || c < 8<<20 {
+		t.Fatalf("Charged = %d, %v; want >= 8 MiB", c, err)
+	}
+	if fr, err := g.Frozen(); err != nil || fr {
+		t.Fatalf("Frozen = %v, %v; want false", fr, err)
+	}
+	if err := g.KillAll(context.Background()); err != nil {
+		t.Fatalf("KillAll: %v", err)
+	}
+	<-h.done
+	if _, err := g.CPUUsage(); err != nil {
+		t.Fatalf("CPUUsage: %v", err)
+	}
+	gr.hotMu.Lock()
+	open := len(gr.hot)
+	gr.hotMu.Unlock()
+	if open == 0 {
+		t.Fatal("no control file kept open after Room, Charged, Frozen and CPUUsage")
+	}
+	// Remove the group behind the group's back (as another process might),
+	// keeping its files open.
+	dirs := gr.uniqueDirs()
+	for _, dir := range dirs {
+		if err := os.Remove(dir); err != nil {
+			t.Fatalf("removing %s: %v", dir, err)
+		}
+	}
+	if _, err := g.Charged(); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Charged of a removed group: %v; want ErrNotExist", err)
+	}
+	if _, err := g.Frozen(); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Frozen of a removed group: %v; want ErrNotExist", err)
+	}
+	for _, dir := range dirs {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatalf("re-making %s: %v", dir, err)
+		}
+	}
+	if s, err := g.Room(); err != nil || s.Limit != -1 {
+		t.Fatalf("Room of the re-made group: limit %d, %v; want -1 (a new group)", s.Limit, err)
+	}
+	if err := g.Delete(); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	gr.hotMu.Lock()
+	open = len(gr.hot)
+	gr.hotMu.Unlock()
+	if open != 0 {
+		t.Errorf("%d control files open after Delete", open)
+	}
+}

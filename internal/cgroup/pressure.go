@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -73,12 +74,11 @@ func ParsePressure(r io.Reader) (Pressure, error) {
 }
 
 func readPressure(path string) (Pressure, error) {
-	f, err := os.Open(path)
+	b, err := readControl(path)
 	if err != nil {
 		return Pressure{}, err
 	}
-	defer f.Close()
-	return ParsePressure(f)
+	return ParsePressure(bytes.NewReader(b))
 }
 
 // MemoryPressure returns the group's memory PSI on v2 (memory.pressure), or

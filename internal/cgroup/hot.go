@@ -1,0 +1,114 @@
+package cgroup
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+)
+
+// Hot control files. The gate loop reads a few files of every sandbox each
+// period (20 ms in a replay compressed twelvefold, 100 ms at the agents'
+// own time): its charge, CPU time and freezer state, and the domain's
+// room. Opening a file for each read costs an open, a read to the end and
+// a close (readControl); a group keeps these files open instead and reads
+// them with one pread from offset 0, which makes a cgroup (seq_file) file
+// generate its content afresh. A file that fails to read through its open
+// descriptor (the group was removed: ENODEV) is closed and read once
+// more by path, so the caller sees the error a fresh read gives
+// (ErrNotExist for a removed group). Delete closes them; an *os.File's
+// finalizer closes those of a group dropped without Delete.
+
+// readHot reads path through the group's open descriptor, opening it on
+// first use.
+func (g *group) readHot(path string) ([]byte, error) {
+	g.hotMu.Lock()
+	f := g.hot[path]
+	g.hotMu.Unlock()
+	if f == nil {
+		nf, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		g.hotMu.Lock()
+		if f = g.hot[path]; f == nil {
+			if g.hot == nil {
+				g.hot = make(map[string]*os.File)
+			}
+			g.hot[path], f = nf, nf
+		} else {
+			nf.Close()
+		}
+		g.hotMu.Unlock()
+	}
+	b, err := preadAll(f)
+	if err == nil {
+		return b, nil
+	}
+	g.hotMu.Lock()
+	if g.hot[path] == f {
+		delete(g.hot, path)
+	}
+	g.hotMu.Unlock()
+	f.Close()
+	return readControl(path)
+}
+
+// preadAll reads f whole from offset 0.
+func preadAll(f *os.File) ([]byte, error) {
+	b := make([]byte, 512)
+	for {
+		n, err := f.ReadAt(b, 0)
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		if n < len(b) {
+			return b[:n], nil
+		}
+		b = make([]byte, 2*len(b))
+	}
+}
+
+// closeHot closes the group's open control files.
+func (g *group) closeHot() {
+	g.hotMu.Lock()
+	defer g.hotMu.Unlock()
+	for p, f := range g.hot {
+		f.Close()
+		delete(g.hot, p)
+	}
+}
+
+// hotInt is readInt through the group's open descriptor.
+func (g *group) hotInt(path string) (int64, error) {
+	b, err := g.readHot(path)
+	if err != nil {
+		return 0, err
+	}
+	return parseInt(string(bytes.TrimSpace(b)))
+}
+
+// hotOptionalInt is readOptionalInt through the group's open descriptor.
+func (g *group) hotOptionalInt(path string) (int64, error) {
+	v, err := g.hotInt(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	return v, err
+}
+
+// hotString is readString through the group's open descriptor.
+func (g *group) hotString(path string) (string, error) {
+	b, err := g.readHot(path)
+	return strings.TrimSpace(string(b)), err
+}
+
+// hotFlatKeyed is readFlatKeyed through the group's open descriptor.
+func (g *group) hotFlatKeyed(path string) (map[string]int64, error) {
+	b, err := g.readHot(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFlatKeyed(bytes.NewReader(b))
+}
