@@ -66,7 +66,7 @@
 // Files are read with plain system calls (readControl), and the few a
 // host's gate reads of every sandbox each period (the charge, CPU time,
 // freezer state, and the domain's room) a group keeps open and re-reads
-// with one pread (hot.go). On a fake tree a file rewritten in place reads
+// with pread (hot.go). On a fake tree a file rewritten in place reads
 // anew, but one replaced by rename or removed keeps its old content behind
 // the open descriptor, where the kernel's files read as gone.
 //

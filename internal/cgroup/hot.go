@@ -13,12 +13,14 @@ import (
 // own time): its charge, CPU time and freezer state, and the domain's
 // room. Opening a file for each read costs an open, a read to the end and
 // a close (readControl); a group keeps these files open instead and reads
-// them with one pread from offset 0, which makes a cgroup (seq_file) file
-// generate its content afresh. A file that fails to read through its open
-// descriptor (the group was removed: ENODEV) is closed and read once
-// more by path, so the caller sees the error a fresh read gives
-// (ErrNotExist for a removed group). Delete closes them; an *os.File's
-// finalizer closes those of a group dropped without Delete.
+// them with pread from offset 0, which makes a cgroup (seq_file) file
+// generate its content afresh (two calls: os.File.ReadAt reads on to the
+// end of the file, an empty pread; one through the raw descriptor would
+// do). A file that fails to read through its open descriptor (the group
+// was removed: ENODEV) is closed and read once more by path, so the caller
+// sees the error a fresh read gives (ErrNotExist for a removed group).
+// Delete closes them; an *os.File's finalizer closes those of a group
+// dropped without Delete.
 
 // readHot reads path through the group's open descriptor, opening it on
 // first use.
