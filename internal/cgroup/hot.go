@@ -3,9 +3,9 @@ package cgroup
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"strings"
+	"syscall"
 )
 
 // Hot control files. The gate loop reads a few files of every sandbox each
@@ -13,14 +13,12 @@ import (
 // own time): its charge, CPU time and freezer state, and the domain's
 // room. Opening a file for each read costs an open, a read to the end and
 // a close (readControl); a group keeps these files open instead and reads
-// them with pread from offset 0, which makes a cgroup (seq_file) file
-// generate its content afresh (two calls: os.File.ReadAt reads on to the
-// end of the file, an empty pread; one through the raw descriptor would
-// do). A file that fails to read through its open descriptor (the group
-// was removed: ENODEV) is closed and read once more by path, so the caller
-// sees the error a fresh read gives (ErrNotExist for a removed group).
-// Delete closes them; an *os.File's finalizer closes those of a group
-// dropped without Delete.
+// them with one pread from offset 0, which makes a cgroup (seq_file) file
+// generate its content afresh (preadAll). A file that fails to read
+// through its open descriptor (the group was removed: ENODEV) is closed and
+// read once more by path, so the caller sees the error a fresh read gives
+// (ErrNotExist for a removed group). Delete closes them; an *os.File's
+// finalizer closes those of a group dropped without Delete.
 
 // readHot reads path through the group's open descriptor, opening it on
 // first use.
@@ -57,13 +55,30 @@ func (g *group) readHot(path string) ([]byte, error) {
 	return readControl(path)
 }
 
-// preadAll reads f whole from offset 0.
+// preadAll reads f whole from offset 0 with one pread where the content
+// fits the buffer: a seq_file read at offset 0 returns all of it that fits
+// (os.File.ReadAt would read on to an empty pread at the end).
 func preadAll(f *os.File) ([]byte, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
 	b := make([]byte, 512)
 	for {
-		n, err := f.ReadAt(b, 0)
-		if err != nil && err != io.EOF {
+		var n int
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			for {
+				n, rerr = syscall.Pread(int(fd), b, 0)
+				if rerr != syscall.EINTR {
+					return true
+				}
+			}
+		}); err != nil {
 			return nil, err
+		}
+		if rerr != nil {
+			return nil, &os.PathError{Op: "read", Path: f.Name(), Err: rerr}
 		}
 		if n < len(b) {
 			return b[:n], nil

@@ -17,7 +17,7 @@ import (
 )
 
 // liveLayout returns the host's layout or skips, naming what is missing.
-func liveLayout(t *testing.T) *Layout {
+func liveLayout(t testing.TB) *Layout {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("live cgroup test needs root")
@@ -41,7 +41,7 @@ func liveLayout(t *testing.T) *Layout {
 }
 
 // liveDomain opens a uniquely named domain and removes it at cleanup.
-func liveDomain(t *testing.T, l *Layout, suffix string, budget int64) *Domain {
+func liveDomain(t testing.TB, l *Layout, suffix string, budget int64) *Domain {
 	t.Helper()
 	name := fmt.Sprintf("tenon-test-cgroup-%d%s", os.Getpid(), suffix)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -370,5 +370,52 @@ func TestLiveHotReads(t *testing.T) {
 	gr.hotMu.Unlock()
 	if open != 0 {
 		t.Errorf("%d control files open after Delete", open)
+	}
+}
+
+// BenchmarkControlRead compares a group's read of one control file kept
+// open (hot: one pread) with a fresh read by path (readControl: open, read
+// to the end, close) and with os.ReadFile (seven calls on cgroupfs), on a
+// live group's memory usage.
+func BenchmarkControlRead(b *testing.B) {
+	l := liveLayout(b)
+	d := liveDomain(b, l, "-bench", 64<<20)
+	g, err := d.Child("sb")
+	if err != nil {
+		b.Fatalf("Child: %v", err)
+	}
+	gr := g.(*group)
+	dir, v, err := gr.dir(Memory)
+	if err != nil {
+		b.Fatal(err)
+	}
+	name := "memory.usage_in_bytes"
+	if v != V1 {
+		name = "memory.current"
+	}
+	path := filepath.Join(dir, name)
+	b.Run("os.ReadFile", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := os.ReadFile(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fresh", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := readControl(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("hot", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := gr.readHot(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	if err := g.Delete(); err != nil {
+		b.Fatalf("Delete: %v", err)
 	}
 }
