@@ -103,13 +103,13 @@ func (g *group) CPUUsage() (time.Duration, error) {
 		return 0, err
 	}
 	if v == V1 {
-		ns, err := g.hotInt(filepath.Join(d, "cpuacct.usage"))
+		ns, err := g.hot().int(filepath.Join(d, "cpuacct.usage"))
 		if err != nil {
 			return 0, fmt.Errorf("reading cpu usage of %s: %w", g.path, err)
 		}
 		return time.Duration(ns), nil
 	}
-	st, err := g.hotFlatKeyed(filepath.Join(d, "cpu.stat"))
+	st, err := g.hot().flatKeyed(filepath.Join(d, "cpu.stat"))
 	if err != nil {
 		return 0, fmt.Errorf("reading cpu usage of %s: %w", g.path, err)
 	}

@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -63,7 +62,7 @@ func (g *group) Frozen() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ok, err := isFrozen(g.readHot, d, v)
+	ok, err := isFrozen(g.hot(), d, v)
 	if err != nil {
 		return false, fmt.Errorf("reading freezer state of %s: %w", g.path, err)
 	}
@@ -71,20 +70,13 @@ func (g *group) Frozen() (bool, error) {
 }
 
 // isFrozen reads the freezer state in d with read (readControl, or a
-// group's readHot).
-func isFrozen(read func(string) ([]byte, error), d string, v Version) (bool, error) {
-	name := "freezer.state"
-	if v != V1 {
-		name = "cgroup.events"
-	}
-	b, err := read(filepath.Join(d, name))
-	if err != nil {
-		return false, err
-	}
+// group's hot read).
+func isFrozen(read reader, d string, v Version) (bool, error) {
 	if v == V1 {
-		return string(bytes.TrimSpace(b)) == stateFrozen, nil
+		s, err := read.str(filepath.Join(d, "freezer.state"))
+		return s == stateFrozen, err
 	}
-	ev, err := ParseFlatKeyed(bytes.NewReader(b))
+	ev, err := read.flatKeyed(filepath.Join(d, "cgroup.events"))
 	return ev["frozen"] == 1, err
 }
 

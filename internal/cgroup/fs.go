@@ -3,6 +3,7 @@ package cgroup
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -44,23 +45,51 @@ func readControl(path string) ([]byte, error) {
 	}
 }
 
-// readString reads a control file and trims surrounding whitespace.
-func readString(path string) (string, error) {
-	b, err := readControl(path)
+// reader reads a control file whole: readControl, or a group's hot read
+// through a file it keeps open (hot.go). Its methods parse what it reads.
+type reader func(path string) ([]byte, error)
+
+// str reads a control file and trims surrounding whitespace.
+func (r reader) str(path string) (string, error) {
+	b, err := r(path)
 	if err != nil {
 		return "", err
 	}
 	return string(bytes.TrimSpace(b)), nil
 }
 
-// readInt reads a control file holding one integer.
-func readInt(path string) (int64, error) {
-	s, err := readString(path)
+// int reads a control file holding one integer.
+func (r reader) int(path string) (int64, error) {
+	s, err := r.str(path)
 	if err != nil {
 		return 0, err
 	}
 	return parseInt(s)
 }
+
+// optionalInt reads an integer file, 0 when the kernel lacks it.
+func (r reader) optionalInt(path string) (int64, error) {
+	v, err := r.int(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	return v, err
+}
+
+// flatKeyed reads path and parses it with ParseFlatKeyed.
+func (r reader) flatKeyed(path string) (map[string]int64, error) {
+	b, err := r(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFlatKeyed(bytes.NewReader(b))
+}
+
+// readString reads a control file and trims surrounding whitespace.
+func readString(path string) (string, error) { return reader(readControl).str(path) }
+
+// readInt reads a control file holding one integer.
+func readInt(path string) (int64, error) { return reader(readControl).int(path) }
 
 func parseInt(s string) (int64, error) {
 	v, err := strconv.ParseInt(s, 10, 64)
@@ -135,13 +164,9 @@ func ParseFlatKeyed(r io.Reader) (map[string]int64, error) {
 	return m, nil
 }
 
-// readFlatKeyed opens path and parses it with ParseFlatKeyed.
+// readFlatKeyed reads path and parses it with ParseFlatKeyed.
 func readFlatKeyed(path string) (map[string]int64, error) {
-	b, err := readControl(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseFlatKeyed(bytes.NewReader(b))
+	return reader(readControl).flatKeyed(path)
 }
 
 // ParsePids parses cgroup.procs: one pid a line.

@@ -36,7 +36,7 @@ type group struct {
 	peak *os.File // v2 memory.peak kept open after ResetPeak (the reset is per fd)
 
 	hotMu sync.Mutex
-	hot   map[string]*os.File // control files read each gate period, kept open (hot.go)
+	files map[string]*os.File // control files read each gate period, kept open (hot.go)
 }
 
 var _ Group = (*group)(nil)

@@ -1,10 +1,7 @@
 package cgroup
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"strings"
 	"syscall"
 )
 
@@ -24,31 +21,26 @@ import (
 // first use.
 func (g *group) readHot(path string) ([]byte, error) {
 	g.hotMu.Lock()
-	f := g.hot[path]
-	g.hotMu.Unlock()
+	f := g.files[path]
 	if f == nil {
 		nf, err := os.Open(path)
 		if err != nil {
+			g.hotMu.Unlock()
 			return nil, err
 		}
-		g.hotMu.Lock()
-		if f = g.hot[path]; f == nil {
-			if g.hot == nil {
-				g.hot = make(map[string]*os.File)
-			}
-			g.hot[path], f = nf, nf
-		} else {
-			nf.Close()
+		if g.files == nil {
+			g.files = make(map[string]*os.File)
 		}
-		g.hotMu.Unlock()
+		g.files[path], f = nf, nf
 	}
+	g.hotMu.Unlock()
 	b, err := preadAll(f)
 	if err == nil {
 		return b, nil
 	}
 	g.hotMu.Lock()
-	if g.hot[path] == f {
-		delete(g.hot, path)
+	if g.files[path] == f {
+		delete(g.files, path)
 	}
 	g.hotMu.Unlock()
 	f.Close()
@@ -91,41 +83,11 @@ func preadAll(f *os.File) ([]byte, error) {
 func (g *group) closeHot() {
 	g.hotMu.Lock()
 	defer g.hotMu.Unlock()
-	for p, f := range g.hot {
+	for p, f := range g.files {
 		f.Close()
-		delete(g.hot, p)
+		delete(g.files, p)
 	}
 }
 
-// hotInt is readInt through the group's open descriptor.
-func (g *group) hotInt(path string) (int64, error) {
-	b, err := g.readHot(path)
-	if err != nil {
-		return 0, err
-	}
-	return parseInt(string(bytes.TrimSpace(b)))
-}
-
-// hotOptionalInt is readOptionalInt through the group's open descriptor.
-func (g *group) hotOptionalInt(path string) (int64, error) {
-	v, err := g.hotInt(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	return v, err
-}
-
-// hotString is readString through the group's open descriptor.
-func (g *group) hotString(path string) (string, error) {
-	b, err := g.readHot(path)
-	return strings.TrimSpace(string(b)), err
-}
-
-// hotFlatKeyed is readFlatKeyed through the group's open descriptor.
-func (g *group) hotFlatKeyed(path string) (map[string]int64, error) {
-	b, err := g.readHot(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseFlatKeyed(bytes.NewReader(b))
-}
+// hot is the group's reader through the files it keeps open.
+func (g *group) hot() reader { return g.readHot }

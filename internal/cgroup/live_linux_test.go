@@ -335,7 +335,7 @@ func TestLiveHotReads(t *testing.T) {
 		t.Fatalf("CPUUsage: %v", err)
 	}
 	gr.hotMu.Lock()
-	open := len(gr.hot)
+	open := len(gr.files)
 	gr.hotMu.Unlock()
 	if open == 0 {
 		t.Fatal("no control file kept open after Room, Charged, Frozen and CPUUsage")
@@ -366,7 +366,7 @@ func TestLiveHotReads(t *testing.T) {
 		t.Fatalf("Delete: %v", err)
 	}
 	gr.hotMu.Lock()
-	open = len(gr.hot)
+	open = len(gr.files)
 	gr.hotMu.Unlock()
 	if open != 0 {
 		t.Errorf("%d control files open after Delete", open)

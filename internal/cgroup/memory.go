@@ -69,11 +69,11 @@ func (g *group) Charged() (int64, error) {
 	if v != V1 {
 		usage, swap = "memory.current", "memory.swap.current"
 	}
-	u, err := g.hotInt(filepath.Join(d, usage))
+	u, err := g.hot().int(filepath.Join(d, usage))
 	if err != nil {
 		return 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
 	}
-	sw, err := g.hotOptionalInt(filepath.Join(d, swap))
+	sw, err := g.hot().optionalInt(filepath.Join(d, swap))
 	if err != nil {
 		return 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
 	}
@@ -110,12 +110,12 @@ func (g *group) Room() (MemoryStats, error) {
 		return MemoryStats{}, err
 	}
 	if v == V1 {
-		sw, err := g.hotOptionalInt(filepath.Join(d, "memory.memsw.usage_in_bytes"))
+		sw, err := g.hot().optionalInt(filepath.Join(d, "memory.memsw.usage_in_bytes"))
 		if err != nil {
 			return MemoryStats{}, fmt.Errorf("reading memory of %s: %w", g.path, err)
 		}
 		s.Swap = max(sw-s.Usage, 0)
-		if s.Limit, err = g.hotInt(filepath.Join(d, "memory.limit_in_bytes")); err != nil {
+		if s.Limit, err = g.hot().int(filepath.Join(d, "memory.limit_in_bytes")); err != nil {
 			return MemoryStats{}, fmt.Errorf("reading memory of %s: %w", g.path, err)
 		}
 		if s.Limit >= unlimitedV1 {
@@ -123,10 +123,10 @@ func (g *group) Room() (MemoryStats, error) {
 		}
 		return s, nil
 	}
-	if s.Swap, err = g.hotOptionalInt(filepath.Join(d, "memory.swap.current")); err != nil {
+	if s.Swap, err = g.hot().optionalInt(filepath.Join(d, "memory.swap.current")); err != nil {
 		return MemoryStats{}, fmt.Errorf("reading memory of %s: %w", g.path, err)
 	}
-	lim, err := g.hotString(filepath.Join(d, "memory.max"))
+	lim, err := g.hot().str(filepath.Join(d, "memory.max"))
 	if err != nil {
 		return MemoryStats{}, fmt.Errorf("reading memory of %s: %w", g.path, err)
 	}
@@ -143,11 +143,11 @@ func (g *group) usageWorkingSet(d string, v Version) (usage, ws int64, err error
 	if v != V1 {
 		usageFile, inactive = "memory.current", "inactive_file"
 	}
-	u, err := g.hotInt(filepath.Join(d, usageFile))
+	u, err := g.hot().int(filepath.Join(d, usageFile))
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
 	}
-	st, err := g.hotFlatKeyed(filepath.Join(d, "memory.stat"))
+	st, err := g.hot().flatKeyed(filepath.Join(d, "memory.stat"))
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading memory of %s: %w", g.path, err)
 	}
@@ -247,13 +247,7 @@ func (g *group) readPeakV2(d string) (int64, error) {
 }
 
 // readOptionalInt reads an integer file, 0 when the kernel lacks it.
-func readOptionalInt(p string) (int64, error) {
-	v, err := readInt(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	return v, err
-}
+func readOptionalInt(p string) (int64, error) { return reader(readControl).optionalInt(p) }
 
 // parseMax parses a v2 limit: "max" is -1.
 func parseMax(s string) (int64, error) {
