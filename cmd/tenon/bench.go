@@ -49,8 +49,8 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
                 imported, replicated twice (ids -r0, -r1; arrivals 0.5 s apart,
                 the second copy 30 s later; the backend's default image), at
                 1 and 2 GiB (or --budgets) under the core set, compressed so the
-                longest workflow replays in 60 s; workflows that cannot fit a
-                budget are reported as infeasible.
+                longest workflow replays in 60 s (--traces-length); workflows
+                that cannot fit a budget are reported as infeasible.
   real-tools    not run unless --only names it: the recorded tasks of
                 --real-repos (default ../shared/repos) replayed with their own
                 edits and commands on their repositories (tenon workload real;
@@ -67,7 +67,7 @@ rises. Workloads (generated, memory x10, action peaks capped at 600 MiB):
 swe (--n workflows), science (0.7 n, heavier and longer actions), rl (0.6 n,
 synchronized bursts), swe-duplicate (0.5 n copies of the heaviest swe workflow,
 all at once: the adversarial burst); with --traces DIR, the AgentCgroup traces
-in DIR (workload "traces", compressed so the longest replays in 60 s, only on
+in DIR (workload "traces", compressed so the longest replays in --traces-length, only on
 budgets its largest action fits). Every policy replays each case in a fresh
 workload domain with up to 5 retries per workflow after an OOM kill or a
 sandbox timeout (--action-timeout); --time-scale compresses arrivals, waits and
@@ -107,6 +107,7 @@ next to it, and runs nothing.`)
 	realAgents := fs.Int("real-agents", bench.RealToolsAgents, "agents the real-tools tasks are replicated to")
 	image := fs.String("image", "", imageHelp+"; applies to --traces and real-tools")
 	scale := fs.Float64("time-scale", def.TimeScale, "multiply arrivals, model waits and tool times of every case (0.25 with --quick)")
+	tracesLen := fs.Duration("traces-length", bench.TracesMaxLength, "replay the real-length cases (traces, real-tools, swe-real) at --time-scale or faster so that their longest workflow takes this long; longer replays closer to the agents' own pace, where tool starts and page faults are spread as thinly as in use")
 	n := fs.Int("n", def.N, "workflows of the swe workload (others scale from it; 8 with --quick)")
 	seed := fs.Int64("seed", def.Seed, "workload generator seed")
 	reps := fs.Int("reps", def.Reps, "replay every case this many times and report medians with min–max (1 with --quick)")
@@ -147,7 +148,7 @@ next to it, and runs nothing.`)
 		image: *image, quick: *quick, everyBudget: *everyBudget, traces: *traces, traceSets: *traceSets, backend: *backend,
 		realRepos: *realRepos, realTraces: *realTraces, realAgents: *realAgents,
 		budgets: budgets.items, workloads: workloadsFlag.items, policies: pols.items, only: only.items,
-		timeScale: *scale, n: *n, seed: *seed, reps: *reps, sim: *simulate,
+		timeScale: *scale, tracesLength: *tracesLen, n: *n, seed: *seed, reps: *reps, sim: *simulate,
 	})
 	if err != nil {
 		return err
@@ -194,6 +195,7 @@ type benchFlagValues struct {
 	realRepos, realTraces              string
 	budgets, workloads, policies, only []string
 	timeScale                          float64
+	tracesLength                       time.Duration
 	n, reps, realAgents                int
 	seed                               int64
 }
@@ -313,6 +315,12 @@ func applyBenchFlags(m *bench.Matrix, set map[string]bool, v benchFlagValues) er
 	}
 	if set["time-scale"] {
 		m.TimeScale = v.timeScale
+	}
+	if set["traces-length"] {
+		if v.tracesLength <= 0 {
+			return fmt.Errorf("--traces-length %v: want a positive duration such as 3m", v.tracesLength)
+		}
+		m.TracesLength = v.tracesLength
 	}
 	if set["n"] {
 		m.N = v.n

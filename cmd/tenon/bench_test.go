@@ -31,6 +31,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{"unknown policy", []string{"--policies", "eager,tenno"}, `"tenno"`},
 		{"bad static N", []string{"--policies", "static-x"}, "static-x"},
 		{"zero time scale", []string{"--time-scale", "0"}, "--time-scale must be positive"},
+		{"zero traces length", []string{"--traces-length", "0s"}, "--traces-length 0s: want a positive duration"},
 		{"zero workflows", []string{"--n", "0"}, "--n must be positive"},
 		{"zero repetitions", []string{"--reps", "0"}, "--reps must be positive"},
 		{"name with a directory", []string{"--name", "a/b"}, "--name"},
@@ -112,6 +113,36 @@ func TestBenchDryRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBenchTracesLength: --traces-length sets how long the longest
+// real-length workflow replays, so a longer one compresses less (down to
+// --time-scale), and the default keeps bench.TracesMaxLength.
+func TestBenchTracesLength(t *testing.T) {
+	scale := func(args ...string) float64 {
+		t.Helper()
+		env := newTestEnv()
+		args = append([]string{"--dry-run", "--json", "--only", "main", "--workloads", "swe-real", "--budgets", "1GiB", "--reps", "1"}, args...)
+		if err := runBench(context.Background(), &env.cliEnv, args); err != nil {
+			t.Fatalf("%v: %v (%s)", args, err, env.errOut.String())
+		}
+		var plan struct {
+			Cases []struct {
+				TimeScale float64 `json:"time_scale"`
+			} `json:"cases"`
+		}
+		if err := json.Unmarshal(env.out.Bytes(), &plan); err != nil || len(plan.Cases) != 1 {
+			t.Fatalf("plan %s: %v", env.out.String(), err)
+		}
+		return plan.Cases[0].TimeScale
+	}
+	def, half := scale(), scale("--traces-length", "30s")
+	if math.Abs(half-def/2) > 1e-9*def {
+		t.Errorf("time scale %g at 30s, want half the default's %g", half, def)
+	}
+	if got := scale("--traces-length", "24h", "--time-scale", "0.5"); got != 0.5 {
+		t.Errorf("time scale %g with a day's length, want --time-scale's 0.5", got)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
@@ -97,6 +98,11 @@ type Matrix struct {
 	Seed int64
 	// TimeScale compresses arrivals, waits and action times of every case.
 	TimeScale float64
+	// TracesLength is how long the longest real-length workflow (the
+	// traces, trace-set, real-tools and swe-real cases) may replay: those
+	// cases run at TimeScale or faster (TracesTimeScale). 0 means
+	// TracesMaxLength.
+	TracesLength time.Duration
 	// EveryBudget replays every workload at every budget; otherwise the
 	// larger budgets replay only the headline workload (the budget axis on
 	// one workload, the workload axis at the tightest budget).
@@ -222,6 +228,9 @@ func (m Matrix) check() error {
 	if !(m.TimeScale > 0) {
 		return fmt.Errorf("%w: time scale must be positive", ErrBadMatrix)
 	}
+	if m.TracesLength < 0 {
+		return fmt.Errorf("%w: traces length must not be negative, got %v", ErrBadMatrix, m.TracesLength)
+	}
 	for _, n := range append(slices.Clone(m.StaticNs), m.LoadNs...) {
 		if n <= 0 {
 			return fmt.Errorf("%w: sweep value %d must be positive", ErrBadMatrix, n)
@@ -261,9 +270,9 @@ func (m Matrix) Cases() ([]Case, error) {
 	scale := func(wl string) float64 {
 		switch wl {
 		case WorkloadTraces:
-			return TracesTimeScale(m.Traces, m.TimeScale)
+			return m.tracesScale(m.Traces)
 		case WorkloadSWEReal: // real-length workflows, compressed as the traces are
-			return TracesTimeScale(wls[wl], m.TimeScale)
+			return m.tracesScale(wls[wl])
 		}
 		return m.TimeScale
 	}
@@ -377,7 +386,7 @@ func (m Matrix) traceCases() ([]Case, error) {
 			out = append(out, Case{
 				Name: fmt.Sprintf("%s/%s/%s", GroupTraces, set.Name, sizeName(b)), Group: GroupTraces, Workload: set.Name,
 				Workflows: wfs, Budget: b, Policies: slices.Clone(pols),
-				TimeScale: TracesTimeScale(wfs, m.TimeScale), Reps: max(m.Reps, 1),
+				TimeScale: m.tracesScale(wfs), Reps: max(m.Reps, 1),
 			})
 		}
 	}
@@ -392,22 +401,34 @@ func sizeName(b int64) string {
 	return strconv.FormatFloat(float64(b)/float64(units.MiB), 'f', -1, 64) + "MiB"
 }
 
-// TracesMaxLengthS is how long the longest imported trace (or real-shape
-// workflow) may replay: they are real (minutes of model time per task), so
-// they are compressed further than the generated workloads.
-const TracesMaxLengthS = 60
+// TracesMaxLength is how long the longest imported trace (or real-shape
+// workflow) replays by default (Matrix.TracesLength): they are real
+// (minutes of model time per task), so they are compressed further than
+// the generated workloads. It packs a run's CPU work (tool starts, page
+// faults) into a twelfth of the traces' own time or less, which on a small
+// host makes the replay CPU-bound where agents at their own pace would not
+// be; a longer TracesLength replays closer to that pace.
+const TracesMaxLength = 60 * time.Second
 
-// TracesTimeScale is the time scale of the traces workload: the matrix's,
-// or less so that the longest trace replays in TracesMaxLengthS.
-func TracesTimeScale(wfs []trajectory.Workflow, base float64) float64 {
+// TracesTimeScale is the time scale of real-length workflows wfs: base, or
+// less so that the longest replays in maxLen (TracesMaxLength when 0).
+func TracesTimeScale(wfs []trajectory.Workflow, base float64, maxLen time.Duration) float64 {
+	if maxLen <= 0 {
+		maxLen = TracesMaxLength
+	}
 	var longest float64
 	for _, w := range wfs {
 		longest = max(longest, w.LengthS())
 	}
-	if longest*base <= TracesMaxLengthS {
+	if longest*base <= maxLen.Seconds() {
 		return base
 	}
-	return TracesMaxLengthS / longest
+	return maxLen.Seconds() / longest
+}
+
+// tracesScale is TracesTimeScale at the matrix's time scale and length.
+func (m Matrix) tracesScale(wfs []trajectory.Workflow) float64 {
+	return TracesTimeScale(wfs, m.TimeScale, m.TracesLength)
 }
 
 func maxActionPeakMiB(wfs []trajectory.Workflow) float64 {

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/tenon-dev/tenon/internal/trajectory"
 	"github.com/tenon-dev/tenon/internal/units"
@@ -40,7 +42,7 @@ func TestDefaultMatrixCases(t *testing.T) {
 		}
 		wantScale := m.TimeScale
 		if c.Workload == WorkloadSWEReal { // real-length workflows, compressed as the traces are
-			wantScale = TracesTimeScale(c.Workflows, m.TimeScale)
+			wantScale = TracesTimeScale(c.Workflows, m.TimeScale, m.TracesLength)
 			if wantScale >= m.TimeScale {
 				t.Errorf("%s: real-length workflows not compressed beyond the matrix's %g", c.Name, m.TimeScale)
 			}
@@ -175,13 +177,24 @@ func TestMatrixOptions(t *testing.T) {
 			for _, c := range cs {
 				if c.Workload == WorkloadTraces {
 					got = append(got, c.Name)
-					if c.TimeScale >= 0.2 || c.TimeScale*trace[0].LengthS() > TracesMaxLengthS+1e-9 {
+					if c.TimeScale >= 0.2 || c.TimeScale*trace[0].LengthS() > TracesMaxLength.Seconds()+1e-9 {
 						t.Errorf("%s: time scale %g", c.Name, c.TimeScale)
 					}
 				}
 			}
 			if !slices.Equal(got, []string{"main/traces/2GiB"}) {
 				t.Errorf("trace cases %v, want only the 2 GiB one", got)
+			}
+		}},
+		{"traces length: a longer replay, a milder compression", func(m *Matrix) {
+			m.Traces, m.Workloads, m.Only = trace, []string{WorkloadSWE, WorkloadTraces}, []string{GroupMain}
+			m.TracesLength = 3 * TracesMaxLength
+		}, func(t *testing.T, cs []Case) {
+			want := min(m0.TimeScale, 3*TracesMaxLength.Seconds()/trace[0].LengthS())
+			for _, c := range cs {
+				if c.Workload == WorkloadTraces && math.Abs(c.TimeScale-want) > 1e-12 {
+					t.Errorf("%s: time scale %g, want %g", c.Name, c.TimeScale, want)
+				}
 			}
 		}},
 		{"every budget", func(m *Matrix) { m.EveryBudget = true; m.Only = []string{GroupMain} }, func(t *testing.T, cs []Case) {
@@ -217,6 +230,7 @@ func TestMatrixErrors(t *testing.T) {
 		{"unknown group", func(m *Matrix) { m.Only = []string{"mains"} }},
 		{"zero workflows", func(m *Matrix) { m.N = 0 }},
 		{"zero time scale", func(m *Matrix) { m.TimeScale = 0 }},
+		{"negative traces length", func(m *Matrix) { m.TracesLength = -time.Second }},
 		{"bad static N", func(m *Matrix) { m.StaticNs = []int{0} }},
 		{"region too large", func(m *Matrix) { m.Regions = []float64{0.5} }},
 		{"negative repetitions", func(m *Matrix) { m.Reps = -1 }},

@@ -49,7 +49,7 @@ func (m Matrix) realToolsCase() (Case, error) {
 	return Case{
 		Name: fmt.Sprintf("%s/%d-agents/%dMiB", GroupRealTools, n, budget/units.MiB), Group: GroupRealTools, Workload: GroupRealTools,
 		Workflows: wfs, Budget: budget, Policies: slices.Clone(pols),
-		TimeScale: TracesTimeScale(wfs, m.TimeScale), Reps: max(m.Reps, 1),
+		TimeScale: m.tracesScale(wfs), Reps: max(m.Reps, 1),
 		ReferenceMiB: m.RealToolsMiB,
 	}, nil
 }

@@ -89,7 +89,7 @@ func TestTracesGroup(t *testing.T) {
 		if !strings.HasSuffix(last.ID, "-r1") || last.Image != "" || last.Arrival != float64(len(set.Workflows)-1)*0.5+30 {
 			t.Errorf("%s: last workflow %s image %q arrival %g", c.Name, last.ID, last.Image, last.Arrival)
 		}
-		if want := TracesTimeScale(c.Workflows, m.TimeScale); c.TimeScale != want {
+		if want := TracesTimeScale(c.Workflows, m.TimeScale, m.TracesLength); c.TimeScale != want {
 			t.Errorf("%s: time scale %g, want %g", c.Name, c.TimeScale, want)
 		}
 	}
