@@ -218,29 +218,28 @@ func (g *group) pidsIn(dirs []string) ([]int, error) {
 	return slices.Compact(all), nil
 }
 
-// pidsUnder reads cgroup.procs of dir and every descendant directory.
+// pidsUnder reads cgroup.procs of dir and every descendant directory. A
+// directory's link count is 2 plus its subdirectories (cgroupfs, like
+// tmpfs and ext4), so a group without children, as most sandboxes are
+// between actions, is read with a stat instead of a listing.
 func pidsUnder(dir string) ([]int, error) {
 	var out []int
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	walk := walkGroups
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err == nil && st.Nlink == 2 {
+		walk = func(dir string, fn func(string) error) error { return fn(dir) }
+	}
+	err := walk(dir, func(d string) error {
+		b, err := readControl(filepath.Join(d, "cgroup.procs"))
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
+			if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENODEV) {
 				return nil // removed while walking
-			}
-			return err
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		b, err := readControl(filepath.Join(p, "cgroup.procs"))
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil
 			}
 			return err
 		}
 		ps, err := ParsePids(bytes.NewReader(b))
 		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+			return fmt.Errorf("%s: %w", d, err)
 		}
 		out = append(out, ps...)
 		return nil
@@ -251,15 +250,9 @@ func pidsUnder(dir string) ([]int, error) {
 // subdirs returns every descendant directory of dir, deepest first.
 func subdirs(dir string) ([]string, error) {
 	var ds []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() && p != dir {
-			ds = append(ds, p)
+	err := walkGroups(dir, func(d string) error {
+		if d != dir {
+			ds = append(ds, d)
 		}
 		return nil
 	})

@@ -145,6 +145,9 @@ func TestLiveDomainLifecycle(t *testing.T) {
 	if err != nil || !slices.Contains(dp, pid) {
 		t.Fatalf("domain Pids = %v, %v; want %d (recursive)", dp, err, pid)
 	}
+	if mp, err := d.Group().MemoryPids(); err != nil || !slices.Equal(mp, dp) {
+		t.Fatalf("domain MemoryPids = %v, %v; want Pids' %v", mp, err, dp)
+	}
 
 	m, err := g.Memory()
 	if err != nil {
@@ -417,5 +420,56 @@ func BenchmarkControlRead(b *testing.B) {
 	})
 	if err := g.Delete(); err != nil {
 		b.Fatalf("Delete: %v", err)
+	}
+}
+
+// BenchmarkMemoryPids: listing a sandbox's tasks (MemoryPids) of a group
+// with a tool scope below it and of a leaf group, against the
+// filepath.WalkDir listing the gate used each period before.
+func BenchmarkMemoryPids(b *testing.B) {
+	l := liveLayout(b)
+	d := liveDomain(b, l, "-bench", 64<<20)
+	g, err := d.Child("sb")
+	if err != nil {
+		b.Fatalf("Child: %v", err)
+	}
+	scope, err := d.Child("sb/tool-1")
+	if err != nil {
+		b.Fatalf("Child: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		g    Group
+	}{{"with-scope", g}, {"leaf", scope}} {
+		dir, _, err := c.g.(*group).dir(Memory)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name+"/WalkDir", func(b *testing.B) {
+			for b.Loop() {
+				err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+					if err != nil || !e.IsDir() {
+						return err
+					}
+					_, err = readControl(filepath.Join(p, "cgroup.procs"))
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/MemoryPids", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.g.MemoryPids(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	for _, x := range []Group{scope, g} {
+		if err := x.Delete(); err != nil {
+			b.Fatalf("Delete: %v", err)
+		}
 	}
 }
