@@ -1,11 +1,12 @@
 package cgroup
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
-	"unsafe"
 )
 
 // walkGroups calls fn with dir and then with each of its descendant
@@ -57,31 +58,29 @@ func subdirNames(dir string) ([]string, error) {
 		if n <= 0 {
 			return names, nil
 		}
-		for b := buf[:n]; len(b) > 0; {
+		for b := buf[:n]; len(b) >= nameOff; {
 			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
-			const nameOff = 19
-			if len(b) < nameOff {
-				break
-			}
-			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
 			if reclen < nameOff || reclen > len(b) {
 				break
 			}
-			name := b[nameOff:reclen]
-			for i, c := range name {
-				if c == 0 {
-					name = name[:i]
-					break
-				}
-			}
-			typ := b[18]
+			typ, name := b[18], b[nameOff:reclen]
 			b = b[reclen:]
-			if s := string(name); s != "." && s != ".." && (typ == syscall.DT_DIR || typ == syscall.DT_UNKNOWN && isDir(filepath.Join(dir, s))) {
+			if typ != syscall.DT_DIR && typ != syscall.DT_UNKNOWN {
+				continue // most of a group's entries are its control files
+			}
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if s := string(name); s != "." && s != ".." && (typ == syscall.DT_DIR || isDir(filepath.Join(dir, s))) {
 				names = append(names, s)
 			}
 		}
 	}
 }
+
+// nameOff is the offset of a linux_dirent64's name.
+const nameOff = 19
 
 // isDir reports whether p is a directory (not following a symlink).
 func isDir(p string) bool {
