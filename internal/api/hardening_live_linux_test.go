@@ -16,7 +16,6 @@ import (
 	"github.com/tenon-dev/tenon/internal/controller"
 	"github.com/tenon-dev/tenon/internal/disk"
 	"github.com/tenon-dev/tenon/internal/live"
-	"github.com/tenon-dev/tenon/internal/residency"
 	"github.com/tenon-dev/tenon/internal/residency/managed"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/sandbox/process"
@@ -186,8 +185,8 @@ func TestHostileDaemonDiskLimitsResidency(t *testing.T) {
 	state, resDir := t.TempDir(), t.TempDir()
 	var mgr *managed.Manager
 	opts := daemonOpts{backend: be, state: state, workspaceMax: 64 << 20, policy: "tenon-no-admission", live: live.Options{
-		Residency: func(h controller.SandboxHost, pressure func() residency.Pressure, _ func() int, _ func() float64, _ func(residency.Event)) (controller.Sandboxes, io.Closer, error) {
-			m, err := managed.NewManager(managed.Config{StateDir: resDir, KeepWorkspaces: true, NoPageOut: true}, h, pressure, nil)
+		Residency: func(h controller.SandboxHost, v live.ResidencyViews) (controller.Sandboxes, io.Closer, error) {
+			m, err := managed.NewManager(managed.Config{StateDir: resDir, KeepWorkspaces: true, NoPageOut: true}, h, v.Pressure, nil)
 			mgr = m
 			return m, m, err
 		},

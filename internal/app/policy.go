@@ -10,7 +10,6 @@ import (
 	"github.com/tenon-dev/tenon/internal/gate"
 	"github.com/tenon-dev/tenon/internal/live"
 	"github.com/tenon-dev/tenon/internal/policy"
-	"github.com/tenon-dev/tenon/internal/residency"
 	"github.com/tenon-dev/tenon/internal/residency/managed"
 )
 
@@ -44,13 +43,13 @@ func buildLive(name string, opts policy.Options, stateDir string, keepWorkspaces
 // keep their state in dir: the backend-specific part of residency, injected
 // into the live adapter here.
 func residencyIn(dir string, timeScale float64, keepWorkspaces bool, log *slog.Logger) live.ResidencyFactory {
-	return func(h controller.SandboxHost, pressure func() residency.Pressure, waiting func() int, free func() float64, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error) {
+	return func(h controller.SandboxHost, v live.ResidencyViews) (controller.Sandboxes, io.Closer, error) {
 		cfg := managed.Config{StateDir: dir, TimeScale: timeScale, KeepWorkspaces: keepWorkspaces}
-		cfg.Residency.Sink, cfg.Residency.Free, cfg.Residency.Waiting = sink, free, waiting
+		cfg.Residency.Sink, cfg.Residency.Free, cfg.Residency.Waiting, cfg.Residency.Need = v.Sink, v.Free, v.Waiting, v.Need
 		// A stalled action's sandbox is paged out in red after ten gate
 		// periods, on the replay's clock as the gate (policy.ScaledGate).
 		cfg.Residency.Policy.Stall = 10 * policy.ScaledGate(gate.DefaultConfig(), timeScale).Period
-		m, err := managed.NewManager(cfg, h, pressure, log)
+		m, err := managed.NewManager(cfg, h, v.Pressure, log)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -25,13 +25,19 @@ import (
 const admitPeriod = 50 * time.Millisecond
 
 // ResidencyFactory builds the residency manager of a policy whose Spec has
-// Residency: pressure is the machine's pressure, waiting the number of
-// actions waiting for admission (residency.Config.Waiting), free the
-// domain's free share of its budget at the last sample
-// (residency.Config.Free), sink
-// receives its events. It returns the manager and what to close at Stop,
-// or an error, in which case sandboxes stay resident.
-type ResidencyFactory func(h controller.SandboxHost, pressure func() residency.Pressure, waiting func() int, free func() float64, sink func(residency.Event)) (controller.Sandboxes, io.Closer, error)
+// Residency, over what the machine publishes (ResidencyViews). It returns
+// the manager and what to close at Stop, or an error, in which case
+// sandboxes stay resident.
+type ResidencyFactory func(h controller.SandboxHost, v ResidencyViews) (controller.Sandboxes, io.Closer, error)
+
+// ResidencyViews is what a residency manager reads from the adapter.
+type ResidencyViews struct {
+	Pressure func() residency.Pressure // the machine's pressure
+	Waiting  func() int                // actions waiting for admission (residency.Config.Waiting)
+	Free     func() float64            // the domain's free share of its budget (residency.Config.Free)
+	Need     func() int64              // what the pressure asks reclaim to free (residency.Config.Need)
+	Sink     func(residency.Event)     // receives the manager's events
+}
 
 // Options are what the adapter needs besides the machine.
 type Options struct {
@@ -239,7 +245,7 @@ func (p *Policy) SandboxManager(h controller.SandboxHost) controller.Sandboxes {
 		p.log.Warn("residency off: sandboxes stay resident", "policy", cfg.Name, "why", "no state directory for recovery records")
 		return controller.NewResident(h)
 	}
-	mgr, closer, err := p.opts.Residency(h, p.Pressure, p.waitingActions, p.freeShare, p.residencyEvent)
+	mgr, closer, err := p.opts.Residency(h, ResidencyViews{Pressure: p.Pressure, Waiting: p.waitingActions, Free: p.freeShare, Need: p.reclaimNeed, Sink: p.residencyEvent})
 	if err != nil {
 		p.log.Warn("residency off: sandboxes stay resident", "err", err)
 		return controller.NewResident(h)

@@ -82,7 +82,10 @@
 //     picks per idle sandbox teardown (restart-safe) or page-out (with the
 //     host's compressed swap; frees the floor less its compressed copy,
 //     which counts against the budget) by bytes freed per second of delay
-//     when the agent resumes; in red it also pages out sandboxes that have
+//     when the agent resumes, and under pressure reclaims only what the
+//     domain lacks (ReclaimNeed: up to the yellow line, or a waiting
+//     action's peak above the margin), cheapest per byte first; in red
+//     it also pages out sandboxes that have
 //     stalled for ResidencyConfig.Stall, or as long as their page-in takes
 //     when that is longer (action waiting for admission, or frozen by the
 //     gate), never tearing them down;

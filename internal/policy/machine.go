@@ -135,6 +135,7 @@ type Machine struct {
 	pressure    gate.Pressure
 	thresh      gate.Thresholds
 	available   int64 // at the last sample
+	rprev       int64 // the gate's RPrev at the last sample
 	sampled     bool  // a sample set available
 	hold        *OOMHold
 	freeze      *holdFreezer // the freezing hold (SetHoldFreeze), nil otherwise
@@ -350,6 +351,31 @@ func (m *Machine) FreeShare() float64 {
 		return -1
 	}
 	return float64(m.available) / float64(m.cfg.Budget)
+}
+
+// ReclaimNeed is the memory, bytes, residency's pressure reclaims should
+// free (DecideReclaim's need) as of the last sample: what takes the
+// projected free memory (available less the permitted sandboxes'
+// projected demand, the gate's RPrev; without a gate, available) up to
+// the yellow line, out of pressure, or, while actions wait for admission,
+// up to the smallest waiting action's predicted peak above the margin,
+// whichever is more. -1 before the first sample or without a budget.
+func (m *Machine) ReclaimNeed() int64 {
+	if m.cfg.Budget <= 0 || !m.sampled {
+		return -1
+	}
+	projected := m.available - m.rprev
+	need := m.thresh.Yellow - projected
+	var peak int64 = -1
+	for _, a := range m.tickets {
+		if peak < 0 || a.peak < peak {
+			peak = a.peak
+		}
+	}
+	if peak >= 0 {
+		need = max(need, peak+m.cfg.Margin-projected)
+	}
+	return max(need, 0)
 }
 
 // Pressure is the gate's pressure at its last step or, without a gate, the

@@ -177,7 +177,7 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 	m.allowPreempted(&st.Gate)
 	m.noteDenied(now, st.Gate)
 	m.frozen = st.Gate.Denied
-	m.pressure = st.Gate.Pressure
+	m.pressure, m.rprev = st.Gate.Pressure, st.Gate.RPrev
 	m.stats.GateSteps++
 	return st
 }

@@ -511,6 +511,43 @@ func TestMachineReclaimPressure(t *testing.T) {
 	}
 }
 
+// TestMachineReclaimNeed: the memory residency's pressure reclaims should
+// free is unknown before the first sample, then what takes the available
+// memory up to the yellow line (a quarter of the budget by default), and
+// while an action waits for admission what its predicted peak and the
+// margin need above the available memory, whichever is more.
+func TestMachineReclaimNeed(t *testing.T) {
+	m := admissionMachine(t, 400<<20)
+	if got := m.ReclaimNeed(); got != -1 {
+		t.Fatalf("before a sample: need %d, want -1 (unknown)", got)
+	}
+	obs := &fakeObs{avail: 200 << 20, mem: map[string]int64{}}
+	submit(t, m, 0, "a", nil, obs)
+	m.Sample(at(0), Observation{Available: 200 << 20})
+	if got, want := m.ReclaimNeed(), int64(56<<20); got != want {
+		t.Fatalf("200 MiB free, yellow line 256 MiB: need %d MiB, want %d", got>>20, want>>20)
+	}
+	if _, ok, err := m.ActionReady(at(1), "a", 0, &trajectory.Action{Class: "x"}, "sa"); err != nil || ok {
+		t.Fatalf("ActionReady: ok %v err %v, want queued", ok, err)
+	}
+	if got, want := m.ReclaimNeed(), int64(300<<20); got != want {
+		t.Fatalf("a 400 MiB action waits, margin 100 MiB, 200 MiB free: need %d MiB, want %d", got>>20, want>>20)
+	}
+	obs.avail = 1 << 30
+	if g := m.Schedule(at(2), obs); len(g) != 1 {
+		t.Fatalf("a not admitted with the memory free: %+v", g)
+	}
+	m.Sample(at(3), Observation{Available: 1 << 30})
+	if got := m.ReclaimNeed(); got != 0 {
+		t.Fatalf("all free, nothing waits: need %d, want 0", got)
+	}
+	e := mustMachine(t, Config{Spec: Spec{Name: "eager"}})
+	e.Sample(at(0), Observation{Available: 1 << 30})
+	if got := e.ReclaimNeed(); got != -1 {
+		t.Fatalf("no budget: need %d, want -1", got)
+	}
+}
+
 // TestPacing: with admission a new agent starts at once when none runs;
 // otherwise when its first action's predicted peak plus the agent reserve
 // fits the physical headroom (AgentMayStart), checked at every Pace.

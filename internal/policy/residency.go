@@ -172,8 +172,16 @@ func (s IdleSandbox) best(cfg ResidencyConfig) (option, bool) {
 // observation (negative: unknown). Green with at least cfg.Plentiful of
 // the budget free: retain every one (memory is plentiful). Green
 // otherwise, and yellow: retain, unless the remaining predicted wait
-// amortizes the cost of bringing it back (yellow also reclaims a sandbox
-// whose wait is unknown). Red: reclaim every one that can be.
+// amortizes the cost of bringing it back. Red, and yellow for a sandbox
+// whose wait is unknown: reclaim for the pressure, as much as need asks.
+//
+// need is the memory, bytes, the pressure asks reclaim to free
+// (Machine.ReclaimNeed less what reclaims under way will free); negative
+// is unknown, and the pressure reclaims every candidate. Otherwise the
+// reclaims whose wait amortizes are made whatever need is and count
+// toward it, and the pressure takes the other candidates cheapest per
+// byte first (bytes freed per second of the way back, as best chooses)
+// until their frees cover need.
 //
 // Yellow amortizes too because a reclaim whose wait is shorter than the
 // way back gives its memory back for less time than its agent then waits
@@ -183,7 +191,7 @@ func (s IdleSandbox) best(cfg ResidencyConfig) (option, bool) {
 // MiB each, and each cost its agent 1.3-1.5 s at the median (the lifecycle
 // slots queue). At the traces' own time the waits are seconds long and
 // amortize; a wait that ends sooner than the way back is rare there.
-func DecideReclaim(now time.Time, p gate.Pressure, free float64, idle []IdleSandbox, cfg ResidencyConfig) []ReclaimDecision {
+func DecideReclaim(now time.Time, p gate.Pressure, free float64, need int64, idle []IdleSandbox, cfg ResidencyConfig) []ReclaimDecision {
 	if cfg.AlwaysResident || p == gate.Green && plentiful(free, cfg) {
 		return nil
 	}
@@ -195,27 +203,48 @@ func DecideReclaim(now time.Time, p gate.Pressure, free float64, idle []IdleSand
 	if stall <= 0 {
 		stall = StallPageOut
 	}
+	type candidate struct {
+		d ReclaimDecision
+		o option
+	}
 	var out []ReclaimDecision
+	var pressed []candidate // reclaims for the pressure alone
 	for _, s := range idle {
 		o, ok := s.best(cfg)
 		if !ok || s.Stalled > 0 && (p != gate.Red || s.Stalled < max(stall, s.PageInCost)) {
 			continue
 		}
 		d := ReclaimDecision{ID: s.ID, Kind: o.kind, WorkingSet: s.WorkingSet, Frees: o.frees}
-		if p == gate.Red || p == gate.Yellow && s.PredictedWait <= 0 {
-			d.Reason = p.String() + " pressure"
-			out = append(out, d)
-			continue
-		}
-		if s.PredictedWait <= 0 || p == gate.Green && s.WorkingSet < cfg.GreenMinWorkingSet {
-			continue
-		}
 		remaining := s.PredictedWait - now.Sub(s.IdleSince)
-		if remaining <= 0 || float64(remaining) < k*float64(o.cost) {
-			continue
+		amortizes := s.Stalled == 0 && s.PredictedWait > 0 && remaining > 0 && float64(remaining) >= k*float64(o.cost) &&
+			(p != gate.Green || s.WorkingSet >= cfg.GreenMinWorkingSet)
+		switch {
+		case amortizes:
+			d.Reason = fmt.Sprintf("%v: remaining wait %v amortizes the %v's cost %v", p, remaining, o.kind, o.cost)
+			out = append(out, d)
+		case p == gate.Red || p == gate.Yellow && s.PredictedWait <= 0:
+			d.Reason = p.String() + " pressure"
+			pressed = append(pressed, candidate{d, o})
 		}
-		d.Reason = fmt.Sprintf("%v: remaining wait %v amortizes the %v's cost %v", p, remaining, o.kind, o.cost)
-		out = append(out, d)
+	}
+	bounded := need >= 0
+	if bounded {
+		for _, d := range out {
+			need -= d.Frees
+		}
+		sort.SliceStable(pressed, func(i, j int) bool {
+			if a, b := pressed[i].o, pressed[j].o; a.better(b) || b.better(a) {
+				return a.better(b)
+			}
+			return pressed[i].d.ID < pressed[j].d.ID
+		})
+	}
+	for _, c := range pressed {
+		if bounded && need <= 0 {
+			break
+		}
+		need -= c.d.Frees
+		out = append(out, c.d)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Frees != out[j].Frees {

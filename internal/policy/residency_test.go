@@ -65,7 +65,7 @@ func TestDecideTickByTick(t *testing.T) {
 			if free == 0 {
 				free = notPlentiful
 			}
-			got := ids(DecideReclaim(t0.Add(tc.at), tc.p, free, idle, tc.cfg))
+			got := ids(DecideReclaim(t0.Add(tc.at), tc.p, free, -1, idle, tc.cfg))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Decide = %v, want %v", got, tc.want)
 			}
@@ -150,7 +150,7 @@ func TestDecidePageOut(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := picks(DecideReclaim(t0.Add(time.Second), tc.p, notPlentiful, idle, tc.cfg))
+			got := picks(DecideReclaim(t0.Add(time.Second), tc.p, notPlentiful, -1, idle, tc.cfg))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("DecideReclaim = %v, want %v", got, tc.want)
 			}
@@ -173,5 +173,56 @@ func TestReclaimPressure(t *testing.T) {
 		if got := ReclaimPressure(tc.p, tc.waiting, tc.pageOut); got != tc.want {
 			t.Errorf("ReclaimPressure(%v, %d, pageOut %v) = %v, want %v", tc.p, tc.waiting, tc.pageOut, got, tc.want)
 		}
+	}
+}
+
+// TestDecideNeed checks that the pressure reclaims only what need asks:
+// the reclaims whose wait amortizes go whatever need is and count toward
+// it, the others cheapest per byte first (bytes freed per second of the
+// way back) until their frees cover need; an unknown need (negative)
+// reclaims every candidate.
+func TestDecideNeed(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	idle := []IdleSandbox{
+		// Wait unknown; teardowns of 1 s each way: 5 MiB/s and 100 MiB/s.
+		{ID: "small-td", WorkingSet: 10 << 20, Restartable: true, TeardownCost: time.Second, RematCost: time.Second, IdleSince: t0},
+		{ID: "big-td", WorkingSet: 200 << 20, Restartable: true, TeardownCost: time.Second, RematCost: time.Second, IdleSince: t0},
+		// Page-outs: 60 MiB for 0.1 s (600 MiB/s), 30 MiB for 0.1 s.
+		{ID: "page", WorkingSet: 90 << 20, PageFrees: 60 << 20, PageInCost: 100 * time.Millisecond, IdleSince: t0},
+		{ID: "page-half", WorkingSet: 45 << 20, PageFrees: 30 << 20, PageInCost: 100 * time.Millisecond, IdleSince: t0},
+		// A known wait of a minute amortizes its page-out (8 MiB).
+		{ID: "long-wait", WorkingSet: 12 << 20, PageFrees: 8 << 20, PageInCost: 10 * time.Millisecond, IdleSince: t0, PredictedWait: time.Minute},
+	}
+	cfg := ResidencyConfig{PageOut: true}
+	ids := func(ds []ReclaimDecision) []string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		p    gate.Pressure
+		need int64
+		want []string // in decision order: decreasing frees
+	}{
+		{"red, need unknown: every one", gate.Red, -1, []string{"big-td", "page", "page-half", "small-td", "long-wait"}},
+		{"red, need 0: only what amortizes", gate.Red, 0, []string{"long-wait"}},
+		{"red, the amortized frees cover the need", gate.Red, 8 << 20, []string{"long-wait"}},
+		{"red, need 50 MiB: the cheapest per byte", gate.Red, 50 << 20, []string{"page", "long-wait"}},
+		{"red, need 70 MiB: the two page-outs", gate.Red, 70 << 20, []string{"page", "page-half", "long-wait"}},
+		{"red, need 100 MiB: then the best teardown", gate.Red, 100 << 20, []string{"big-td", "page", "page-half", "long-wait"}},
+		{"red, need 1 GiB: every one", gate.Red, 1 << 30, []string{"big-td", "page", "page-half", "small-td", "long-wait"}},
+		{"yellow, need 50 MiB: unknown waits only, cheapest first", gate.Yellow, 50 << 20, []string{"page", "long-wait"}},
+		{"green: need does not matter", gate.Green, 1 << 30, []string{"long-wait"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ids(DecideReclaim(t0.Add(time.Second), tc.p, notPlentiful, tc.need, idle, cfg))
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("DecideReclaim(need %d MiB) = %v, want %v", tc.need>>20, got, tc.want)
+			}
+		})
 	}
 }

@@ -34,6 +34,11 @@ type Config struct {
 	// the last observation, for the policy's plentiful rule
 	// (policy.DecideReclaim); default always -1 (unknown: never plentiful).
 	Free func() float64
+	// Need returns the memory, bytes, the pressure asks reclaim to free
+	// (policy.Machine.ReclaimNeed); reclaims under way count toward it
+	// with what they are expected to free. Default always -1 (unknown:
+	// the pressure reclaims every candidate).
+	Need func() int64
 	// PressurePoll is how often a rematerialization deferred by red
 	// pressure re-reads it; default 100 ms.
 	PressurePoll time.Duration
@@ -89,6 +94,9 @@ func (c *Config) defaults() {
 	}
 	if c.Free == nil {
 		c.Free = func() float64 { return -1 }
+	}
+	if c.Need == nil {
+		c.Need = func() int64 { return -1 }
 	}
 	if c.PressurePoll <= 0 {
 		c.PressurePoll = 100 * time.Millisecond

@@ -47,10 +47,11 @@
 //   - the pressure policy (policy.DecideReclaim, MayRematerialize; Table 1:
 //     in green every idle sandbox stays while half the budget is free,
 //     Config.Free, else one is reclaimed when its predicted wait amortizes
-//     bringing it back; in yellow too (or when its wait is unknown); in
-//     red every one that can be; a first
-//     sandbox is created under the same rule as a rematerialization, never
-//     in red), the lifecycle concurrency limit (Config.LifecycleLimit slots,
+//     bringing it back; in yellow too; in red (and in yellow when its
+//     wait is unknown) as many as Config.Need asks, cheapest per byte
+//     first, counting the reclaims under way (every one that can be when
+//     the need is unknown); a first sandbox is created under the same
+//     rule as a rematerialization, never in red), the lifecycle concurrency limit (Config.LifecycleLimit slots,
 //     slots.go; a first sandbox's creation takes none: under pressure a
 //     freed slot goes to a waiting teardown or page-out before any
 //     rematerialization or page-in, in green in turn with them, and a

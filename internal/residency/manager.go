@@ -58,6 +58,9 @@ type agent struct {
 	workingSet  int64
 	generation  uint64
 	pending     bool // queued for teardown; guarded by Manager.mu
+	// frees is what the queued reclaim is expected to free, counted in
+	// Manager.inflight while pending; guarded by Manager.mu.
+	frees int64
 	// pagedOut: the resident sandbox is frozen with its memory paged out;
 	// Ensure pages it in before the next action.
 	pagedOut bool
@@ -94,6 +97,9 @@ type Manager struct {
 	// lock (which Ensure may hold while it waits for pressure to ease).
 	bySandboxID map[string]string // sandbox id -> agent id
 	stalls      map[string]time.Time
+	// inflight sums the expected frees of the queued reclaims (agent.frees);
+	// guarded by mu.
+	inflight int64
 	// zombies are sandboxes whose destroy failed after their record was
 	// committed; Tick retries destroying them.
 	zombies []string

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/clock/clocktest"
+	"github.com/tenon-dev/tenon/internal/policy"
 )
 
 // idleAgents creates agents with the given working sets and leaves each
@@ -488,4 +489,64 @@ func testTickReclaimsAtReclaimPressure(t *testing.T, pageOut bool) {
 	if len(ds) != 1 || ds[0].ID != "a" {
 		t.Fatalf("yellow, an action waits: reclaimed %v, want a", ds)
 	}
+}
+
+// TestReclaimNeed: the pressure reclaims what Config.Need asks, the
+// largest first among equal costs, counting the reclaims under way; each
+// queued reclaim is decided again at its turn against the need of then
+// less the others under way, and dropped once nothing is needed.
+func TestReclaimNeed(t *testing.T) {
+	var need atomic.Int64
+	need.Store(450 << 20)
+	var e *env
+	release := make(chan struct{})
+	e = newEnv(t, func(c *Config) {
+		c.LifecycleLimit = 1
+		c.Need = need.Load
+	})
+	ctx := context.Background()
+	unknown := clean
+	unknown.PredictedWait = 0 // the pressure alone reclaims
+	for a, w := range map[string]int64{"a": 100 << 20, "b": 300 << 20, "c": 200 << 20} {
+		e.host.workingSet[a] = w
+		if _, err := e.m.Ensure(ctx, info(a)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.m.Boundary(ctx, a, unknown); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := true
+	e.host.destroyErr = func(string) error {
+		if first {
+			first = false
+			<-release
+			need.Store(0) // the first teardown covered what was short
+		}
+		return nil
+	}
+	e.press.Store(int32(Red))
+	ids := func(ds []policy.ReclaimDecision) (out []string) {
+		for _, d := range ds {
+			out = append(out, d.ID)
+		}
+		return out
+	}
+	if got := ids(e.m.Tick()); !reflect.DeepEqual(got, []string{"b", "c"}) {
+		t.Fatalf("red, 450 MiB needed: decided %v, want [b c] (300 + 200 MiB; a's 100 not needed)", got)
+	}
+	if got := e.m.Tick(); len(got) != 0 {
+		t.Fatalf("the queued reclaims cover the need: decided %v more", ids(got))
+	}
+	close(release)
+	e.m.Wait()
+	if mt := e.m.Metrics(); mt.Teardowns != 1 || mt.ReclaimsDropped != 1 || e.host.live() != 2 {
+		t.Errorf("teardowns %d, dropped %d, live %d; want 1 (b), 1 (c, no longer needed), 2 (metrics %+v)",
+			mt.Teardowns, mt.ReclaimsDropped, e.host.live(), mt)
+	}
+	need.Store(-1) // unknown: every candidate
+	if got := ids(e.m.Tick()); !reflect.DeepEqual(got, []string{"c", "a"}) {
+		t.Errorf("red, need unknown: decided %v, want [c a]", got)
+	}
+	e.m.Wait()
 }

@@ -39,7 +39,7 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		a.mu.Unlock()
 	}
 	pressure := m.reclaimPressure()
-	ds := policy.DecideReclaim(now, pressure, m.cfg.Free(), idle, m.cfg.Policy)
+	ds := policy.DecideReclaim(now, pressure, m.cfg.Free(), m.need(nil), idle, m.cfg.Policy)
 	if len(ds) == 0 {
 		return nil
 	}
@@ -59,7 +59,8 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 	m.mu.Lock()
 	for _, d := range ds {
 		if a, ok := m.agents[d.ID]; ok && !a.pending {
-			a.pending = true
+			a.pending, a.frees = true, d.Frees
+			m.inflight += d.Frees
 			queue = append(queue, job{a, d.Kind})
 		}
 	}
@@ -130,7 +131,7 @@ func (m *Manager) reclaimOne(a *agent, kind policy.ReclaimKind) {
 	is, ok := m.idleOf(a, now, tdc, rmc, m.compressionRatio())
 	var again []policy.ReclaimDecision
 	if ok {
-		again = policy.DecideReclaim(now, m.reclaimPressure(), m.cfg.Free(), []policy.IdleSandbox{is}, m.cfg.Policy)
+		again = policy.DecideReclaim(now, m.reclaimPressure(), m.cfg.Free(), m.need(a), []policy.IdleSandbox{is}, m.cfg.Policy)
 	}
 	if len(again) == 0 {
 		m.metrics.update(func(x *Metrics) { x.ReclaimsDropped++ })
@@ -154,7 +155,27 @@ func (m *Manager) isPending(a *agent) bool {
 func (m *Manager) clearPending(a *agent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	a.pending = false
+	if a.pending {
+		m.inflight -= a.frees
+	}
+	a.pending, a.frees = false, 0
+}
+
+// need is the memory the pressure asks reclaim to free (Config.Need) less
+// what the queued reclaims other than self's (nil: all of them) are
+// expected to free; -1 when unknown.
+func (m *Manager) need(self *agent) int64 {
+	need := m.cfg.Need()
+	if need < 0 {
+		return -1
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	queued := m.inflight
+	if self != nil && self.pending {
+		queued -= self.frees
+	}
+	return max(need-queued, 0)
 }
 
 // Prefetch starts a predictive rematerialization of an absent agent, or a

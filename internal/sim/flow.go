@@ -237,7 +237,7 @@ func (s *sim) actionDone(ag *agent) {
 	ag.next++
 	if ag.next < len(ag.prof) && s.cfg.Policy.Residency {
 		ag.idleSince = s.now
-		s.reclaim(s.cfg.Residency.Decide(s.clock(), s.pressureNow(), s.m.Waiting(), s.freeShare(), []policy.IdleSandbox{s.idle(sb)}))
+		s.reclaim(s.cfg.Residency.Decide(s.clock(), s.pressureNow(), s.m.Waiting(), s.freeShare(), s.reclaimNeed(), []policy.IdleSandbox{s.idle(sb)}))
 	}
 	s.beginWait(ag)
 }

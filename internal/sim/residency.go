@@ -14,8 +14,10 @@ import (
 type Residency interface {
 	// Decide returns the idle sandboxes to reclaim now and how; waiting
 	// is the number of actions waiting for admission, free the domain's
-	// free memory as a share of its budget.
-	Decide(now time.Time, p gate.Pressure, waiting int, free float64, idle []policy.IdleSandbox) []policy.ReclaimDecision
+	// free memory as a share of its budget, need what the pressure asks
+	// reclaim to free (policy.Machine.ReclaimNeed less the teardowns
+	// under way; -1 unknown).
+	Decide(now time.Time, p gate.Pressure, waiting int, free float64, need int64, idle []policy.IdleSandbox) []policy.ReclaimDecision
 	// MayRematerialize reports whether a demand-driven rematerialization
 	// or page-in may start at this pressure.
 	MayRematerialize(p gate.Pressure) bool
@@ -25,9 +27,9 @@ type Residency interface {
 // under green retain idle sandboxes while half the budget is free
 // (policy.PlentifulShare), else unless the predicted wait amortizes
 // the cost of bringing them back Amortize times over (0: residency's
-// default); under yellow or red reclaim every one that can be (teardown of
-// restart-safe ones, page-out of the others when PageOut); no
-// rematerialization starts under red.
+// default); under red (and yellow for an unknown wait) reclaim as much as
+// the pressure needs (teardown of restart-safe ones, page-out of the
+// others when PageOut); no rematerialization starts under red.
 type PressureResidency struct {
 	Amortize float64
 	PageOut  bool
@@ -38,8 +40,8 @@ var _ Residency = PressureResidency{}
 
 // Decide implements Residency with policy.DecideReclaim at
 // policy.ReclaimPressure.
-func (r PressureResidency) Decide(now time.Time, p gate.Pressure, waiting int, free float64, idle []policy.IdleSandbox) []policy.ReclaimDecision {
-	return policy.DecideReclaim(now, policy.ReclaimPressure(p, waiting, r.PageOut), free, idle, policy.ResidencyConfig{GreenAmortize: r.Amortize, PageOut: r.PageOut, Stall: r.Stall})
+func (r PressureResidency) Decide(now time.Time, p gate.Pressure, waiting int, free float64, need int64, idle []policy.IdleSandbox) []policy.ReclaimDecision {
+	return policy.DecideReclaim(now, policy.ReclaimPressure(p, waiting, r.PageOut), free, need, idle, policy.ResidencyConfig{GreenAmortize: r.Amortize, PageOut: r.PageOut, Stall: r.Stall})
 }
 
 // MayRematerialize implements Residency (demand-driven rematerialization).

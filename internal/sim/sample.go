@@ -150,8 +150,24 @@ func (s *sim) reclaimIdle() {
 		}
 	}
 	if len(idle) > 0 {
-		s.reclaim(s.cfg.Residency.Decide(s.clock(), s.pressureNow(), s.m.Waiting(), s.freeShare(), idle))
+		s.reclaim(s.cfg.Residency.Decide(s.clock(), s.pressureNow(), s.m.Waiting(), s.freeShare(), s.reclaimNeed(), idle))
 	}
+}
+
+// reclaimNeed is what the pressure asks reclaim to free
+// (policy.Machine.ReclaimNeed) less what residency's teardowns under way
+// free when they end (a page-out frees at once); -1 when unknown.
+func (s *sim) reclaimNeed() int64 {
+	need := s.m.ReclaimNeed()
+	if need < 0 {
+		return -1
+	}
+	for _, sb := range s.h.all {
+		if sb.state == sbTearing && sb.ag.phase != phFinishing {
+			need -= sb.mem
+		}
+	}
+	return max(need, 0)
 }
 
 // traceGate sends a summary of the gate's state to Config.Debug every 5 s

@@ -371,7 +371,7 @@ func TestPressureResidency(t *testing.T) {
 			if want == "plentiful" {
 				free, want = 0.6, ""
 			}
-			ds := tc.r.Decide(now, tc.p, 0, free, tc.idle)
+			ds := tc.r.Decide(now, tc.p, 0, free, -1, tc.idle)
 			got := ""
 			if len(ds) > 0 {
 				got = ds[0].Kind.String()

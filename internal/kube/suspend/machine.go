@@ -218,9 +218,10 @@ func (m *Machine) Tick(now time.Time, p gate.Pressure) []Decision {
 			})
 		}
 	}
-	// The node's free share is not passed here (-1: unknown), so green
-	// decides by amortization alone, never by the plentiful rule.
-	for _, d := range policy.DecideReclaim(now, p, -1, idle, m.cfg.Policy) {
+	// The node's free share and need are not passed here (-1: unknown),
+	// so green decides by amortization alone, never by the plentiful
+	// rule, and red suspends every idle agent.
+	for _, d := range policy.DecideReclaim(now, p, -1, -1, idle, m.cfg.Policy) {
 		if d.Kind != policy.ReclaimTeardown {
 			continue
 		}
