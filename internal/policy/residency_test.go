@@ -25,13 +25,6 @@ func TestDecideTickByTick(t *testing.T) {
 		mk("mid", 400<<20, true, 0), // wait unknown
 		mk("tie", 400<<20, true, 2*time.Second),
 	}
-	ids := func(ds []ReclaimDecision) []string {
-		var out []string
-		for _, d := range ds {
-			out = append(out, d.ID)
-		}
-		return out
-	}
 	tests := []struct {
 		name string
 		at   time.Duration // since t0
@@ -65,7 +58,7 @@ func TestDecideTickByTick(t *testing.T) {
 			if free == 0 {
 				free = notPlentiful
 			}
-			got := ids(DecideReclaim(t0.Add(tc.at), tc.p, free, -1, idle, tc.cfg))
+			got := decisionIDs(DecideReclaim(t0.Add(tc.at), tc.p, free, -1, idle, tc.cfg))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Decide = %v, want %v", got, tc.want)
 			}
@@ -176,6 +169,15 @@ func TestReclaimPressure(t *testing.T) {
 	}
 }
 
+// decisionIDs is the ids of ds, in order.
+func decisionIDs(ds []ReclaimDecision) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.ID)
+	}
+	return out
+}
+
 // TestDecideNeed checks that the pressure reclaims only what need asks:
 // the reclaims whose wait amortizes go whatever need is and count toward
 // it, the others cheapest per byte first (bytes freed per second of the
@@ -194,13 +196,6 @@ func TestDecideNeed(t *testing.T) {
 		{ID: "long-wait", WorkingSet: 12 << 20, PageFrees: 8 << 20, PageInCost: 10 * time.Millisecond, IdleSince: t0, PredictedWait: time.Minute},
 	}
 	cfg := ResidencyConfig{PageOut: true}
-	ids := func(ds []ReclaimDecision) []string {
-		var out []string
-		for _, d := range ds {
-			out = append(out, d.ID)
-		}
-		return out
-	}
 	tests := []struct {
 		name string
 		p    gate.Pressure
@@ -219,7 +214,7 @@ func TestDecideNeed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ids(DecideReclaim(t0.Add(time.Second), tc.p, notPlentiful, tc.need, idle, cfg))
+			got := decisionIDs(DecideReclaim(t0.Add(time.Second), tc.p, notPlentiful, tc.need, idle, cfg))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("DecideReclaim(need %d MiB) = %v, want %v", tc.need>>20, got, tc.want)
 			}
