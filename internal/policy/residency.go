@@ -233,10 +233,14 @@ func DecideReclaim(now time.Time, p gate.Pressure, free float64, need int64, idl
 			need -= d.Frees
 		}
 		sort.SliceStable(pressed, func(i, j int) bool {
-			if a, b := pressed[i].o, pressed[j].o; a.better(b) || b.better(a) {
-				return a.better(b)
+			a, b := pressed[i], pressed[j]
+			switch {
+			case a.o.better(b.o):
+				return true
+			case b.o.better(a.o):
+				return false
 			}
-			return pressed[i].d.ID < pressed[j].d.ID
+			return a.d.ID < b.d.ID
 		})
 	}
 	for _, c := range pressed {
