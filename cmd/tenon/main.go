@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -42,7 +43,10 @@ func main() {
 	defer stop()
 	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr}
 	env.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()}))
-	if err := dispatch(ctx, env, os.Args[1:]); err != nil {
+	stopProfile := startProfile(env)
+	err := dispatch(ctx, env, os.Args[1:])
+	stopProfile()
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
 		}
@@ -58,6 +62,38 @@ func logLevel() slog.Level {
 		return slog.LevelDebug
 	}
 	return slog.LevelWarn
+}
+
+// startProfile writes a CPU profile of the whole command to the file
+// TENON_CPU_PROFILE names (go tool pprof reads it): where a controller's
+// own CPU goes, on the host it shares with its sandboxes. It returns the
+// function that ends the profile. The variable is removed from the
+// environment the command's children inherit.
+func startProfile(env *cliEnv) func() {
+	path := os.Getenv("TENON_CPU_PROFILE")
+	if path == "" {
+		return func() {}
+	}
+	// Not inherited: the processes tenon starts again from its own binary
+	// (sandbox inits, memory tools) would write over the same file.
+	os.Unsetenv("TENON_CPU_PROFILE")
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "tenon: TENON_CPU_PROFILE: %v (no profile written)\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(env.stderr, "tenon: TENON_CPU_PROFILE: %v\n", err)
+		}
+	}
 }
 
 // dispatch finds the longest registered command name matching the leading args.
@@ -107,7 +143,8 @@ Commands:
 		}
 	}
 	printCommands(w, all)
-	fmt.Fprint(w, "\nMost commands need root (cgroups, namespaces). Set TENON_DEBUG=1 for debug logs.\n")
+	fmt.Fprint(w, "\nMost commands need root (cgroups, namespaces). Set TENON_DEBUG=1 for debug logs,\n"+
+		"TENON_CPU_PROFILE=FILE for a CPU profile of the command (go tool pprof FILE).\n")
 }
 
 func printCommands(w io.Writer, cs []*command) {
