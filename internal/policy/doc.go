@@ -55,8 +55,10 @@
 // the simulator), a wait with nothing progressing preempts the youngest
 // running attempt instead of releasing (hold_preempt.go; with none, where
 // the host also restarts an attempt that runs no action, the youngest
-// idle one whose sandbox holds memory: a deadlock of idle floors), and
-// where it
+// idle one whose sandbox holds memory: a deadlock of idle floors; on v2,
+// where a release only lets the stuck actions grow into what is free
+// below memory.max, only when they are short of it, or took more than
+// half of it since a release just before), and where it
 // runs a rolled-back action again (the same two), a wait that has lasted
 // the timeout rolls back the action stuck furthest past its admission's
 // reservation, once an attempt, whose rerun then reserves what it reached

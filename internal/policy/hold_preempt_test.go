@@ -342,3 +342,87 @@ func TestIdleVictimChoice(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleVictimAfterRelease: on v2 an action past its prediction needs
+// nothing by stuckNeed, so the first wait at the limit with room below
+// memory.max is released. Back at the limit right after, the room it was
+// released into is gone: where it took more than half of it (as much
+// again would not fit), the next wait preempts as v1 does, an idle
+// attempt holding the rest or, with only the first-started one idle, the
+// running one; where it took less, or the wait begins long after the
+// release, the hold releases again. Attempts as in TestIdleVictimChoice;
+// d, admitted on 100 MiB from 10 MiB, holds 150 MiB.
+func TestIdleVictimAfterRelease(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name   string
+		b      int64         // MiB held by b's sandbox
+		avail  int64         // MiB free at the second wait (60 at the first)
+		gap    time.Duration // from the release to the second wait
+		victim string
+		idle   bool
+	}{
+		{"took 40 of 60 MiB: an idle victim", 100, 20, 200 * time.Millisecond, "b", true},
+		{"took 20 of 60 MiB: released again", 100, 40, 200 * time.Millisecond, "", false},
+		{"a wait long after: released again", 100, 20, 10 * time.Second, "", false},
+		{"only the first-started idle holds memory: the running one", 0, 20, 200 * time.Millisecond, "d", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mustMachine(t, Config{Spec: Spec{Name: "tenon", Admission: true, Gate: true, Predictor: PredCurrent},
+				Budget: 1 << 30, Model: constPred{peak: 100 * mib}, Hold: 3 * time.Second})
+			m.SetHoldPreempt()
+			m.SetHoldPreemptIdle()
+			m.SetHoldFreeze()
+			obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 10 * mib, "sb": 10 * mib, "sc": 10 * mib, "sd": 10 * mib}}
+			for i, id := range []string{"a", "b", "c", "d"} {
+				w := wfPeak(id, 100)
+				w.Actions = append(w.Actions, w.Actions[0])
+				if got := submit(t, m, i, id, w, obs); len(got) != 1 {
+					t.Fatalf("%s did not start: %v", id, got)
+				}
+				if _, _, err := m.ActionReady(at(10+i), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil {
+					t.Fatal(err)
+				}
+				m.Schedule(at(10+i), obs)
+				if id != "d" {
+					if err := m.ActionDone(at(20+i), id, Done{Index: 0, PeakBytes: 100 * mib, AfterBytes: 50 * mib}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			smp := []gate.Sample{{ID: "sa", Footprint: 200 * mib}, {ID: "sb", Footprint: tc.b * mib},
+				{ID: "sc", Footprint: 4 * mib}, {ID: "sd", Footprint: 150 * mib, Blocked: 1}}
+			// wait samples the hold at the limit every 100 ms from ms on,
+			// free MiB free, until it preempts or releases.
+			wait := func(ms int, free int64) (Step, int) {
+				for ; ms <= 100000; ms += 100 {
+					st := m.Sample(at(ms), Observation{Available: free * mib, Sandboxes: smp, UnderOOM: true, AboveHoldLine: true})
+					if st.Hold == HoldPreempt || st.Hold == HoldRelease {
+						return st, ms
+					}
+				}
+				t.Fatal("the hold never ended its wait")
+				return Step{}, 0
+			}
+			st, ms := wait(100, 60)
+			if st.Hold != HoldRelease {
+				t.Fatalf("first wait: hold %v, preempt %+v; want a release (60 MiB free below memory.max)", st.Hold, st.Preempt)
+			}
+			// Out of the hold at the release (memory.high lifted), then
+			// back at the limit once d has grown.
+			gap := int(tc.gap / time.Millisecond)
+			if st := m.Sample(at(ms+gap/2), Observation{Available: tc.avail * mib, Sandboxes: smp}); st.Hold != HoldRearm {
+				t.Fatalf("after the release: hold %v, want re-armed", st.Hold)
+			}
+			smp[3].Footprint = (150 + 60 - tc.avail) * mib
+			st, _ = wait(ms+gap, tc.avail)
+			want := HoldPreempt
+			if tc.victim == "" {
+				want = HoldRelease
+			}
+			if st.Hold != want || st.Preempt.Agent != tc.victim || st.Preempt.Idle != tc.idle {
+				t.Errorf("second wait: hold %v, preempt %+v; want %v of %q (idle %v)", st.Hold, st.Preempt, want, tc.victim, tc.idle)
+			}
+		})
+	}
+}

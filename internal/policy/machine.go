@@ -150,6 +150,10 @@ type Machine struct {
 	preemptIdle bool                 // it also ends attempts that run no action (SetHoldPreemptIdle)
 	rollback    bool                 // the host rolls actions back to their boundary (SetHoldRollback)
 	preempted   map[string]bool      // sandboxes whose action the hold preempted, until it ends
+	// relAvail is the domain's available memory when the hold last
+	// released a wait (at relAt), until a wait resolves; -1: none.
+	relAvail int64
+	relAt    time.Time
 
 	trace func(Call) // SetTrace
 }
@@ -236,7 +240,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if err := cfg.GateConfig.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: gate: %v", ErrBadOption, err)
 	}
-	m := &Machine{cfg: cfg, agents: map[string]*agentState{}, learned: RetryReserve{}, taskLearned: TaskReserve{},
+	m := &Machine{cfg: cfg, relAvail: -1, agents: map[string]*agentState{}, learned: RetryReserve{}, taskLearned: TaskReserve{},
 		tickets: map[*admission.Ticket]*agentState{}, thresh: cfg.GateConfig.ThresholdsFor(cfg.Budget),
 		available: cfg.Budget}
 	if cfg.Admission {

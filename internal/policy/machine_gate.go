@@ -117,6 +117,12 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 		if st.Hold == HoldResolved || st.Hold == HoldRelease {
 			st.Held = now.Sub(since)
 		}
+		switch st.Hold {
+		case HoldRelease:
+			m.relAvail, m.relAt = obs.Available, now
+		case HoldResolved:
+			m.relAvail = -1
+		}
 		if st.Hold == HoldPreempt {
 			st.Preempt = Preemption{Agent: victim.id, Sandbox: victim.sandbox, Idle: idle}
 			if idle {
