@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +12,7 @@ import (
 func TestStartProfile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cpu.pprof")
 	t.Setenv("TENON_CPU_PROFILE", path)
-	var stderr bytes.Buffer
+	var stderr strings.Builder
 	stop := startProfile(&cliEnv{stderr: &stderr})
 	if v, ok := os.LookupEnv("TENON_CPU_PROFILE"); ok {
 		t.Errorf("TENON_CPU_PROFILE still set (%q): the command's children would write over the profile", v)
@@ -36,7 +35,7 @@ func TestStartProfile(t *testing.T) {
 // the command runs unprofiled.
 func TestStartProfileBadPath(t *testing.T) {
 	t.Setenv("TENON_CPU_PROFILE", filepath.Join(t.TempDir(), "missing", "cpu.pprof"))
-	var stderr bytes.Buffer
+	var stderr strings.Builder
 	startProfile(&cliEnv{stderr: &stderr})()
 	if !strings.Contains(stderr.String(), "TENON_CPU_PROFILE") || !strings.Contains(stderr.String(), "no profile written") {
 		t.Errorf("stderr = %q, want the reason no profile was written", stderr.String())

@@ -273,6 +273,40 @@ func TestHoldPreemptIdle(t *testing.T) {
 	}
 }
 
+// idleVictimMachine is the machine of TestIdleVictimChoice (v2: with the
+// freezing hold): attempts a, b, c and d started in that order, each
+// admitted on a 100 MiB prediction from 10 MiB; a, b and c done (50 MiB
+// after), d still running.
+func idleVictimMachine(t *testing.T, v2 bool) *Machine {
+	t.Helper()
+	const mib = 1 << 20
+	m := mustMachine(t, Config{Spec: Spec{Name: "tenon", Admission: true, Gate: true, Predictor: PredCurrent},
+		Budget: 1 << 30, Model: constPred{peak: 100 * mib}, Hold: 3 * time.Second})
+	m.SetHoldPreempt()
+	m.SetHoldPreemptIdle()
+	if v2 {
+		m.SetHoldFreeze()
+	}
+	obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 10 * mib, "sb": 10 * mib, "sc": 10 * mib, "sd": 10 * mib}}
+	for i, id := range []string{"a", "b", "c", "d"} {
+		w := wfPeak(id, 100)
+		w.Actions = append(w.Actions, w.Actions[0])
+		if got := submit(t, m, i, id, w, obs); len(got) != 1 {
+			t.Fatalf("%s did not start: %v", id, got)
+		}
+		if _, _, err := m.ActionReady(at(10+i), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil {
+			t.Fatal(err)
+		}
+		m.Schedule(at(10+i), obs)
+		if id != "d" {
+			if err := m.ActionDone(at(20+i), id, Done{Index: 0, PeakBytes: 100 * mib, AfterBytes: 50 * mib}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return m
+}
+
 // TestIdleVictimChoice: which idle attempt a deadlock preempts. Attempts
 // a, b, c, d started in that order; a, b and c wait idle, d runs an
 // action admitted on a 100 MiB prediction from 10 MiB, now at 40 MiB and
@@ -299,30 +333,7 @@ func TestIdleVictimChoice(t *testing.T) {
 		{"v2 without: as v1", 100, 4, 20 * mib, true, "b", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := mustMachine(t, Config{Spec: Spec{Name: "tenon", Admission: true, Gate: true, Predictor: PredCurrent},
-				Budget: 1 << 30, Model: constPred{peak: 100 * mib}, Hold: 3 * time.Second})
-			m.SetHoldPreempt()
-			m.SetHoldPreemptIdle()
-			if tc.v2 {
-				m.SetHoldFreeze()
-			}
-			obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 10 * mib, "sb": 10 * mib, "sc": 10 * mib, "sd": 10 * mib}}
-			for i, id := range []string{"a", "b", "c", "d"} {
-				w := wfPeak(id, 100)
-				w.Actions = append(w.Actions, w.Actions[0])
-				if got := submit(t, m, i, id, w, obs); len(got) != 1 {
-					t.Fatalf("%s did not start: %v", id, got)
-				}
-				if _, _, err := m.ActionReady(at(10+i), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil {
-					t.Fatal(err)
-				}
-				m.Schedule(at(10+i), obs)
-				if id != "d" {
-					if err := m.ActionDone(at(20+i), id, Done{Index: 0, PeakBytes: 100 * mib, AfterBytes: 50 * mib}); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			m := idleVictimMachine(t, tc.v2)
 			smp := []gate.Sample{{ID: "sa", Footprint: 200 * mib}, {ID: "sb", Footprint: tc.b * mib},
 				{ID: "sc", Footprint: tc.c * mib}, {ID: "sd", Footprint: 40 * mib, Blocked: 1}}
 			var st Step
@@ -368,28 +379,7 @@ func TestIdleVictimAfterRelease(t *testing.T) {
 		{"only the first-started idle holds memory: the running one", 0, 20, 200 * time.Millisecond, "d", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := mustMachine(t, Config{Spec: Spec{Name: "tenon", Admission: true, Gate: true, Predictor: PredCurrent},
-				Budget: 1 << 30, Model: constPred{peak: 100 * mib}, Hold: 3 * time.Second})
-			m.SetHoldPreempt()
-			m.SetHoldPreemptIdle()
-			m.SetHoldFreeze()
-			obs := &fakeObs{avail: 1 << 30, mem: map[string]int64{"sa": 10 * mib, "sb": 10 * mib, "sc": 10 * mib, "sd": 10 * mib}}
-			for i, id := range []string{"a", "b", "c", "d"} {
-				w := wfPeak(id, 100)
-				w.Actions = append(w.Actions, w.Actions[0])
-				if got := submit(t, m, i, id, w, obs); len(got) != 1 {
-					t.Fatalf("%s did not start: %v", id, got)
-				}
-				if _, _, err := m.ActionReady(at(10+i), id, 0, &m.agents[id].wf.Actions[0], "s"+id); err != nil {
-					t.Fatal(err)
-				}
-				m.Schedule(at(10+i), obs)
-				if id != "d" {
-					if err := m.ActionDone(at(20+i), id, Done{Index: 0, PeakBytes: 100 * mib, AfterBytes: 50 * mib}); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			m := idleVictimMachine(t, true)
 			smp := []gate.Sample{{ID: "sa", Footprint: 200 * mib}, {ID: "sb", Footprint: tc.b * mib},
 				{ID: "sc", Footprint: 4 * mib}, {ID: "sd", Footprint: 150 * mib, Blocked: 1}}
 			// wait samples the hold at the limit every 100 ms from ms on,
