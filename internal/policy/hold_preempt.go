@@ -196,9 +196,11 @@ func (m *Machine) idleVictim(since time.Time, avail int64) (victim *agentState, 
 	short := m.stuckNeed(run) - avail
 	// v2, back at the limit after a release: the stuck actions took what
 	// the release left free; as much again would not fit.
-	regrown := m.freeze != nil && m.relAvail >= 0 && !since.After(m.relAt.Add(m.hold.Timeout)) && m.relAvail-2*avail > 0
-	if regrown {
-		short = max(short, m.relAvail-2*avail)
+	regrown := false
+	if m.freeze != nil && m.relAvail >= 0 && !since.After(m.relAt.Add(m.hold.Timeout)) {
+		if more := m.relAvail - 2*avail; more > 0 {
+			regrown, short = true, max(short, more)
+		}
 	}
 	if m.freeze != nil && short <= 0 {
 		return nil, false // v2: a release lets them grow into what is free below memory.max
