@@ -5,29 +5,25 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/policy"
 )
 
-// waitAlpha is the weight of a new wait in the learned averages.
-const waitAlpha = 0.3
-
 // waitLearner predicts an agent's next model wait from the waits it was
-// seen in: an exponentially weighted average per agent, and one over all
-// agents for an agent not yet seen waiting. A wait is what the proxy or
-// POST /wait announced (begin to end) or, between two actions with no
-// announced wait, the idle gap. It has no clock: callers pass durations.
-// What it learns survives restarts: the server stores the averages that
-// changed in the registry every waitSaveEvery and at shutdown, and loads
-// them at start (saveWaits, New).
+// seen in (policy.WaitModel: an exponentially weighted average per agent,
+// and one over all agents for an agent not yet seen waiting). A wait is
+// what the proxy or POST /wait announced (begin to end) or, between two
+// actions with no announced wait, the idle gap. It has no clock: callers
+// pass durations. What it learns survives restarts: the server stores the
+// averages that changed in the registry every waitSaveEvery and at
+// shutdown, and loads them at start (saveWaits, New).
 type waitLearner struct {
-	mu      sync.Mutex
-	all     time.Duration
-	haveAll bool
-	per     map[string]time.Duration
-	dirty   map[string]bool // averages changed since the last take (allWaitsKey: all)
+	mu    sync.Mutex
+	m     *policy.WaitModel
+	dirty map[string]bool // averages changed since the last take (allWaitsKey: all)
 }
 
 func newWaitLearner() *waitLearner {
-	return &waitLearner{per: map[string]time.Duration{}, dirty: map[string]bool{}}
+	return &waitLearner{m: policy.NewWaitModel(), dirty: map[string]bool{}}
 }
 
 // load starts from stored averages (allWaitsKey: the one over all agents).
@@ -35,14 +31,7 @@ func (l *waitLearner) load(stored map[string]time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for id, d := range stored {
-		if d <= 0 {
-			continue
-		}
-		if id == allWaitsKey {
-			l.all, l.haveAll = d, true
-			continue
-		}
-		l.per[id] = d
+		l.m.Set(id, id == allWaitsKey, d)
 	}
 }
 
@@ -53,9 +42,7 @@ func (l *waitLearner) observe(id string, d time.Duration) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.all, l.haveAll = ewma(l.all, d, l.haveAll), true
-	old, ok := l.per[id]
-	l.per[id] = ewma(old, d, ok)
+	l.m.Observe(id, d)
 	l.dirty[id], l.dirty[allWaitsKey] = true, true
 }
 
@@ -63,17 +50,14 @@ func (l *waitLearner) observe(id string, d time.Duration) {
 func (l *waitLearner) predict(id string) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if d, ok := l.per[id]; ok {
-		return d
-	}
-	return l.all
+	return l.m.Predict(id)
 }
 
 // forget drops a deleted agent's average.
 func (l *waitLearner) forget(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.per, id)
+	l.m.Forget(id)
 	delete(l.dirty, id)
 }
 
@@ -88,8 +72,8 @@ func (l *waitLearner) takeChanged() map[string]time.Duration {
 	out := make(map[string]time.Duration, len(l.dirty))
 	for id := range l.dirty {
 		if id == allWaitsKey {
-			out[id] = l.all
-		} else if d, ok := l.per[id]; ok {
+			out[id], _ = l.m.All()
+		} else if d, ok := l.m.Average(id); ok {
 			out[id] = d
 		}
 	}
@@ -102,7 +86,7 @@ func (l *waitLearner) markChanged(ids map[string]time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for id := range ids {
-		if _, ok := l.per[id]; ok || id == allWaitsKey {
+		if _, ok := l.m.Average(id); ok || id == allWaitsKey {
 			l.dirty[id] = true
 		}
 	}
@@ -120,13 +104,6 @@ func (s *Server) saveWaits() {
 		s.waits.markChanged(ch)
 		s.log.Warn("storing learned model waits", "err", err)
 	}
-}
-
-func ewma(old, x time.Duration, have bool) time.Duration {
-	if !have {
-		return x
-	}
-	return time.Duration(waitAlpha*float64(x) + (1-waitAlpha)*float64(old))
 }
 
 // waitAware is the optional capability of the sandbox manager (residency)

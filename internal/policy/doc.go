@@ -68,7 +68,10 @@
 // b of them (gate.Config.HeldBudget, off again with DisableHold).
 // Residency's rules (which idle sandboxes to reclaim and how,
 // whether a rematerialization or page-in may start; residency.go) take the
-// machine's pressure.
+// machine's pressure. They read each agent's predicted model wait from a
+// WaitModel (waits.go), learned from the waits an agent was seen in and
+// never from the one to come, kept alike by the daemon, the live replay
+// and the simulator.
 //
 // Floors. On real agent traces idle sandboxes' resident memory (files the
 // tools wrote, caches, processes left running: the sandbox's floor), not

@@ -28,14 +28,15 @@ type agent struct {
 	phase agentPhase
 	gen   uint64 // changes when an attempt ends, cancelling its events
 
-	attempt   int
-	charged   int  // failed attempts charged to Config.Retries
-	free      bool // the failing attempt was preempted by the OOM hold: not charged
-	next      int  // index of the current or next action
-	sb        *sandbox
-	nSandbox  int
-	waitSum   time.Duration
-	waitN     int
+	attempt  int
+	charged  int  // failed attempts charged to Config.Retries
+	free     bool // the failing attempt was preempted by the OOM hold: not charged
+	next     int  // index of the current or next action
+	sb       *sandbox
+	nSandbox int
+	// predWait is the current model wait's predicted length
+	// (sim.waits, learned from the agent's earlier waits only).
+	predWait  time.Duration
 	idleSince time.Duration // when the current model wait or admission wait began
 	wantRemat bool          // the wait ended while the sandbox was being torn down
 	// faulting: its sandbox's page-in is under way (an evPagedIn is

@@ -45,7 +45,7 @@ func (s *sim) startAttempt(ag *agent) {
 	ag.res.Attempts = ag.attempt
 	s.res.Attempts++
 	ag.next = 0
-	ag.waitSum, ag.waitN, ag.nSandbox = 0, 0, 0
+	ag.nSandbox = 0
 	s.beginWait(ag)
 }
 
@@ -57,14 +57,13 @@ func (s *sim) beginWait(ag *agent) {
 		return
 	}
 	ag.phase, ag.idleSince = phWaiting, s.now
-	w := secs(ag.wf.Actions[ag.next].Wait)
-	ag.waitSum += w
-	ag.waitN++
-	s.at(w, evWaitEnd, ag, nil)
+	ag.predWait = s.waits.Predict(ag.wf.ID)
+	s.at(secs(ag.wf.Actions[ag.next].Wait), evWaitEnd, ag, nil)
 }
 
 // waitEnd makes sure the agent has a live sandbox, then readies the action.
 func (s *sim) waitEnd(ag *agent) {
+	s.waits.Observe(ag.wf.ID, s.now-ag.idleSince)
 	sb := ag.sb
 	switch {
 	case sb == nil:
@@ -313,7 +312,7 @@ func (s *sim) retryBlocked() {
 func (s *sim) idle(sb *sandbox) policy.IdleSandbox {
 	ag := sb.ag
 	is := policy.IdleSandbox{ID: sb.id, WorkingSet: sb.mem, Restartable: !sb.pinned,
-		IdleSince: epoch.Add(ag.idleSince), PredictedWait: ag.waitSum / time.Duration(max(ag.waitN, 1)),
+		IdleSince: epoch.Add(ag.idleSince), PredictedWait: ag.predWait,
 		TeardownCost: s.cfg.Teardown, RematCost: s.cfg.Rematerialize, PagedOut: sb.paged}
 	switch {
 	case sb.act != nil: // frozen mid-action

@@ -27,8 +27,11 @@ type sim struct {
 	byID   map[string]*agent
 	left   int // workflows not yet completed or failed
 
-	m    *policy.Machine
-	kick bool // something happened that may let a waiting action or agent in
+	m *policy.Machine
+	// waits predicts each agent's model waits from its earlier ones, as
+	// the daemon's learner does (residency's IdleSandbox.PredictedWait).
+	waits *policy.WaitModel
+	kick  bool // something happened that may let a waiting action or agent in
 	// lastSched is the last admission Schedule call (-1: none); schedPending
 	// says an evSchedule is queued.
 	lastSched    time.Duration
@@ -86,7 +89,8 @@ func newNode(cfg Config) (*sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sim{cfg: cfg, h: newHost(cfg.Budget), oomAt: -1, lastSched: -1, byID: map[string]*agent{}}
+	s := &sim{cfg: cfg, h: newHost(cfg.Budget), oomAt: -1, lastSched: -1, byID: map[string]*agent{},
+		waits: policy.NewWaitModel()}
 	s.res = Result{Policy: cfg.Policy.Name, Budget: cfg.Budget, Horizon: cfg.Horizon}
 	sp := cfg.Policy
 	if sp.Admission && cfg.Predictors == nil {

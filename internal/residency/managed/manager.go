@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/controller"
+	"github.com/tenon-dev/tenon/internal/policy"
 	"github.com/tenon-dev/tenon/internal/residency"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 	"github.com/tenon-dev/tenon/internal/store"
@@ -30,8 +31,9 @@ type Config struct {
 	// Residency tunes the residency manager; its StateDir and Pressure are
 	// set by NewManager.
 	Residency residency.Config
-	// TimeScale converts trajectory seconds to wall time for the predicted
-	// model wait (the next action's Wait × TimeScale); 0 means 1.
+	// TimeScale converts a replayed workflow's trajectory seconds to wall
+	// time for the model waits residency learns from (each action's Wait
+	// × TimeScale); 0 means 1.
 	TimeScale float64
 	// NoPageOut keeps the page-out tier off. Otherwise it is on when the
 	// backend can page (sandbox.Pager) and swap is on at NewManager.
@@ -62,6 +64,10 @@ type Manager struct {
 	mu        sync.Mutex
 	agents    map[string]*controller.Agent // agent id → the driver's agent
 	announced map[string]*controller.Agent // sandbox id → its agent, after Up
+	// waits learns a replayed workflow's model waits as they pass, so
+	// residency predicts the next one as the daemon does (a workflow's
+	// next Wait is never read ahead).
+	waits *policy.WaitModel
 }
 
 var _ controller.Sandboxes = (*Manager)(nil)
@@ -86,7 +92,8 @@ func NewManager(cfg Config, h controller.SandboxHost, pressure func() residency.
 	if cfg.TimeScale <= 0 {
 		cfg.TimeScale = 1
 	}
-	m := &Manager{h: h, scale: cfg.TimeScale, log: log, agents: map[string]*controller.Agent{}, announced: map[string]*controller.Agent{}}
+	m := &Manager{h: h, scale: cfg.TimeScale, log: log, agents: map[string]*controller.Agent{}, announced: map[string]*controller.Agent{},
+		waits: policy.NewWaitModel()}
 	host, err := NewHost(HostConfig{
 		Backend: h.Backend, Dir: filepath.Join(cfg.StateDir, "host"), Spec: m.spec,
 		Up: m.up, Down: m.down, Logger: log, KeepWorkspaces: cfg.KeepWorkspaces,
@@ -245,8 +252,16 @@ func (m *Manager) PagedOut(agentID string) bool { return m.rm.PagedOut(agentID) 
 func (m *Manager) Boundary(ctx context.Context, a *controller.Agent, o controller.Outcome) error {
 	next := o.Index + 1
 	wait := a.NextWait
-	if a.Workflow != nil && next < len(a.Workflow.Actions) {
-		wait = time.Duration(a.Workflow.Actions[next].Wait * m.scale * float64(time.Second))
+	if a.Workflow != nil && o.Index < len(a.Workflow.Actions) {
+		// A replay: learn the wait that preceded this action and predict
+		// the next, if any, from the waits seen so far.
+		m.mu.Lock()
+		m.waits.Observe(a.ID, time.Duration(a.Workflow.Actions[o.Index].Wait*m.scale*float64(time.Second)))
+		wait = 0
+		if next < len(a.Workflow.Actions) {
+			wait = m.waits.Predict(a.ID)
+		}
+		m.mu.Unlock()
 	}
 	_, err := m.rm.Boundary(ctx, a.ID, residency.BoundaryInfo{
 		ActionExited:   o.Err == nil && o.Failure() == nil,

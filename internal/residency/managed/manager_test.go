@@ -129,26 +129,32 @@ func TestBoundaryVerdicts(t *testing.T) {
 	}
 }
 
+// TestPredictedWait: a replay's boundary hands residency the wait learned
+// from the agent's earlier waits (scaled), never the next action's own.
 func TestPredictedWait(t *testing.T) {
 	tests := []struct {
 		name    string
-		wait    float64 // seconds, of the next action
+		waits   []float64 // seconds, of each action
 		scale   float64
 		index   int
 		reclaim bool
 	}{
 		// default cost priors: 0.5 s teardown + 1 s rematerialization
-		{"long wait amortizes", 100, 1, 0, true},
-		{"scaled down wait does not", 100, 0.001, 0, false},
-		{"short wait does not", 1, 1, 0, false},
-		{"last action has no next wait", 100, 1, 2, false},
+		{"long wait amortizes", []float64{100, 100, 100}, 1, 0, true},
+		{"scaled down wait does not", []float64{100, 100, 100}, 0.001, 0, false},
+		{"short wait does not", []float64{1, 1, 1}, 1, 0, false},
+		{"last action has no next wait", []float64{100, 100, 100}, 1, 2, false},
+		// What was seen, not what comes: a short wait then a long one is
+		// predicted short, a long one then a short one long.
+		{"the next long wait is not known", []float64{1, 100, 100}, 1, 0, false},
+		{"the next short wait is not known", []float64{100, 1, 1}, 1, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newUnitEnv(t, tt.scale)
 			a := agent("w", 3)
 			for i := range a.Workflow.Actions {
-				a.Workflow.Actions[i].Wait = tt.wait
+				a.Workflow.Actions[i].Wait = tt.waits[i]
 			}
 			a.Next = tt.index
 			id := e.ensure(t, a, false)
