@@ -148,16 +148,28 @@ func (s *sim) stuck(sb *sandbox) bool { return sb.oomWait && !sb.frozen }
 
 // blockedTasks is sb's gate.Sample.Blocked: a task sleeps in the kernel
 // when sb waits under the hold (stuck) or waits to fault its paged-out
-// memory back in (faultWait). Reported as not blocked, a sandbox the gate
-// let run but whose memory did not fit back looked like one resting at its
-// peak, so the hold counted it as progress and never released: on haiku
-// x2 at 2 GiB with the static predictor the whole domain stood still from
-// 2000 s to 4270 s with a 1.7 GiB test waiting.
+// memory back in: after a thaw (faultWait), or with its action admitted
+// while it was paged out (waitsPageIn; live, the page-in before the action
+// waits at the budget, or leaves it frozen, residency.ErrThawDeferred).
+// Reported as not blocked, a sandbox the gate let run but whose memory
+// did not fit back looked like one resting at its peak, so the hold
+// counted it as progress and never released: on haiku x2 at 2 GiB with
+// the static predictor the whole domain stood still from 2000 s to 4270 s
+// with a 1.7 GiB test waiting; with an admitted action waiting for its
+// sandbox's page-in, on v2, from 191 s to 3708 s (haiku x2 in another
+// order at 2 GiB), until an action timed out.
 func (s *sim) blockedTasks(sb *sandbox) int {
-	if s.stuck(sb) || sb.faultWait {
+	if s.stuck(sb) || sb.faultWait || waitsPageIn(sb) {
 		return 1
 	}
 	return 0
+}
+
+// waitsPageIn reports whether sb's agent's admitted action waits for room to
+// fault sb's paged-out memory back (start, retryPagingIn).
+func waitsPageIn(sb *sandbox) bool {
+	ag := sb.ag
+	return sb.paged && ag.sb == sb && ag.phase == phPagingIn && !ag.faulting
 }
 
 // underOOM is the domain's under-OOM flag: on v1 (under_oom) something

@@ -398,3 +398,25 @@ func TestHoldWaitsForTheLongestAction(t *testing.T) {
 			r.OOMEvents, r.HoldsReleased, r.Timeouts, r.Completed, len(wfs))
 	}
 }
+
+// TestWaitingPageInIsBlocked: a sandbox whose admitted action waits for
+// room to fault its paged-out memory back reports a blocked task, so the
+// OOM hold does not take it for one resting at its peak (progress) and
+// waits until an action times out; once its page-in is under way, or
+// the action runs, it does not.
+func TestWaitingPageInIsBlocked(t *testing.T) {
+	s, ag, sb := pagedFrozen(t)
+	sb.frozen = false // paged out by the kernel's reclaim, not frozen
+	if got := s.blockedTasks(sb); got != 0 {
+		t.Fatalf("idle and paged out: blocked %d, want 0", got)
+	}
+	ag.phase = phPagingIn // admitted; no room to fault back yet
+	s.pagingIn = append(s.pagingIn, ag)
+	if got := s.blockedTasks(sb); got != 1 {
+		t.Fatalf("admitted, waiting for its page-in: blocked %d, want 1", got)
+	}
+	s.retryPagingIn() // it fits: the page-in starts
+	if !ag.faulting || s.blockedTasks(sb) != 0 {
+		t.Fatalf("page-in under way (faulting %v): blocked %d, want 0", ag.faulting, s.blockedTasks(sb))
+	}
+}
