@@ -95,7 +95,8 @@
 // and sets a.SandboxID to the result; Boundary(ctx, a, o) to
 // Manager.Boundary with BoundaryInfo{ActionExited: o.Err == nil,
 // ResultRecorded: true, NextAction: o.Index + 1, PredictedWait: the next
-// model wait}; Release to Manager.Release. Teardowns run in the background
+// model wait as predicted from the agent's earlier ones (policy.WaitModel;
+// managed does so)}; Release to Manager.Release. Teardowns run in the background
 // after Boundary, so sandbox arrival and departure (for cgroup
 // registration) are best observed in the adapter's Host.Create and
 // Host.Destroy. Call Manager.Recover once at start when the store may hold

@@ -100,7 +100,9 @@
 // (policy.DecideReclaim, policy.MayRematerialize; seed 000 §3.4, Table 1)
 // with the machine's pressure; idle sandboxes are reclaimed at
 // policy.ReclaimPressure (yellow while actions wait for admission
-// reclaims as red, with the page-out tier on).
+// reclaims as red, with the page-out tier on). An idle sandbox's predicted
+// wait is its agent's learned one (policy.WaitModel over the waits it was
+// seen in), as the daemon and the live replay predict it.
 //
 // LivePredictors trains the predictors exactly as the live registry
 // (policy.TrainPredictor); NewPredictors samples at most 200 workflows per

@@ -30,8 +30,11 @@
 //	// return m (a controller.Sandboxes); Close it (io.Closer) after the run.
 //
 // Ensure → residency Ensure (create or rematerialize); Boundary →
-// residency Boundary (restartable only when the action finished; the
-// predicted wait is the next action's Wait × TimeScale), after which the
+// residency Boundary (restartable only when the action finished; for a
+// replayed workflow the predicted wait is learned from the agent's
+// earlier waits, each action's Wait × TimeScale, policy.WaitModel, never
+// the next action's own; for the daemon's agents it is Agent.NextWait),
+// after which the
 // reclaim policy runs at the pressure the caller supplies; Release →
 // destroy and forget the agent's records. SandboxHost.Up and Down are
 // called for every sandbox coming and going, background teardowns and
