@@ -464,3 +464,24 @@ func TestTickLoop(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestPagedOutTeardownFreesItsCopy: a restart-safe sandbox already paged
+// out holds only its compressed copy, so a teardown of it is offered at
+// that, not at the working set measured before the page-out; with the
+// cost of the way back unchanged it is the last choice per byte.
+func TestPagedOutTeardownFreesItsCopy(t *testing.T) {
+	e, _ := pagingEnv(t, nil)
+	idleAgents(t, e, map[string]int64{"a": 60 << 20})
+	e.press.Store(int32(Red))
+	ds := e.m.Tick()
+	e.m.Wait()
+	if len(ds) != 1 || ds[0].Kind != policy.ReclaimPageOut {
+		t.Fatalf("first reclaim = %+v, want a page-out (cheaper per byte)", ds)
+	}
+	ds = e.m.Tick()
+	e.m.Wait()
+	copyBytes := int64(60<<20) - pageFrees(60<<20, e.m.compressionRatio())
+	if len(ds) != 1 || ds[0].Kind != policy.ReclaimTeardown || ds[0].Frees != copyBytes || ds[0].WorkingSet != copyBytes {
+		t.Fatalf("reclaim of the paged-out sandbox = %+v, want a teardown freeing its copy, %d bytes", ds, copyBytes)
+	}
+}
