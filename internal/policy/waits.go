@@ -9,9 +9,9 @@ const WaitAlpha = 0.3
 // seen in, never from the wait to come: an exponentially weighted average
 // per agent (WaitAlpha), and one over all agents for an agent not yet
 // seen waiting. Residency's decisions read its predictions
-// (IdleSandbox.PredictedWait, ReclaimedSandbox.PredictedWait); the
-// daemon, the live replay and the simulator each keep one, so all three
-// decide on what a harness could know. It has no clock and no lock:
+// (IdleSandbox.PredictedWait); the daemon, the live replay and the
+// simulator each keep one, so all three decide on what a harness could
+// know. It has no clock and no lock:
 // callers pass durations and serialize calls.
 type WaitModel struct {
 	all     time.Duration
