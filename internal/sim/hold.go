@@ -112,7 +112,7 @@ func (s *sim) wakeWaiters() {
 	for _, w := range s.waiters {
 		want := w.need
 		if want == 0 {
-			want = holdWake
+			want = s.growerWake()
 		}
 		switch {
 		case !w.sb.oomWait: // killed, timed out, or its attempt failed
@@ -125,6 +125,22 @@ func (s *sim) wakeWaiters() {
 	}
 	clear(s.waiters[len(keep):])
 	s.waiters = keep
+}
+
+// growerWake is the free memory below the hold's cap that wakes a stopped
+// grower: holdWake, and on v2 no more than the cap's height above the line,
+// since below memory.high the kernel does not throttle. A grower stopped
+// just above the line and left less than holdWake below the cap when
+// someone freed a little slept under the line, where the domain is not
+// under OOM, so the hold neither took it nor released it: simulating
+// batch18 x2 at 4 GiB on v2 (with page-outs from 1 MiB) a 3.5 GiB test
+// stood still that way for 1550 s, until the action timeout failed its
+// attempt; batch18 x3 at 512 MiB had two OOM kills.
+func (s *sim) growerWake() int64 {
+	if s.cfg.V2 {
+		return min(holdWake, s.holdCap()-s.cfg.HoldLine)
+	}
+	return holdWake
 }
 
 // resume ends sb's wait: a creation is retried now; an action goes on

@@ -17,7 +17,11 @@ import (
 // does not balance.
 func runHeld(t *testing.T, cfg Config, timeout, maxWait time.Duration) *Result {
 	t.Helper()
+	observe := cfg.Observe
 	cfg.Observe = func(a Accounting) {
+		if observe != nil {
+			observe(a)
+		}
 		if a.Used != a.Allocated-a.Freed || a.Used != a.Resident || a.Used > a.Budget {
 			t.Fatalf("t=%v: used %d, allocated-freed %d, resident %d, budget %d", a.T, a.Used, a.Allocated-a.Freed, a.Resident, a.Budget)
 		}

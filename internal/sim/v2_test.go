@@ -65,6 +65,34 @@ func TestV2Hold(t *testing.T) {
 	}
 }
 
+// TestV2WaiterBelowLineGoesOn: on a v2 domain (400 MiB, hold line 350 MiB)
+// b ramps into the line beside a's 300 MiB and c's; at 3.1 s c's action
+// ends and frees half a MiB, which takes usage back below the line by less
+// than the memory that wakes a stopped grower on v1. Below memory.high the
+// kernel does not throttle, so b grows on past the line (and the hold
+// takes it there again) long before a frees its memory at 10.1 s. Woken
+// only by a MiB free, as on v1, b slept below the line (sim.growerWake).
+func TestV2WaiterBelowLineGoesOn(t *testing.T) {
+	const line = 350 * tMiB
+	var above bool
+	r := runHeld(t, Config{Workflows: []trajectory.Workflow{
+		wf("a", 0, memAction(0, 300, 0, 10)),
+		wf("b", 1, memAction(0, 200, 1, 1)),
+		wf("c", 0, memAction(0, 0.5, 0, 3)),
+	}, Policy: mustSpec(t, "eager"), Budget: 400 * tMiB, V2: true, HoldLine: line,
+		Observe: func(a Accounting) {
+			if a.T > 3200*time.Millisecond && a.T < 10*time.Second && a.Used > line {
+				above = true
+			}
+		}}, time.Minute, 0)
+	if r.OOMEvents != 0 {
+		t.Fatalf("%d OOM kills, want none", r.OOMEvents)
+	}
+	if !above {
+		t.Fatal("b stayed below the line from c's free until a's: a throttled waiter slept where the kernel does not throttle")
+	}
+}
+
 // TestV2NeedsLine: a v2 domain without a hold line below the budget is a
 // configuration error.
 func TestV2NeedsLine(t *testing.T) {
