@@ -6,8 +6,9 @@
 // The curve runs on the tool's progress, not the wall clock (StallSlack): a
 // frozen tool resumes its ramp where it stopped.
 //
-// Memory is taken with anonymous mmap and every page is written, so it is
-// resident and charged to the caller's memory cgroup; it is returned with
+// Memory is taken with anonymous mmap and every page is written (a third of
+// it random, so that it compresses in zram as typical anonymous memory
+// does), so it is resident and charged to the caller's memory cgroup; it is returned with
 // munmap, so a drop is visible to the kernel at once (no reliance on the Go
 // garbage collector).
 //
