@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -57,12 +58,15 @@ type arena struct {
 // With one byte per page, as the arena wrote before, zram kept 68 MiB
 // paged out in 2 MiB (TestLivePageOutTier): a live page-out freed nearly
 // all it paged out and brought it back almost for free, which made the
-// page-out tier look far better in live replays than on real memory.
-var pageNoise = func() []byte {
-	b := make([]byte, 1<<20)
+// page-out tier look far better in live replays than on real memory. It
+// is made on the first grow, and small: every tenon process links this
+// package, and the tool's own memory counts in its sandbox beside the
+// curve.
+var pageNoise = sync.OnceValue(func() []byte {
+	b := make([]byte, 64<<10)
 	_, _ = rand.NewChaCha8([32]byte{'t', 'e', 'n', 'o', 'n'}).Read(b)
 	return b
-}()
+})
 
 // mmapRetryFor bounds the retries of an mmap that failed with ENOMEM or
 // EAGAIN (the cgroup at its limit); the replay's action timeout bounds
@@ -121,11 +125,11 @@ func (a *arena) grow(d uintptr) error {
 		c := &a.chunks[i]
 		n := min(d, c.size-c.used)
 		b := unsafe.Slice((*byte)(unsafe.Add(c.addr, c.used)), n)
-		fill := a.page / 3
+		noise, fill := pageNoise(), a.page/3
 		for off := uintptr(0); off < n; off += a.page {
 			idx := (c.used + off) / a.page
-			o := idx * 4093 % uintptr(len(pageNoise)-int(fill))
-			copy(b[off:off+fill], pageNoise[o:])
+			o := idx * 4093 % (uintptr(len(noise)) - fill)
+			copy(b[off:off+fill], noise[o:])
 			b[off] |= 1 // never a zero page: it is really resident
 		}
 		c.used += n
