@@ -8,9 +8,9 @@
 //
 // Memory is taken with anonymous mmap and every page is written (a third of
 // it random, so that it compresses in zram as typical anonymous memory
-// does), so it is resident and charged to the caller's memory cgroup; it is returned with
-// munmap, so a drop is visible to the kernel at once (no reliance on the Go
-// garbage collector).
+// does), so it is resident and charged to the caller's memory cgroup; it is
+// returned with madvise(MADV_DONTNEED), so a drop is visible to the kernel
+// at once (no reliance on the Go garbage collector).
 //
 // The background process is the same binary re-executed through
 // /proc/self/exe with the argv tail Args builds for a plain profile

@@ -128,8 +128,8 @@ func (s *sim) wakeWaiters() {
 }
 
 // growerWake is the free memory below the hold's cap that wakes a stopped
-// grower: holdWake, and on v2 no more than the cap's height above the line,
-// since below memory.high the kernel does not throttle. A grower stopped
+// grower: holdWake, and on v2 the cap's height above the line (v2Over), since
+// below memory.high the kernel does not throttle. A grower stopped
 // just above the line and left less than holdWake below the cap when
 // someone freed a little slept under the line, where the domain is not
 // under OOM, so the hold neither took it nor released it: simulating
@@ -138,7 +138,7 @@ func (s *sim) wakeWaiters() {
 // attempt; batch18 x3 at 512 MiB had two OOM kills.
 func (s *sim) growerWake() int64 {
 	if s.cfg.V2 {
-		return min(holdWake, s.holdCap()-s.cfg.HoldLine)
+		return v2Over
 	}
 	return holdWake
 }
