@@ -3,11 +3,14 @@ package app
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/tenon-dev/tenon/internal/cgroup"
+	"github.com/tenon-dev/tenon/internal/swap"
 	"github.com/tenon-dev/tenon/internal/units"
 )
 
@@ -28,7 +31,8 @@ func HostOf(machine string) string {
 }
 
 // Host is what of this host a measurement depends on and a results file
-// names per case: cores, RAM, kernel and cgroup memory version.
+// names per case: cores, RAM, kernel, cgroup memory version and swap (the
+// page-out tier of residency and of memory intents runs only with swap on).
 func Host() string {
 	var u syscall.Utsname
 	_ = syscall.Uname(&u)
@@ -40,7 +44,42 @@ func Host() string {
 		rel = append(rel, byte(c))
 	}
 	mem, _ := cgroup.MemTotal("/proc")
-	return fmt.Sprintf("%d cores, %s RAM, Linux %s, cgroup memory %s", runtime.NumCPU(), units.FormatSize(mem), rel, memVersion())
+	return fmt.Sprintf("%d cores, %s RAM, Linux %s, cgroup memory %s, %s", runtime.NumCPU(), units.FormatSize(mem), rel, memVersion(), swapDesc())
+}
+
+// swapDesc describes the host's swap as Host names it.
+func swapDesc() string {
+	f, err := os.Open("/proc/swaps")
+	if err != nil {
+		return "swap unknown"
+	}
+	defer f.Close()
+	e, err := swap.ParseSwaps(f)
+	if err != nil {
+		return "swap unknown"
+	}
+	return swapSummary(e)
+}
+
+// swapSummary is "no swap", or the swap devices' total size and kinds:
+// "swap 4.00 GiB (zram)", "swap 6.00 GiB (zram, partition)".
+func swapSummary(entries []swap.SwapEntry) string {
+	if len(entries) == 0 {
+		return "no swap"
+	}
+	var size int64
+	var kinds []string
+	for _, e := range entries {
+		size += e.Size
+		k := e.Type
+		if strings.HasPrefix(filepath.Base(e.Filename), "zram") {
+			k = "zram"
+		}
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	return fmt.Sprintf("swap %s (%s)", units.FormatSize(size), strings.Join(kinds, ", "))
 }
 
 func memVersion() string {

@@ -41,8 +41,8 @@ type Outcome struct {
 	// read back from a results file, whose cases carry no workflows.
 	WorkflowsDigest string
 	// Host is the machine the case ran on (cores, RAM, kernel, cgroup
-	// version), "" when not recorded: a resumed run's cases may come from
-	// another machine than the run's.
+	// version, swap: app.Host), "" when not recorded: a resumed run's cases
+	// may come from another machine than the run's.
 	Host string
 }
 
