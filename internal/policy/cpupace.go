@@ -50,6 +50,26 @@ import (
 // time rose (3018-3113 s against 2514 s): the CPU that delays actions
 // here is largely the host's own (page faults, reclaim, the controller),
 // which the sandboxes' weights do not order. Dropped.
+//
+// Where the CPU goes now (fd0ae8e, batch18 twice at 1 GiB, time scale
+// 0.2, the replay's memory compressing like real memory; tenon alone,
+// /proc/stat and the bench process's and the sandboxes' CPU every 5 s,
+// perf for 30 s): for its first 190 s the host was 93-100 % busy, the
+// sandboxes using 1.2-1.55 cores and the controlling process 0.4-0.7
+// (its largest share the teardown capture's hashing). 72 % of perf's
+// samples were the sandboxes' `tenon tool mem` processes: of theirs a
+// quarter page faults (costly under this host's PVM hypervisor), 14 %
+// writing the random third of each new page, 16 % the tenon binary's
+// package initialisation on each of the 2300 execs. The tools write what
+// their curves ask, about 37 GiB over the run, five times as fast as in the
+// traces' own time. So the sandboxes' own use stayed under CPUBusy of the
+// 2 cores and pacing seldom held: 26-28 agents and 15-17 running actions
+// at once in 30-90 s, where actions that took under 0.1 s under static-8
+// (3.6 actions at once on average) took 12 times as long at the median
+// (the three-policy run at 7c566b3, bench-traces-live-b18-noise). This,
+// not memory, is where tenon's live P50 on batch18 trails static-8's, and
+// it is partly the replay's: the compression speeds up the tools' CPU
+// demand with their curves.
 
 // DefaultCPUBusy is the share of the host's CPUs the sandboxes may use
 // before agent pacing waits: below all of them, since the host's own
