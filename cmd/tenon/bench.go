@@ -426,6 +426,9 @@ func loadResume(path, command string, cases []bench.Case) ([]bench.Outcome, stri
 	if err != nil {
 		return nil, "", fmt.Errorf("--resume %s: %w", path, err)
 	}
+	if sameMeasurement(meta.Command, command) {
+		command = meta.Command
+	}
 	if err := app.CheckResume(meta, app.GitCommit(), app.GitDirty(), command); err != nil {
 		return nil, "", fmt.Errorf("--resume %s: %w", path, err)
 	}
@@ -451,6 +454,61 @@ func loadResume(path, command string, cases []bench.Case) ([]bench.Outcome, stri
 		return nil, "", fmt.Errorf("--resume %s: none of its %d cases is one of this run's %d", path, len(res.Outcomes), len(cases))
 	}
 	return done, fmt.Sprintf("the run started %s on %s (%s)", meta.Started.UTC().Format("2006-01-02 15:04 UTC"), meta.Machine, path), nil
+}
+
+// outputFlags name where a bench writes, which does not change what it
+// measures: a resume may write elsewhere than the run it goes on from.
+var outputFlags = []string{"out-dir", "events-dir"}
+
+// sameMeasurement reports whether two bench commands (as quoteArgs
+// renders them) differ at most in outputFlags.
+func sameMeasurement(a, b string) bool {
+	key := func(c string) []string {
+		args := splitQuoted(c)
+		for _, f := range outputFlags {
+			args = dropFlag(args, f)
+		}
+		return args
+	}
+	return slices.Equal(key(a), key(b))
+}
+
+// splitQuoted splits a command quoteArgs rendered back into its words:
+// spaces separate them outside single quotes, and a backslash outside
+// quotes escapes the next character (quoteArgs writes a quote inside a
+// quoted word as close quote, backslash, quote, open quote).
+func splitQuoted(s string) []string {
+	var out []string
+	var w strings.Builder
+	inWord, quoted := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quoted && c == '\'':
+			quoted = false
+		case quoted:
+			w.WriteByte(c)
+		case c == '\'':
+			quoted, inWord = true, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+			inWord = true
+		case c == ' ':
+			if inWord {
+				out = append(out, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, w.String())
+	}
+	return out
 }
 
 // dropFlag returns args without flag name and its value ("--name V",

@@ -291,8 +291,12 @@ func TestBenchResume(t *testing.T) {
 			t.Fatalf("the case's host reads back as %+v (%v), want %q", first, err, app.Host())
 		}
 	}
+	// The resume writes elsewhere: where results go is not part of what
+	// a run measures (sameMeasurement).
+	out2 := filepath.Join(t.TempDir(), "out2")
+	args2 := []string{"--quick", "--sim", "--out-dir", out2, "--state-dir", "/nonexistent"}
 	env = newTestEnv()
-	err := runBench(context.Background(), &env.cliEnv, append(slices.Clone(args), "--resume", path))
+	err := runBench(context.Background(), &env.cliEnv, append(slices.Clone(args2), "--resume", path))
 	if app.GitDirty() {
 		// Both runs were made from this working tree: a dirty one may
 		// not be resumed (its results would name a commit that did not
@@ -307,7 +311,7 @@ func TestBenchResume(t *testing.T) {
 		if !strings.Contains(env.errOut.String(), "taken from the earlier run") || strings.Contains(env.errOut.String(), "simulating") {
 			t.Errorf("the case was not taken from the earlier run:\n%s", env.errOut.String())
 		}
-		md, err := os.ReadFile(filepath.Join(out, "bench-quick.md"))
+		md, err := os.ReadFile(filepath.Join(out2, "bench-quick.md"))
 		if err != nil || !strings.Contains(string(md), "- resumed: 1 of 1 cases taken from the run started") {
 			t.Errorf("the Markdown does not say it resumed (%v)", err)
 		}
@@ -331,6 +335,30 @@ func TestBenchResume(t *testing.T) {
 	for _, in := range [][]string{{"--resume", "x.json", "--n", "4"}, {"--n", "4", "-resume=x.json"}, {"--resume=x.json", "--n", "4"}} {
 		if got := dropFlag(in, "resume"); !slices.Equal(got, []string{"--n", "4"}) {
 			t.Errorf("dropFlag(%q) = %q", in, got)
+		}
+	}
+}
+
+func TestSameMeasurement(t *testing.T) {
+	for _, args := range [][]string{{"--n", "4"}, {"--name", "it's", "--traces", "a b", ""}, {"--x", `a\b`, "'"}} {
+		if got := splitQuoted(quoteArgs(args)); !slices.Equal(got, args) {
+			t.Errorf("splitQuoted(quoteArgs(%q)) = %q", args, got)
+		}
+	}
+	base := "tenon bench --name s --out-dir /a --events-dir /e"
+	for _, c := range []struct {
+		b    string
+		same bool
+	}{
+		{"tenon bench --name s --out-dir /b", true},
+		{"tenon bench --name s --out-dir=/b --events-dir /f", true},
+		{"tenon bench --name s", true},
+		{"tenon bench --name t --out-dir /a --events-dir /e", false},
+		{"tenon bench --name s --reps 1 --out-dir /a", false},
+		{"tenon bench --name 's' --out-dir '/a b'", true},
+	} {
+		if got := sameMeasurement(base, c.b); got != c.same {
+			t.Errorf("sameMeasurement(%q, %q) = %v, want %v", base, c.b, got, c.same)
 		}
 	}
 }
