@@ -49,16 +49,11 @@ func Host() string {
 
 // swapDesc describes the host's swap as Host names it.
 func swapDesc() string {
-	f, err := os.Open("/proc/swaps")
+	st, err := swap.GetStatus()
 	if err != nil {
 		return "swap unknown"
 	}
-	defer f.Close()
-	e, err := swap.ParseSwaps(f)
-	if err != nil {
-		return "swap unknown"
-	}
-	return swapSummary(e)
+	return swapSummary(st.Swaps)
 }
 
 // swapSummary is "no swap", or the swap devices' total size and kinds:
