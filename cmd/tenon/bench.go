@@ -121,7 +121,7 @@ next to it, and runs nothing.`)
 	actuator := fs.String("actuator", "freezer", actuatorHelp+"; the bench freezes unless told, so that its results compare across hosts")
 	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
 	replot := fs.String("replot", "", "redraw the plots of an earlier run from its results JSON (written next to it), run nothing")
-	resume := fs.String("resume", "", "go on from the results `JSON` of an earlier run of the same command by a binary of the same commit (clean trees), stopped before its end: its complete cases are taken as they are, the rest run (the bench writes its results after every case)")
+	resume := fs.String("resume", "", "go on from the results `JSON` of an earlier run of the same command by a binary of the same commit (clean trees), stopped before its end: its complete cases are taken as they are, the case it stopped in goes on from its complete repetitions (on the same machine), the rest run (the bench writes its results after every repetition)")
 	asJSON := fs.Bool("json", false, "print JSON (the case list with --dry-run, else the results) on stdout")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -415,7 +415,8 @@ func quoteArgs(args []string) string {
 // returns its outcomes and a description of the run. The run must have
 // been made by the same command (command: this run's, without --resume)
 // from the same commit as this binary, both trees clean, and at least one
-// of its cases must stand for one of this run's (bench.Reusable).
+// of its cases must stand for one of this run's (bench.Reusable), or be
+// one this run goes on from (bench.Resumable).
 func loadResume(path, command string, cases []bench.Case) ([]bench.Outcome, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -432,7 +433,9 @@ func loadResume(path, command string, cases []bench.Case) ([]bench.Outcome, stri
 	if err := app.CheckResume(meta, app.GitCommit(), app.GitDirty(), command); err != nil {
 		return nil, "", fmt.Errorf("--resume %s: %w", path, err)
 	}
-	done := slices.DeleteFunc(res.Outcomes, func(o bench.Outcome) bool { return o.Err != nil })
+	// Complete cases are taken; one it stopped in goes on from its
+	// complete repetitions (bench.Resumable).
+	done := slices.DeleteFunc(res.Outcomes, func(o bench.Outcome) bool { return o.Err != nil && o.Complete == 0 })
 	for i := range done {
 		if done[i].Host == "" {
 			// A file from before cases named their host: the run's.

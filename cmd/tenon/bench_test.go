@@ -325,6 +325,7 @@ func TestBenchResume(t *testing.T) {
 		if err != nil || !strings.Contains(string(md), "- resumed: 1 of 1 cases taken from the run started") {
 			t.Errorf("the Markdown does not say it resumed (%v)", err)
 		}
+		resumeMidCase(t)
 	}
 	env = newTestEnv()
 	err = runBench(context.Background(), &env.cliEnv, append(slices.Clone(args), "--n", "6", "--resume", path))
@@ -346,6 +347,47 @@ func TestBenchResume(t *testing.T) {
 		if got := dropFlag(in, "resume"); !slices.Equal(got, []string{"--n", "4"}) {
 			t.Errorf("dropFlag(%q) = %q", in, got)
 		}
+	}
+}
+
+// resumeMidCase: a run stopped in a case after its first of two
+// repetitions goes on from the second.
+func resumeMidCase(t *testing.T) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	args := []string{"--quick", "--sim", "--reps", "2", "--out-dir", out, "--state-dir", "/nonexistent"}
+	env := newTestEnv()
+	if err := runBench(context.Background(), &env.cliEnv, args); err != nil {
+		t.Fatalf("bench --sim --reps 2: %v (%s)", err, env.errOut.String())
+	}
+	// As a run interrupted in its second repetition leaves it.
+	path := filepath.Join(out, "bench-quick.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	c := doc["cases"].([]any)[0].(map[string]any)
+	c["error"], c["complete_reps"], doc["partial"] = "repetition 2 of 2: interrupted: context canceled", 1, true
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env = newTestEnv()
+	if err := runBench(context.Background(), &env.cliEnv, append(slices.Clone(args), "--resume", path)); err != nil {
+		t.Fatalf("--resume mid-case: %v (%s)", err, env.errOut.String())
+	}
+	if n := strings.Count(env.errOut.String(), "simulating"); n != 1 {
+		t.Errorf("the resumed case simulated %d times, want once (its second repetition):\n%s", n, env.errOut.String())
+	}
+	md, err := os.ReadFile(filepath.Join(out, "bench-quick.md"))
+	if err != nil || !strings.Contains(string(md), "went on from the repetitions it had completed") || !strings.Contains(string(md), "which made the first 1") {
+		t.Errorf("the Markdown does not say the case went on from its first repetition (%v):\n%s", err, md)
 	}
 }
 

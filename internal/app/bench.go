@@ -180,31 +180,37 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 	var label string
 	host := Host() // the same for every case of this run
 	resumed := func(r *bench.Results) {
-		n := 0
+		n, reps := 0, 0
 		for _, o := range r.Outcomes {
-			if o.Resumed {
+			switch {
+			case o.Resumed:
 				n++
+			case o.ResumedReps > 0:
+				reps++
 			}
 		}
 		meta.Resumed = ""
-		if n > 0 {
+		if n > 0 || reps > 0 {
 			meta.Resumed = fmt.Sprintf("%d of %d cases taken from %s", n, r.Cases, cfg.ResumedFrom)
+		}
+		if reps > 0 {
+			meta.Resumed += fmt.Sprintf("; %d case(s) went on from the repetitions it had completed", reps)
 		}
 	}
 	res := bench.Run(ctx, cfg.Cases, bench.Config{
 		FallbackStatic: BenchFallbackStatic,
 		Done:           cfg.Resume,
-		// After each case the results so far are written, as at the end:
-		// a run stopped for good (a killed process, a lost machine)
-		// leaves them for --resume.
+		Host:           host,
 		AfterCase: func(r *bench.Results) {
-			last := &r.Outcomes[len(r.Outcomes)-1]
-			if last.Resumed {
+			if last := r.Outcomes[len(r.Outcomes)-1]; last.Resumed {
 				fmt.Fprintf(progress, "[%d/%d] %s: taken from the earlier run\n", len(r.Outcomes), r.Cases, last.Case.Name)
-			} else {
-				last.Host = host
 			}
-			if len(r.Outcomes) == r.Cases {
+		},
+		// After each case and each repetition the results so far are
+		// written, as at the end: a run stopped for good (a killed
+		// process, a lost machine) leaves them for --resume.
+		Checkpoint: func(r *bench.Results) {
+			if !r.Partial() {
 				return // written below
 			}
 			resumed(r)

@@ -33,8 +33,15 @@ type jsonCase struct {
 	Comparison *report.Comparison `json:"comparison"`
 	// Reps are the repetitions Comparison is the median of; omitted for one.
 	Reps []*report.Comparison `json:"reps,omitempty"`
+	// CompleteReps is how many of Reps, the first ones, completed: written
+	// for a case with an error (all of them otherwise), whose complete
+	// repetitions a resumed run keeps.
+	CompleteReps int `json:"complete_reps,omitempty"`
 	// Resumed: taken from an earlier run's results (tenon bench --resume).
 	Resumed bool `json:"resumed,omitempty"`
+	// ResumedReps: that many of Reps, the first ones, were taken from an
+	// earlier run that stopped in this case.
+	ResumedReps int `json:"resumed_reps,omitempty"`
 	// WorkflowsDigest identifies the case's workflows (WorkflowsDigest).
 	WorkflowsDigest string `json:"workflows_digest,omitempty"`
 	// Host is the machine the case ran on (Outcome.Host).
@@ -52,15 +59,15 @@ func WriteJSON(w io.Writer, meta Meta, r *Results) error {
 	}
 	for _, o := range r.Outcomes {
 		jc := jsonCase{Case: o.Case, Workflows: len(o.Case.Workflows), WallS: o.Wall.Seconds(), Comparison: o.Comparison,
-			Resumed: o.Resumed, WorkflowsDigest: o.WorkflowsDigest, Host: o.Host}
+			Resumed: o.Resumed, ResumedReps: o.ResumedReps, WorkflowsDigest: o.WorkflowsDigest, Host: o.Host}
 		if d := WorkflowsDigest(o.Case.Workflows); d != "" {
 			jc.WorkflowsDigest = d
 		}
-		if len(o.Reps) > 1 {
+		if len(o.Reps) > 1 || o.Err != nil {
 			jc.Reps = o.Reps
 		}
 		if o.Err != nil {
-			jc.Error = o.Err.Error()
+			jc.Error, jc.CompleteReps = o.Err.Error(), o.Complete
 		}
 		doc.Cases = append(doc.Cases, jc)
 	}
@@ -94,12 +101,13 @@ func ReadJSONMeta(r io.Reader) (Meta, *Results, error) {
 	res := &Results{Cases: len(doc.Cases), Interrupted: doc.Partial, BestStatic: doc.BestStatic, BestStaticWhy: doc.BestStaticWhy}
 	for _, jc := range doc.Cases {
 		o := Outcome{Case: jc.Case, Comparison: jc.Comparison, Reps: jc.Reps, Wall: time.Duration(jc.WallS * float64(time.Second)),
-			Resumed: jc.Resumed, WorkflowsDigest: jc.WorkflowsDigest, Host: jc.Host}
+			Resumed: jc.Resumed, ResumedReps: jc.ResumedReps, WorkflowsDigest: jc.WorkflowsDigest, Host: jc.Host}
 		if len(o.Reps) == 0 && o.Comparison != nil {
 			o.Reps = []*report.Comparison{o.Comparison}
 		}
+		o.Complete = len(o.Reps)
 		if jc.Error != "" {
-			o.Err = errors.New(jc.Error)
+			o.Err, o.Complete = errors.New(jc.Error), min(jc.CompleteReps, len(o.Reps))
 		}
 		res.Outcomes = append(res.Outcomes, o)
 	}

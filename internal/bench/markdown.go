@@ -22,7 +22,7 @@ func WriteMarkdown(w io.Writer, meta Meta, r *Results, plots []string) error {
 		if !r.Interrupted {
 			why = "a checkpoint: the run goes on, or stopped; tenon bench --resume with this file's JSON goes on from it"
 		}
-		status = fmt.Sprintf("**PARTIAL**: %d of %d cases ran (%s)", len(r.Outcomes), r.Cases, why)
+		status = fmt.Sprintf("**PARTIAL**: %d of %d cases ran (%s)", r.Finished(), r.Cases, why)
 	}
 	dirty := ""
 	if meta.Dirty {
@@ -86,6 +86,8 @@ func writeCase(b *strings.Builder, o Outcome, machine string) {
 	fmt.Fprintf(b, ", took %s", o.Wall.Round(1e9))
 	if o.Resumed {
 		b.WriteString(" (in the earlier run this one resumed)")
+	} else if o.ResumedReps > 0 {
+		fmt.Fprintf(b, " (with the earlier run this one resumed, which made the first %d)", o.ResumedReps)
 	}
 	if o.Host != "" && !strings.HasPrefix(machine, o.Host) {
 		fmt.Fprintf(b, ", on another machine: %s", o.Host)

@@ -32,11 +32,20 @@ type Outcome struct {
 	Comparison *report.Comparison
 	// Err is the case's error, nil on success.
 	Err error
-	// Wall is how long the case took, every repetition.
+	// Wall is how long the case took, every repetition (with the time an
+	// earlier run spent in it, when it went on from there).
 	Wall time.Duration
+	// Complete is how many of Reps, the first ones, returned without an
+	// error: all of them when Err is nil; fewer when a repetition failed,
+	// was interrupted or is still running (ErrUnfinished).
+	Complete int
 	// Resumed marks an outcome taken from an earlier run of the same
 	// cases (Config.Done) instead of replayed.
 	Resumed bool
+	// ResumedReps is how many of Reps, the first ones, were taken from an
+	// earlier run that stopped in this case (its complete ones); the
+	// others were replayed by this run.
+	ResumedReps int
 	// WorkflowsDigest identifies the case's workflows (WorkflowsDigest);
 	// read back from a results file, whose cases carry no workflows.
 	WorkflowsDigest string
@@ -59,8 +68,20 @@ type Results struct {
 	Interrupted bool
 }
 
-// Partial reports whether some cases did not run.
-func (r *Results) Partial() bool { return r.Interrupted || len(r.Outcomes) < r.Cases }
+// Partial reports whether some cases did not run or did not finish.
+func (r *Results) Partial() bool { return r.Interrupted || r.Finished() < r.Cases }
+
+// Finished is how many outcomes are of cases that ran to their end
+// (with or without an error): all but a case still in flight.
+func (r *Results) Finished() int {
+	n := 0
+	for _, o := range r.Outcomes {
+		if !errors.Is(o.Err, ErrUnfinished) {
+			n++
+		}
+	}
+	return n
+}
 
 // Config drives Run.
 type Config struct {
@@ -77,12 +98,23 @@ type Config struct {
 	Clock clock.Clock
 	// Done are outcomes of an earlier run of the same cases (its results
 	// file, ReadJSON): a case with a complete one (Reusable) is not
-	// replayed again, its outcome is taken as it is, marked Resumed.
+	// replayed again, its outcome is taken as it is, marked Resumed; a
+	// case the earlier run stopped in on this Host goes on from its
+	// complete repetitions (Resumable).
 	Done []Outcome
+	// Host names the machine this run replays on (Outcome.Host of the
+	// cases it replays).
+	Host string
 	// AfterCase, if set, is called after each case with the results so
-	// far (a checkpoint: the host writes them, so that a run stopped for
-	// good can be resumed from them).
+	// far.
 	AfterCase func(*Results)
+	// Checkpoint, if set, is called after each case and after each
+	// repetition with the results so far; a case still in flight is their
+	// last outcome, with the repetitions it completed and an error
+	// wrapping ErrUnfinished. The host writes them, so that a run stopped
+	// for good (a killed process, a lost machine) can be resumed from
+	// them, down to the repetition.
+	Checkpoint func(*Results)
 }
 
 // Run runs the cases in order, each c.Reps times. A failed case is
@@ -117,11 +149,21 @@ func Run(ctx context.Context, cases []Case, cfg Config) *Results {
 		if ok {
 			out.Case, out.Resumed = c, true
 		} else {
-			out = runCase(ctx, clk, cfg, c, i, len(cases))
+			prior, _ := Resumable(cfg.Done, c, cfg.Host)
+			out = runCase(ctx, clk, cfg, c, i, len(cases), prior, func(inFlight Outcome) {
+				if cfg.Checkpoint != nil {
+					cp := *res
+					cp.Outcomes = append(slices.Clone(res.Outcomes), inFlight)
+					cfg.Checkpoint(&cp)
+				}
+			})
 		}
 		res.Outcomes = append(res.Outcomes, out)
 		if cfg.AfterCase != nil {
 			cfg.AfterCase(res)
+		}
+		if cfg.Checkpoint != nil {
+			cfg.Checkpoint(res)
 		}
 		if ctx.Err() != nil {
 			res.Interrupted = true
@@ -143,15 +185,36 @@ func Run(ctx context.Context, cases []Case, cfg Config) *Results {
 func Reusable(done []Outcome, c Case) (Outcome, bool) {
 	digest := WorkflowsDigest(c.Workflows)
 	for _, o := range done {
-		d := o.Case
-		same := d.Name == c.Name && d.Group == c.Group && d.Workload == c.Workload && d.Budget == c.Budget &&
-			slices.Equal(d.Policies, c.Policies) && maps.Equal(d.Params, c.Params) && d.TimeScale == c.TimeScale &&
-			(o.WorkflowsDigest == "" || digest == "" || o.WorkflowsDigest == digest)
-		if same && o.Err == nil && o.Comparison != nil && len(o.Reps) == max(c.Reps, 1) {
+		if sameCase(o, c, digest) && o.Err == nil && o.Comparison != nil && len(o.Reps) == max(c.Reps, 1) {
 			return o, true
 		}
 	}
 	return Outcome{}, false
+}
+
+// Resumable returns the outcome among done of case c that stopped before
+// its last repetition (an error, an interruption, a process stopped in
+// flight) with some complete ones, made on host (or on a machine not
+// recorded): the same case as Reusable asks for, and the repetitions a
+// run going on from it keeps. A case's repetitions come from one machine.
+func Resumable(done []Outcome, c Case, host string) (Outcome, bool) {
+	digest := WorkflowsDigest(c.Workflows)
+	for _, o := range done {
+		if sameCase(o, c, digest) && o.Err != nil && o.Complete > 0 && o.Complete < max(c.Reps, 1) &&
+			o.Complete <= len(o.Reps) && (o.Host == "" || host == "" || o.Host == host) {
+			return o, true
+		}
+	}
+	return Outcome{}, false
+}
+
+// sameCase reports whether outcome o is of case c, whose workflows'
+// digest is digest.
+func sameCase(o Outcome, c Case, digest string) bool {
+	d := o.Case
+	return d.Name == c.Name && d.Group == c.Group && d.Workload == c.Workload && d.Budget == c.Budget &&
+		slices.Equal(d.Policies, c.Policies) && maps.Equal(d.Params, c.Params) && d.TimeScale == c.TimeScale &&
+		(o.WorkflowsDigest == "" || digest == "" || o.WorkflowsDigest == digest)
 }
 
 // WorkflowsDigest is a short digest of workflows (their JSON), "" for
@@ -168,12 +231,19 @@ func WorkflowsDigest(wfs []trajectory.Workflow) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// runCase replays case i of n c.Reps times, until one fails.
-func runCase(ctx context.Context, clk clock.Clock, cfg Config, c Case, i, n int) Outcome {
-	out := Outcome{Case: c}
+// runCase replays case i of n c.Reps times, until one fails, going on
+// after the complete repetitions of prior (Resumable; none when zero)
+// and calling inFlight after each repetition but the last with the
+// outcome so far.
+func runCase(ctx context.Context, clk clock.Clock, cfg Config, c Case, i, n int, prior Outcome, inFlight func(Outcome)) Outcome {
+	out := Outcome{Case: c, Host: cfg.Host}
+	if prior.Complete > 0 {
+		out.Reps = slices.Clone(prior.Reps[:prior.Complete])
+		out.Complete, out.ResumedReps = prior.Complete, prior.Complete
+	}
 	reps := max(c.Reps, 1)
 	start := clk.Now()
-	for rep := 0; rep < reps && out.Err == nil; rep++ {
+	for rep := out.Complete; rep < reps && out.Err == nil; rep++ {
 		if cfg.Progress != nil {
 			cfg.Progress(i, n, c, rep)
 		}
@@ -192,9 +262,20 @@ func runCase(ctx context.Context, clk clock.Clock, cfg Config, c Case, i, n int)
 		if err != nil && reps > 1 {
 			err = fmt.Errorf("repetition %d of %d: %w", rep+1, reps, err)
 		}
+		if err == nil {
+			out.Complete++
+		}
 		out.Err = err
+		out.Wall = prior.Wall + clk.Now().Sub(start)
+		if err == nil && rep+1 < reps {
+			cp := out
+			cp.Reps = slices.Clone(out.Reps)
+			cp.Comparison = report.Aggregate(cp.Reps)
+			cp.Err = fmt.Errorf("%w: %d of %d repetitions done", ErrUnfinished, out.Complete, reps)
+			inFlight(cp)
+		}
 	}
-	out.Wall = clk.Now().Sub(start)
+	out.Wall = prior.Wall + clk.Now().Sub(start)
 	out.Comparison = report.Aggregate(out.Reps)
 	return out
 }

@@ -266,3 +266,98 @@ func TestRunResumes(t *testing.T) {
 		t.Errorf("with 3 reps asked and 2 done, %d replays, want all 9", len(ran))
 	}
 }
+
+// TestRunGoesOnMidCase: a run stopped in a case (interrupted, or killed
+// after the checkpoint of a repetition) is resumed from the repetitions
+// that case completed, on the same machine only; the checkpoints in
+// between say the case is unfinished and the results partial.
+func TestRunGoesOnMidCase(t *testing.T) {
+	m := sweepMatrix()
+	m.Only, m.Reps = []string{GroupMain}, 3
+	m.Policies = []string{"eager", "tenon"}
+	cs := mustCases(t, m)
+	if len(cs) != 1 {
+		t.Fatalf("%d cases, want the main one", len(cs))
+	}
+	clk := clocktest.NewManual(time.Unix(0, 0))
+	run := func(_ context.Context, c Case, rep int) (*report.Comparison, error) {
+		clk.Advance(time.Minute)
+		cmp := &report.Comparison{LowerBoundS: 10}
+		for i, p := range c.Policies {
+			cmp.Results = append(cmp.Results, metrics(p, float64(30+10*i+rep), 4, 4, 0))
+		}
+		return cmp, nil
+	}
+	through := func(r *Results) []Outcome { // as tenon bench --resume reads a results file
+		t.Helper()
+		var b bytes.Buffer
+		if err := WriteJSON(&b, Meta{Name: "r"}, r); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadJSON(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return back.Outcomes
+	}
+	// Interrupted in the second repetition: the first one is complete.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var checkpoints []*Results
+	first := Run(ctx, cs, Config{Clock: clk, Host: "h1", Checkpoint: func(r *Results) { checkpoints = append(checkpoints, r) },
+		Run: func(ctx context.Context, c Case, rep int) (*report.Comparison, error) {
+			if rep == 1 {
+				cancel()
+			}
+			return run(ctx, c, rep)
+		}})
+	o := first.Outcomes[0]
+	if !first.Interrupted || o.Complete != 1 || len(o.Reps) != 2 || !errors.Is(o.Err, context.Canceled) {
+		t.Fatalf("interrupted run: %d reps, %d complete, err %v; want 2 reps, the first complete, and the interruption", len(o.Reps), o.Complete, o.Err)
+	}
+	if len(checkpoints) != 2 {
+		t.Fatalf("%d checkpoints, want one after the first repetition and one after the case", len(checkpoints))
+	}
+	inFlight := checkpoints[0]
+	if f := inFlight.Outcomes[0]; !errors.Is(f.Err, ErrUnfinished) || f.Complete != 1 || !inFlight.Partial() || inFlight.Finished() != 0 {
+		t.Errorf("checkpoint after the first repetition: %d complete, err %v (partial %v), want the case unfinished with 1 complete", f.Complete, f.Err, inFlight.Partial())
+	}
+	for _, tc := range []struct {
+		name string
+		done []Outcome
+	}{
+		{"interrupted", through(first)},
+		{"killed after the first repetition's checkpoint", through(inFlight)},
+	} {
+		var reps []int
+		res := Run(context.Background(), cs, Config{Clock: clk, Host: "h1", Done: tc.done,
+			Run: func(ctx context.Context, c Case, rep int) (*report.Comparison, error) {
+				reps = append(reps, rep)
+				return run(ctx, c, rep)
+			}})
+		o := res.Outcomes[0]
+		if !slices.Equal(reps, []int{1, 2}) || o.Err != nil || o.Complete != 3 || len(o.Reps) != 3 || o.ResumedReps != 1 || o.Resumed || res.Partial() {
+			t.Errorf("%s: replayed reps %v, outcome of %d reps (%d complete, %d resumed, resumed whole %v), err %v; want 1 and 2 replayed after the earlier first",
+				tc.name, reps, len(o.Reps), o.Complete, o.ResumedReps, o.Resumed, o.Err)
+		}
+		if tenon, _ := o.Comparison.Policy("tenon"); tenon.MakespanS != 41 || tenon.Reps != 3 {
+			t.Errorf("%s: tenon median %v over %d, want 41 over 3", tc.name, tenon.MakespanS, tenon.Reps)
+		}
+		if o.Wall < 3*time.Minute {
+			t.Errorf("%s: wall %v, want the earlier run's time in it too", tc.name, o.Wall)
+		}
+		if back := through(res)[0]; back.ResumedReps != 1 || back.Complete != 3 {
+			t.Errorf("%s: the JSON keeps resumed reps %d, complete %d", tc.name, back.ResumedReps, back.Complete)
+		}
+	}
+	// Another machine: the case replays whole.
+	var reps []int
+	Run(context.Background(), cs, Config{Clock: clk, Host: "h2", Done: through(first),
+		Run: func(ctx context.Context, c Case, rep int) (*report.Comparison, error) {
+			reps = append(reps, rep)
+			return run(ctx, c, rep)
+		}})
+	if !slices.Equal(reps, []int{0, 1, 2}) {
+		t.Errorf("on another host replayed reps %v, want all three", reps)
+	}
+}
