@@ -29,7 +29,7 @@ run() {
 {
   echo "# A simulated cluster: placement by published headroom against static requests"
   echo
-  echo "Commit: \`$commit\` (clean tree). Date: $(date -u +%F). Produced by \`bench/cluster-sim.sh\`. Deterministic: one run per case."
+  echo "Commit: \`$commit\` (clean tree). Date: $(date -u +%F). Produced by $script. Deterministic: one run per case."
   echo
   echo '```'
   echo "tenon trace import agentcgroup $traces/agentcgroup-SET -o SET.jsonl"

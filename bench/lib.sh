@@ -3,8 +3,15 @@
 # bench_setup NAME goes to the repository's root, refuses a dirty tree (a
 # results file names the commit that produced it), sets traces (the real
 # trace sets: $TRACES, default ../shared/traces), out (the results file:
-# $OUT, default bench/results/NAME.md), commit (HEAD) and work (a
-# temporary directory, removed at exit), and builds tenon into $work/tenon.
+# $OUT, default bench/results/NAME.md), commit (the commit whose tenon
+# makes the results: $COMMIT, default HEAD), script (how to name the
+# script in the results: `bench/NAME.sh`, with its own commit when that
+# is not $commit) and work (a temporary directory, removed at exit), and
+# builds tenon into $work/tenon.
+#
+# COMMIT lets one results snapshot come from one commit's tenon while a
+# script that makes one of its files came later: the tenon of an ancestor
+# of HEAD is built from `git archive COMMIT`.
 bench_setup() {
   cd "$(dirname "${BASH_SOURCE[0]}")/.."
   traces=${TRACES:-../shared/traces}
@@ -13,8 +20,26 @@ bench_setup() {
     echo "$1: the tree has uncommitted changes; commit first (a results file names its commit)" >&2
     exit 1
   fi
-  commit=$(git rev-parse HEAD)
+  local head
+  head=$(git rev-parse HEAD)
+  if ! commit=$(git rev-parse --verify --quiet "${COMMIT:-HEAD}^{commit}"); then
+    echo "$1: COMMIT=$COMMIT is not a commit of this repository" >&2
+    exit 1
+  fi
+  if ! git merge-base --is-ancestor "$commit" "$head"; then
+    echo "$1: COMMIT=$COMMIT is not an ancestor of HEAD: results must name a commit of this history" >&2
+    exit 1
+  fi
+  script="\`bench/$1.sh\`"
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
-  go build -o "$work/tenon" ./cmd/tenon
+  if [ "$commit" = "$head" ]; then
+    go build -o "$work/tenon" ./cmd/tenon
+  else
+    script="\`bench/$1.sh\` of \`${head:0:7}\`"
+    mkdir "$work/src"
+    git archive "$commit" | tar -x -C "$work/src"
+    (cd "$work/src" && go build -o "$work/tenon" ./cmd/tenon)
+    rm -rf "$work/src"
+  fi
 }

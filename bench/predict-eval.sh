@@ -20,7 +20,7 @@ $t predict train --traces "$H" --val 0 --seed 1 -o "$work/m-h.json" 2>/dev/null
 $t predict eval --model "$work/m-h.json" --train "$H" --test "$B" --seed 1 --json >"$work/e-h2b.json"
 $t predict train --traces "$B" --val 0 --seed 1 -o "$work/m-b.json" 2>/dev/null
 $t predict eval --model "$work/m-b.json" --train "$B" --test "$H" --seed 1 --json >"$work/e-b2h.json"
-echo "Commit: \`$commit\`. Produced by \`bench/predict-eval.sh\` on $(date -u +%F)."
+echo "Commit: \`$commit\`. Produced by $script on $(date -u +%F)."
 echo
 python3 - "$work" <<'PY'
 import json, os, sys

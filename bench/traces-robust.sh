@@ -32,10 +32,10 @@ for r in d["results"]:
     done
   done
 done >"$work/rows"
-python3 - "$work/rows" "$commit" "$traces" >"$out" <<'EOF'
+python3 - "$work/rows" "$commit" "$traces" "$script" >"$out" <<'EOF'
 import json, sys
 rows = [l.split(" ", 4) for l in open(sys.argv[1])]
-commit, traces = sys.argv[2], sys.argv[3]
+commit, traces, script = sys.argv[2], sys.argv[3], sys.argv[4]
 cases, res = [], {}
 for w, b, host, pol, js in rows:
     k = (w, b, host)
@@ -58,7 +58,7 @@ def cell(r):
 
 print("# Real traces in the simulator, other loads and hosts")
 print()
-print("Commit: `%s` (clean tree). Produced by `bench/traces-robust.sh`. Deterministic: one run per case." % commit)
+print("Commit: `%s` (clean tree). Produced by %s. Deterministic: one run per case." % (commit, script))
 print()
 print("The two AgentCgroup trace sets in `%s`, imported, under loads the mechanisms were not" % traces)
 print("looked at with: every workflow three times (`tenon trace replicate --copies 3 --spacing 2")

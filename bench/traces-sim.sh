@@ -12,7 +12,7 @@ policies=eager,static-4,static-8,agent-reservation,agentcgroup,tenon,tenon-alway
 {
   echo "# Real traces in the simulator, at the traces' own time"
   echo
-  echo "Commit: \`$commit\` (clean tree). Date: $(date -u +%F). Produced by \`bench/traces-sim.sh\`. Deterministic: one run per case."
+  echo "Commit: \`$commit\` (clean tree). Date: $(date -u +%F). Produced by $script. Deterministic: one run per case."
   echo
   echo "The two AgentCgroup trace sets in \`$traces\`, imported and replicated twice as"
   echo "\`tenon bench\`'s traces group does (ids -r0/-r1, arrivals i × 0.5 s + copy × 30 s, host image), simulated at"
