@@ -11,7 +11,9 @@
 #
 # COMMIT lets one results snapshot come from one commit's tenon while a
 # script that makes one of its files came later: the tenon of an ancestor
-# of HEAD is built from `git archive COMMIT`.
+# of HEAD is built in a clone of it at $work/src. (Such a binary carries
+# no VCS stamp; where it names its commit itself, as tenon bench and tenon
+# harness do, run it from $work/src, whose HEAD is $commit.)
 bench_setup() {
   cd "$(dirname "${BASH_SOURCE[0]}")/.."
   traces=${TRACES:-../shared/traces}
@@ -30,16 +32,15 @@ bench_setup() {
     echo "$1: COMMIT=$COMMIT is not an ancestor of HEAD: results must name a commit of this history" >&2
     exit 1
   fi
-  script="\`bench/$1.sh\`"
+  script="\`bench/$(basename "$0")\`"
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   if [ "$commit" = "$head" ]; then
     go build -o "$work/tenon" ./cmd/tenon
   else
-    script="\`bench/$1.sh\` of \`${head:0:7}\`"
-    mkdir "$work/src"
-    git archive "$commit" | tar -x -C "$work/src"
+    script="\`bench/$(basename "$0")\` of \`${head:0:7}\`"
+    git clone -q --no-checkout . "$work/src"
+    git -C "$work/src" checkout -q --detach "$commit"
     (cd "$work/src" && go build -o "$work/tenon" ./cmd/tenon)
-    rm -rf "$work/src"
   fi
 }

@@ -12,9 +12,9 @@ bench_setup sim-scale
 dir=$(dirname "$out")
 cmd=(sim --kind swe --n 10000 --seed 1 --budget 1TiB --oversub 4.75 --policy eager,static-2048,tenon --horizon 4h --json)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-/usr/bin/time -f '%e %U %M' -o "$work/time" "$work/tenon" "${cmd[@]}" >"$dir/sim-scale-10k.json"
+/usr/bin/time -f '%e %U %M' -o "$work/time" "$work/tenon" "${cmd[@]}" >"$work/sim-scale-10k.json"
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
-"$work/tenon" sim scale --iters 200 --plot "$dir/sim-scale.png" --json >"$dir/sim-scale.json"
+"$work/tenon" sim scale --iters 200 --plot "$work/sim-scale.png" --json >"$work/sim-scale.json"
 {
   echo "# sim scale: 10,000 agents on a simulated 1 TiB host"
   echo
@@ -30,7 +30,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
   echo
   echo "    tenon ${cmd[*]} > sim-scale-10k.json"
   echo
-  python3 - "$dir/sim-scale-10k.json" "$work/time" <<'EOF'
+  python3 - "$work/sim-scale-10k.json" "$work/time" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 wall, user, rss = open(sys.argv[2]).read().split()
@@ -56,13 +56,15 @@ EOF
   echo "Mean wall time of one \`gate.Controller.Step\` over 200 control periods of synthetic sandboxes"
   echo "(half growing), with ample memory (green) and under pressure; one run, so the small sizes are noisy:"
   echo
-  python3 - "$dir/sim-scale.json" <<'EOF'
+  python3 - "$work/sim-scale.json" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 print("    sandboxes  green step  pressure step")
 for r in d:
     print("    %9d  %7.3f ms  %10.3f ms (%s)" % (r["sandboxes"], r["green_step_ms"], r["pressure_step_ms"], r["pressure"]))
 EOF
-} >"$out.tmp"
-mv "$out.tmp" "$out"
+} >"$work/out.md"
+# Every file at once, once all are made: none is left from another commit.
+mv "$work/sim-scale-10k.json" "$work/sim-scale.json" "$work/sim-scale.png" "$dir/"
+mv "$work/out.md" "$out"
 echo "wrote $out, sim-scale-10k.json, sim-scale.json and sim-scale.png at $commit"

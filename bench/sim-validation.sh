@@ -15,7 +15,7 @@ all=eager,static-4,tenon,agent-reservation,gate,admission,tenon-no-gate,tenon-no
 dir=$(dirname "$out")
 sim() { "$work/tenon" sim --workload "$work/default.jsonl" --budget 2GiB "$@"; }
 sim --policy "$all" >"$work/all.txt"
-sim --policy "$all" --json --plot "$dir/sim-validation.png" >"$dir/sim-validation.json"
+sim --policy "$all" --json --plot "$work/sim-validation.png" >"$work/sim-validation.json"
 sim --policy "$all" --param hold=off >"$work/nohold.txt"
 sim --policy tenon --json >"$work/tenon.json"
 sim --policy tenon --param margin=768MiB --json >"$work/margin.json"
@@ -97,6 +97,8 @@ print("| tenon | %s | %s | %d / %d | %d/%d / %d/%d |" % (mk(a), mk(b), a["oom_ev
 EOF
   echo
   echo "(margin.md has the reason for the change.)"
-} >"$out.tmp"
-mv "$out.tmp" "$out"
+} >"$work/out.md"
+# Every file at once, once all are made: none is left from another commit.
+mv "$work/sim-validation.json" "$work/sim-validation.png" "$dir/"
+mv "$work/out.md" "$out"
 echo "wrote $out, $dir/sim-validation.json and $dir/sim-validation.png at $commit"

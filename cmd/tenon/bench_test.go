@@ -322,7 +322,7 @@ func TestBenchResume(t *testing.T) {
 			t.Errorf("the case was not taken from the earlier run:\n%s", env.errOut.String())
 		}
 		md, err := os.ReadFile(filepath.Join(out2, "bench-quick.md"))
-		if err != nil || !strings.Contains(string(md), "- resumed: 1 of 1 cases taken from the run started") {
+		if err != nil || !strings.Contains(string(md), "- resumed: the run started") || !strings.Contains(string(md), "): 1 of 1 cases taken from it") {
 			t.Errorf("the Markdown does not say it resumed (%v)", err)
 		}
 		resumeMidCase(t)

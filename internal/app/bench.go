@@ -189,12 +189,16 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 				reps++
 			}
 		}
-		meta.Resumed = ""
-		if n > 0 || reps > 0 {
-			meta.Resumed = fmt.Sprintf("%d of %d cases taken from %s", n, r.Cases, cfg.ResumedFrom)
+		var parts []string
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d cases taken from it", n, r.Cases))
 		}
 		if reps > 0 {
-			meta.Resumed += fmt.Sprintf("; %d case(s) went on from the repetitions it had completed", reps)
+			parts = append(parts, fmt.Sprintf("%d case(s) went on from the repetitions it had completed", reps))
+		}
+		meta.Resumed = ""
+		if len(parts) > 0 {
+			meta.Resumed = fmt.Sprintf("%s: %s", cfg.ResumedFrom, strings.Join(parts, "; "))
 		}
 	}
 	res := bench.Run(ctx, cfg.Cases, bench.Config{

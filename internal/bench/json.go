@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/tenon-dev/tenon/internal/report"
@@ -37,6 +38,8 @@ type jsonCase struct {
 	// for a case with an error (all of them otherwise), whose complete
 	// repetitions a resumed run keeps.
 	CompleteReps int `json:"complete_reps,omitempty"`
+	// Unfinished: a checkpoint's case still in flight (ErrUnfinished).
+	Unfinished bool `json:"unfinished,omitempty"`
 	// Resumed: taken from an earlier run's results (tenon bench --resume).
 	Resumed bool `json:"resumed,omitempty"`
 	// ResumedReps: that many of Reps, the first ones, were taken from an
@@ -67,7 +70,7 @@ func WriteJSON(w io.Writer, meta Meta, r *Results) error {
 			jc.Reps = o.Reps
 		}
 		if o.Err != nil {
-			jc.Error, jc.CompleteReps = o.Err.Error(), o.Complete
+			jc.Error, jc.CompleteReps, jc.Unfinished = o.Err.Error(), o.Complete, errors.Is(o.Err, ErrUnfinished)
 		}
 		doc.Cases = append(doc.Cases, jc)
 	}
@@ -108,6 +111,9 @@ func ReadJSONMeta(r io.Reader) (Meta, *Results, error) {
 		o.Complete = len(o.Reps)
 		if jc.Error != "" {
 			o.Err, o.Complete = errors.New(jc.Error), min(jc.CompleteReps, len(o.Reps))
+			if jc.Unfinished {
+				o.Err = fmt.Errorf("%w%s", ErrUnfinished, strings.TrimPrefix(jc.Error, ErrUnfinished.Error()))
+			}
 		}
 		res.Outcomes = append(res.Outcomes, o)
 	}

@@ -233,15 +233,25 @@ func WorkflowsDigest(wfs []trajectory.Workflow) string {
 
 // runCase replays case i of n c.Reps times, until one fails, going on
 // after the complete repetitions of prior (Resumable; none when zero)
-// and calling inFlight after each repetition but the last with the
-// outcome so far.
+// and calling inFlight with the outcome so far after each repetition but
+// the last, and first when it goes on from prior.
 func runCase(ctx context.Context, clk clock.Clock, cfg Config, c Case, i, n int, prior Outcome, inFlight func(Outcome)) Outcome {
 	out := Outcome{Case: c, Host: cfg.Host}
+	reps := max(c.Reps, 1)
+	unfinished := func(o Outcome) {
+		o.Reps = slices.Clone(o.Reps)
+		o.Comparison = report.Aggregate(o.Reps)
+		o.Err = fmt.Errorf("%w: %d of %d repetitions done", ErrUnfinished, o.Complete, reps)
+		inFlight(o)
+	}
 	if prior.Complete > 0 {
 		out.Reps = slices.Clone(prior.Reps[:prior.Complete])
-		out.Complete, out.ResumedReps = prior.Complete, prior.Complete
+		out.Complete, out.ResumedReps, out.Wall = prior.Complete, prior.Complete, prior.Wall
+		// Checkpointed at once: the results file this run goes on from
+		// may be the one its checkpoints overwrite, and a run killed in
+		// its first repetition would lose the earlier ones.
+		unfinished(out)
 	}
-	reps := max(c.Reps, 1)
 	start := clk.Now()
 	for rep := out.Complete; rep < reps && out.Err == nil; rep++ {
 		if cfg.Progress != nil {
@@ -268,11 +278,7 @@ func runCase(ctx context.Context, clk clock.Clock, cfg Config, c Case, i, n int,
 		out.Err = err
 		out.Wall = prior.Wall + clk.Now().Sub(start)
 		if err == nil && rep+1 < reps {
-			cp := out
-			cp.Reps = slices.Clone(out.Reps)
-			cp.Comparison = report.Aggregate(cp.Reps)
-			cp.Err = fmt.Errorf("%w: %d of %d repetitions done", ErrUnfinished, out.Complete, reps)
-			inFlight(cp)
+			unfinished(out)
 		}
 	}
 	out.Wall = prior.Wall + clk.Now().Sub(start)

@@ -322,6 +322,9 @@ func TestRunGoesOnMidCase(t *testing.T) {
 	if f := inFlight.Outcomes[0]; !errors.Is(f.Err, ErrUnfinished) || f.Complete != 1 || !inFlight.Partial() || inFlight.Finished() != 0 {
 		t.Errorf("checkpoint after the first repetition: %d complete, err %v (partial %v), want the case unfinished with 1 complete", f.Complete, f.Err, inFlight.Partial())
 	}
+	if back := through(inFlight)[0]; !errors.Is(back.Err, ErrUnfinished) || back.Err.Error() != inFlight.Outcomes[0].Err.Error() {
+		t.Errorf("the checkpoint's case reads back with err %v, want it unfinished as written", back.Err)
+	}
 	for _, tc := range []struct {
 		name string
 		done []Outcome
@@ -330,11 +333,18 @@ func TestRunGoesOnMidCase(t *testing.T) {
 		{"killed after the first repetition's checkpoint", through(inFlight)},
 	} {
 		var reps []int
+		var kept []int // complete reps of the case in each checkpoint
 		res := Run(context.Background(), cs, Config{Clock: clk, Host: "h1", Done: tc.done,
+			Checkpoint: func(r *Results) { kept = append(kept, r.Outcomes[0].Complete) },
 			Run: func(ctx context.Context, c Case, rep int) (*report.Comparison, error) {
 				reps = append(reps, rep)
 				return run(ctx, c, rep)
 			}})
+		if !slices.Equal(kept, []int{1, 2, 3}) {
+			// The first before any replay: a run killed in its first
+			// repetition must not lose the earlier one.
+			t.Errorf("%s: checkpoints kept %v complete repetitions, want 1 (before replaying), 2, 3", tc.name, kept)
+		}
 		o := res.Outcomes[0]
 		if !slices.Equal(reps, []int{1, 2}) || o.Err != nil || o.Complete != 3 || len(o.Reps) != 3 || o.ResumedReps != 1 || o.Resumed || res.Partial() {
 			t.Errorf("%s: replayed reps %v, outcome of %d reps (%d complete, %d resumed, resumed whole %v), err %v; want 1 and 2 replayed after the earlier first",
