@@ -201,6 +201,12 @@ func (p *BenchPlan) Run(ctx context.Context) (*BenchRun, error) {
 			meta.Resumed = fmt.Sprintf("%s: %s", cfg.ResumedFrom, strings.Join(parts, "; "))
 		}
 	}
+	for _, o := range cfg.Resume {
+		if o.Err != nil && o.Complete > 0 && o.Host != "" && o.Host != host {
+			fmt.Fprintf(progress, "tenon bench: %s: the earlier run's %d repetitions of it were made on another machine (%s; this one: %s), so it runs whole\n",
+				o.Case.Name, o.Complete, o.Host, host)
+		}
+	}
 	res := bench.Run(ctx, cfg.Cases, bench.Config{
 		FallbackStatic: BenchFallbackStatic,
 		Done:           cfg.Resume,
