@@ -281,7 +281,6 @@ func runCase(ctx context.Context, clk clock.Clock, cfg Config, c Case, i, n int,
 			unfinished(out)
 		}
 	}
-	out.Wall = prior.Wall + clk.Now().Sub(start)
 	out.Comparison = report.Aggregate(out.Reps)
 	return out
 }
