@@ -14,7 +14,7 @@ import (
 // sharing), where agents started a few at a time finish early in turn.
 // Live on a 2-core host the imported real traces ran their actions five to
 // six times as long in sum under tenon as under agent-level reservation,
-// which starts few agents (bench/results/bench-traces-live-pvm.md).
+// which starts few agents (bench/results/archive/bench-traces-live-pvm.md).
 //
 // So agent pacing also waits while the sandboxes use, or its agents are
 // expected to use, most of the host's CPUs. cpuLoad follows the cores the

@@ -77,7 +77,7 @@ func (r repo) isAncestor(id string) (exists, ancestor bool) {
 	}
 }
 
-// resultsFiles lists bench/results/*.md (but README.md), *.json and *.png by name.
+// resultsFiles lists dir/*.md (but README.md), *.json and *.png by name.
 func resultsFiles(t *testing.T, dir string) (md, js, png []string) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -106,7 +106,30 @@ func resultsFiles(t *testing.T, dir string) (md, js, png []string) {
 // files that name it, as a PNG is by the Markdown file that embeds it.
 func TestResultsNameCommittedTrees(t *testing.T) {
 	r := openRepo(t)
-	dir := filepath.Join(r.root, "bench", "results")
+	for _, rel := range resultsDirs(t, r) {
+		t.Run(rel, func(t *testing.T) { checkProvenance(t, r, rel) })
+	}
+}
+
+// resultsDirs returns the directories the checks cover, relative to the
+// repository's root: bench/results (the current results) and, when it exists,
+// bench/results/archive (earlier measurements and experiments kept for the
+// record, with an index of their own), which must name committed trees as well.
+func resultsDirs(t *testing.T, r repo) []string {
+	t.Helper()
+	dirs := []string{"bench/results"}
+	archive := "bench/results/archive"
+	switch fi, err := os.Stat(filepath.Join(r.root, archive)); {
+	case err == nil && fi.IsDir():
+		dirs = append(dirs, archive)
+	case err != nil && !os.IsNotExist(err):
+		t.Fatal(err)
+	}
+	return dirs
+}
+
+func checkProvenance(t *testing.T, r repo, rel string) {
+	dir := filepath.Join(r.root, rel)
 	mdNames, jsNames, pngNames := resultsFiles(t, dir)
 	if len(mdNames) == 0 {
 		t.Fatalf("%s holds no results files", dir)
@@ -121,9 +144,9 @@ func TestResultsNameCommittedTrees(t *testing.T) {
 			exists, ancestor := r.isAncestor(id)
 			switch {
 			case !exists:
-				t.Errorf("bench/results/%s names commit %s, which is not a commit in this repository: fix the id, or %s", file, id, howToFix)
+				t.Errorf("%s/%s names commit %s, which is not a commit in this repository: fix the id, or %s", rel, file, id, howToFix)
 			case !ancestor:
-				t.Errorf("bench/results/%s names commit %s, which is not an ancestor of HEAD (a commit from another branch, or rewritten history): %s", file, id, howToFix)
+				t.Errorf("%s/%s names commit %s, which is not an ancestor of HEAD (a commit from another branch, or rewritten history): %s", rel, file, id, howToFix)
 			default:
 				checked[id] = true
 			}
@@ -139,16 +162,16 @@ func TestResultsNameCommittedTrees(t *testing.T) {
 		texts[name] = string(b)
 		f, err := scanMarkdown(strings.NewReader(string(b)))
 		if err != nil {
-			t.Fatalf("bench/results/%s: %v", name, err)
+			t.Fatalf("%s/%s: %v", rel, name, err)
 		}
 		if len(f.commits) == 0 {
-			t.Errorf("bench/results/%s names no commit: %s", name, howToFix)
+			t.Errorf("%s/%s names no commit: %s", rel, name, howToFix)
 		}
 		for _, line := range f.dirty {
-			t.Errorf("bench/results/%s says its results came from uncommitted code (%s): %s", name, line, howToFix)
+			t.Errorf("%s/%s says its results came from uncommitted code (%s): %s", rel, name, line, howToFix)
 		}
 		if !f.command {
-			t.Errorf("bench/results/%s names no command (tenon ..., go test ...): write the command that produced it, as run", name)
+			t.Errorf("%s/%s names no command (tenon ..., go test ...): write the command that produced it, as run", rel, name)
 		}
 		checkCommits(name, f.commits)
 	}
@@ -171,36 +194,43 @@ func TestResultsNameCommittedTrees(t *testing.T) {
 		f, err := scanJSON(b)
 		b.Close()
 		if err != nil {
-			t.Errorf("bench/results/%s: %v", name, err)
+			t.Errorf("%s/%s: %v", rel, name, err)
 			continue
 		}
 		if f.dirty {
-			t.Errorf("bench/results/%s says \"dirty\": true (built from uncommitted code): %s", name, howToFix)
+			t.Errorf("%s/%s says \"dirty\": true (built from uncommitted code): %s", rel, name, howToFix)
 		}
 		if len(f.commits) > 0 {
 			checkCommits(name, f.commits)
 			continue
 		}
 		if by := coveredBy(name); len(by) == 0 {
-			t.Errorf("bench/results/%s names no commit and no Markdown file in bench/results mentions it: "+
-				"write its command and commit in the Markdown file that presents it (or add \"commit\" to the JSON)", name)
+			t.Errorf("%s/%s names no commit and no Markdown file in %[1]s mentions it: "+
+				"write its command and commit in the Markdown file that presents it (or add \"commit\" to the JSON)", rel, name)
 		}
 	}
 	for _, name := range pngNames {
 		if by := coveredBy(name); len(by) == 0 {
-			t.Errorf("bench/results/%s is in no Markdown file in bench/results: embed or name it in the file that presents it, with its command and commit", name)
+			t.Errorf("%s/%s is in no Markdown file in %[1]s: embed or name it in the file that presents it, with its command and commit", rel, name)
 		}
 	}
 }
 
-// TestResultsIndex checks that bench/results/README.md lists every results file, so
-// that a new file without an entry (its command, commit, date and what it shows) fails.
+// TestResultsIndex checks that bench/results/README.md (and archive/README.md)
+// lists every results file there, so that a new file without an entry (its
+// command, commit, date and what it shows) fails.
 func TestResultsIndex(t *testing.T) {
 	r := openRepo(t)
-	dir := filepath.Join(r.root, "bench", "results")
+	for _, rel := range resultsDirs(t, r) {
+		t.Run(rel, func(t *testing.T) { checkIndex(t, r, rel) })
+	}
+}
+
+func checkIndex(t *testing.T, r repo, rel string) {
+	dir := filepath.Join(r.root, rel)
 	b, err := os.ReadFile(filepath.Join(dir, "README.md"))
 	if err != nil {
-		t.Fatalf("bench/results/README.md, the index of results files: %v", err)
+		t.Fatalf("%s/README.md, the index of results files: %v", rel, err)
 	}
 	index := string(b)
 	md, js, png := resultsFiles(t, dir)
@@ -208,7 +238,7 @@ func TestResultsIndex(t *testing.T) {
 	sort.Strings(all)
 	for _, name := range all {
 		if !mentions(index, name) {
-			t.Errorf("bench/results/%s is not in bench/results/README.md: add an entry with its command, commit, date (`git log -1 --format=%%ci -- bench/results/%s`) and one line on what it shows", name, name)
+			t.Errorf("%s/%s is not in %[1]s/README.md: add an entry with its command, commit, date (`git log -1 --format=%%ci -- %[1]s/%[2]s`) and one line on what it shows", rel, name)
 		}
 	}
 }
