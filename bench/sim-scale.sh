@@ -39,11 +39,13 @@ print("time, %.0f s of user CPU, %.1f GiB peak resident (`/usr/bin/time`)." % (f
 print()
 print("| policy | makespan | / bound | P50 | P95 | peak / budget | OOM kills | completed | teardowns | page-outs |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+# teardowns and page-outs are in the run's idle_memory list, one entry per policy
+idle = {m["policy"]: m for m in d.get("idle_memory") or []}
 for r in d["results"]:
     mk = "dnf" if r.get("unfinished") else "%.1f s" % r["makespan_s"]
     ob = "%.2fx" % r["makespan_over_lower_bound"] if r.get("makespan_over_lower_bound") else "-"
     p = lambda v: "dnf" if v is None else "%.1f s" % v
-    res = r.get("residency") or {}
+    res = idle[r["policy"]]
     print("| %s | %s | %s | %s | %s | %.2fx | %d | %d/%d | %s | %s |" % (r["policy"], mk, ob, p(r["p50_s"]), p(r["p95_s"]),
           r["peak_bytes"] / d["budget_bytes"], r["oom_events"], r["completed"], r["workflows"],
           res.get("teardowns", 0), res.get("page_outs", 0)))
