@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -107,7 +108,7 @@ func resultsFiles(t *testing.T, dir string) (md, js, png []string) {
 func TestResultsNameCommittedTrees(t *testing.T) {
 	r := openRepo(t)
 	for _, rel := range resultsDirs(t, r) {
-		t.Run(rel, func(t *testing.T) { checkProvenance(t, r, rel) })
+		t.Run(filepath.Base(rel), func(t *testing.T) { checkProvenance(t, repo{t: t, root: r.root}, rel) })
 	}
 }
 
@@ -122,7 +123,9 @@ func resultsDirs(t *testing.T, r repo) []string {
 	switch fi, err := os.Stat(filepath.Join(r.root, archive)); {
 	case err == nil && fi.IsDir():
 		dirs = append(dirs, archive)
-	case err != nil && !os.IsNotExist(err):
+	case err == nil:
+		t.Fatalf("%s is not a directory: the archive of earlier results must be one", archive)
+	case !os.IsNotExist(err):
 		t.Fatal(err)
 	}
 	return dirs
@@ -222,7 +225,7 @@ func checkProvenance(t *testing.T, r repo, rel string) {
 func TestResultsIndex(t *testing.T) {
 	r := openRepo(t)
 	for _, rel := range resultsDirs(t, r) {
-		t.Run(rel, func(t *testing.T) { checkIndex(t, r, rel) })
+		t.Run(filepath.Base(rel), func(t *testing.T) { checkIndex(t, repo{t: t, root: r.root}, rel) })
 	}
 }
 
@@ -241,4 +244,26 @@ func checkIndex(t *testing.T, r repo, rel string) {
 			t.Errorf("%s/%s is not in %[1]s/README.md: add an entry with its command, commit, date (`git log -1 --format=%%ci -- %[1]s/%[2]s`) and one line on what it shows", rel, name)
 		}
 	}
+	for _, target := range linkTargets(index) {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(target))); err != nil {
+			t.Errorf("%s/README.md links %s, which is not there (moved or renamed?): %v", rel, target, err)
+		}
+	}
 }
+
+// linkTargets returns the targets of the Markdown links [text](target) in
+// s that name a file in the repository: relative paths, without a URL
+// scheme or a #fragment.
+func linkTargets(s string) []string {
+	var out []string
+	for _, m := range linkRE.FindAllStringSubmatch(s, -1) {
+		target, _, _ := strings.Cut(m[1], "#")
+		if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		out = append(out, target)
+	}
+	return out
+}
+
+var linkRE = regexp.MustCompile(`\]\(([^)\s]+)\)`)

@@ -138,3 +138,12 @@ func TestMentions(t *testing.T) {
 		}
 	}
 }
+
+func TestLinkTargets(t *testing.T) {
+	in := "| [a.md](a.md), [b.json](b.json) | see [archive/](archive/README.md), " +
+		"[the seed](https://example.org/x.md), [here](#goals), [c](c.md#reading) and [d]( spaced ) |"
+	got := strings.Join(linkTargets(in), ",")
+	if want := "a.md,b.json,archive/README.md,c.md"; got != want {
+		t.Errorf("linkTargets = %q, want %q", got, want)
+	}
+}
