@@ -36,7 +36,7 @@ import "time"
 // count is a promise the scheduler takes up in full until the next
 // publication, and counted from fresh sandboxes that hold next to nothing
 // yet it promised a 2 GiB node of a simulated burst 173 more agents (261
-// at once on it, 48 OOM kills; bench/results/cluster-sim.md).
+// at once on it, 48 OOM kills; bench/results/cluster-sim.md before cd46c62).
 
 // SlotsInput is what AgentSlots counts from, observed at one instant.
 type SlotsInput struct {
