@@ -5,10 +5,13 @@ package process
 import (
 	"errors"
 	"fmt"
-	"github.com/tenon-dev/tenon/internal/fsutil"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+
+	"github.com/tenon-dev/tenon/internal/fsutil"
 )
 
 // SupportsRootfsFrom reports that Create honours sandbox.Spec.RootfsFrom.
@@ -57,32 +60,58 @@ func moveTree(from, dst string) error {
 // completeRootfs creates whatever of the rootfs skeleton is missing in dir
 // (all of it in a fresh dir: makeRootfs).
 // Existing entries are left as they are (their modes are the layer's).
+// Every step goes through an os.Root of dir: a restored layer is the
+// sandbox's own writing, and a symbolic link it planted where the
+// skeleton has a directory (var -> /etc) must not make this process,
+// which runs on the host as root, create or chmod anything outside the
+// rootfs. Such a layer fails here, naming the path.
 func completeRootfs(dir string, sys []systemDir) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("completing rootfs: %w", err)
+	}
+	defer root.Close()
+	missing := func(rel string) (bool, error) {
+		_, err := root.Lstat(rel)
+		switch {
+		case err == nil:
+			return false, nil
+		case errors.Is(err, fs.ErrNotExist):
+			return true, nil
+		default:
+			return false, fmt.Errorf("completing rootfs: %s: %w", rel, err)
+		}
+	}
 	for _, s := range skeleton {
-		p := filepath.Join(dir, s.path)
-		if _, err := os.Lstat(p); err == nil {
+		if ok, err := missing(s.path); !ok {
+			if err != nil {
+				return err
+			}
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := root.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 			return fmt.Errorf("completing rootfs: %w", err)
 		}
-		if err := os.Mkdir(p, s.mode); err != nil {
+		if err := root.Mkdir(s.path, s.mode.Perm()); err != nil { // the sticky bit by Chmod: Root.Mkdir takes permission bits only
 			return fmt.Errorf("completing rootfs: %w", err)
 		}
-		if err := os.Chmod(p, s.mode); err != nil {
+		if err := root.Chmod(s.path, s.mode); err != nil {
 			return fmt.Errorf("completing rootfs: %w", err)
 		}
 	}
 	for _, s := range sys {
-		p := filepath.Join(dir, s.path)
-		if _, err := os.Lstat(p); err == nil {
+		rel := strings.TrimPrefix(s.path, "/")
+		if ok, err := missing(rel); !ok {
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		var err error
 		if s.target != "" {
-			err = os.Symlink(s.target, p)
+			err = root.Symlink(s.target, rel)
 		} else {
-			err = os.Mkdir(p, 0o755)
+			err = root.Mkdir(rel, 0o755)
 		}
 		if err != nil {
 			return fmt.Errorf("completing rootfs: %w", err)

@@ -221,3 +221,65 @@ func TestForeignParents(t *testing.T) {
 		})
 	}
 }
+
+// TestCompleteRootfsPlantedSymlink: a restored layer whose var is a
+// symbolic link out of the rootfs (a sandbox ran ln -s /etc /var before
+// its teardown) fails to complete, and nothing is made or chmodded where
+// the link points.
+func TestCompleteRootfsPlantedSymlink(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		target func(outside string) string
+	}{
+		{"absolute", func(outside string) string { return outside }},
+		{"relative", func(outside string) string { return "../" + filepath.Base(outside) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			outside := filepath.Join(base, "host-etc")
+			if err := os.Mkdir(outside, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(base, "rootfs")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(tc.target(outside), filepath.Join(dir, "var")); err != nil {
+				t.Fatal(err)
+			}
+			err := completeRootfs(dir, []systemDir{{path: "/usr"}})
+			if err == nil || !strings.Contains(err.Error(), "var/tmp") {
+				t.Errorf("completeRootfs with var -> %s: %v, want an error naming var/tmp", tc.target(outside), err)
+			}
+			entries, err := os.ReadDir(outside)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != 0 {
+				t.Errorf("the link's target got %d entries (first %s), want none", len(entries), entries[0].Name())
+			}
+			if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != 0o700 {
+				t.Errorf("the link's target: %v, %v; want its mode 0700 untouched", fi.Mode(), err)
+			}
+		})
+	}
+}
+
+// TestCompleteRootfsInnerSymlink: a link that stays inside the rootfs is
+// the sandbox's own layout, followed there.
+func TestCompleteRootfsInnerSymlink(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rootfs")
+	if err := os.MkdirAll(filepath.Join(dir, "srv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("srv", filepath.Join(dir, "var")); err != nil {
+		t.Fatal(err)
+	}
+	if err := completeRootfs(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "srv", "tmp"))
+	if err != nil || fi.Mode()&(os.ModePerm|os.ModeSticky) != os.ModeSticky|0o777 {
+		t.Fatalf("srv/tmp through var -> srv: %v, %v; want a sticky 0777 directory", fi, err)
+	}
+}
