@@ -94,9 +94,15 @@ func mountOverlay(lowers []string, upper, work, target string) error {
 		return fmt.Errorf("overlay options of %d layers are %d bytes, over the kernel's %d: use a shorter state directory path",
 			len(lowers), len(opts), os.Getpagesize())
 	}
-	err := unix.Mount("overlay", target, "overlay", 0, opts+",index=off")
+	// nosuid, nodev: the merged tree is the sandbox's writing, visible on
+	// the host under the state directory; a setuid-root file a sandbox
+	// made (it has CAP_CHOWN and CAP_FOWNER) must not run as root from
+	// the host. Inside, no_new_privs ignores setuid bits anyway, and /dev
+	// is a mount of its own.
+	const flags = unix.MS_NOSUID | unix.MS_NODEV
+	err := unix.Mount("overlay", target, "overlay", flags, opts+",index=off")
 	if errors.Is(err, unix.EINVAL) {
-		err = unix.Mount("overlay", target, "overlay", 0, opts)
+		err = unix.Mount("overlay", target, "overlay", flags, opts)
 	}
 	if errors.Is(err, unix.ENODEV) {
 		return fmt.Errorf("mounting the image's overlay on %s: the kernel has no overlayfs (modprobe overlay): %w", target, err)

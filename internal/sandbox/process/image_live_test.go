@@ -43,6 +43,28 @@ func needOverlay(tb testing.TB) {
 	}
 }
 
+// mountOptions returns the per-mount options of the mount on target (as
+// /proc/self/mountinfo's sixth field: rw, nosuid, nodev, ...), failing
+// the test when nothing is mounted there.
+func mountOptions(t *testing.T, target string) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts []string
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 6 && procfs.Unescape(fields[4]) == target {
+			opts = strings.Split(fields[5], ",") // the last mount on target wins
+		}
+	}
+	if opts == nil {
+		t.Fatalf("nothing mounted on %s", target)
+	}
+	return opts
+}
+
 // overlayLowers returns the lowerdir option of the overlay mounted on
 // target (nil when there is none).
 func overlayLowers(t *testing.T, target string) []string {
@@ -81,6 +103,11 @@ func TestImageSandboxesShareLowerDirs(t *testing.T) {
 		bx, _ := b.get(id)
 		if got := overlayLowers(t, bx.rootfs); !slices.Equal(got, want) {
 			t.Errorf("%s: overlay lower dirs %v, want the store's %v", id, got, want)
+		}
+		// The merged tree is visible on the host: a setuid file a
+		// sandbox writes there must not run as root from the host.
+		if opts := mountOptions(t, bx.rootfs); !slices.Contains(opts, "nosuid") || !slices.Contains(opts, "nodev") {
+			t.Errorf("%s: overlay mounted %v on the host, want nosuid and nodev", id, opts)
 		}
 	}
 
