@@ -170,13 +170,19 @@ func (bx *box) teardown(ctx context.Context) error {
 		}
 	}
 	if err := unmountUnder(bx.mountinfo, bx.dir); err != nil {
-		errs = append(errs, err)
-	}
-	if err := os.RemoveAll(bx.dir); err != nil {
-		errs = append(errs, fmt.Errorf("removing sandbox files: %w", err))
-	}
-	if bx.release != nil {
-		bx.release()
+		// Removing the directory now would delete through what is still
+		// mounted under it (the sandbox's disk image, its overlay on the
+		// image's shared layers), and releasing the image would let a gc
+		// remove layers a mounted overlay still uses: both stay, for the
+		// backend's start-up reaping (reapStale) to retry.
+		errs = append(errs, fmt.Errorf("%w (the sandbox's files and its image hold are kept)", err))
+	} else {
+		if err := os.RemoveAll(bx.dir); err != nil {
+			errs = append(errs, fmt.Errorf("removing sandbox files: %w", err))
+		}
+		if bx.release != nil {
+			bx.release()
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("destroying sandbox %s: %w", bx.id, err)
