@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -73,6 +74,14 @@ func openDomain(ctx context.Context, layout *Layout, name string, budget int64, 
 	if budget > total {
 		return nil, fmt.Errorf("%w: budget %s > %s of RAM: pass a budget below the machine's memory",
 			ErrBudgetTooLarge, units.FormatSize(budget), units.FormatSize(total))
+	}
+	// One domain, one name: "tenon/." and "./tenon" are the group "tenon",
+	// and must take its lock, not a lock of their own.
+	if name, err = cleanPath(name); err != nil {
+		return nil, err
+	}
+	if err := nestedOwner(layout, name, procRoot); err != nil {
+		return nil, err
 	}
 	lock, err := AcquireOwner(domainLockPath(layout, name), fmt.Sprintf("workload domain %q", name), procRoot, processCommand())
 	if err != nil {
@@ -279,6 +288,63 @@ func (d *Domain) DisableSwap() error {
 		return fmt.Errorf("disabling swap for domain %s: %w", d.group.path, err)
 	}
 	return nil
+}
+
+// nestedOwner refuses domain name (clean) when a domain above or below
+// it in the hierarchy is owned by a live process: opening a domain adopts
+// the group of that name, killing its tasks and deleting its children, so
+// a parent would destroy the live domain inside it, and a child would
+// take budget and groups out of the live domain around it. Lock names
+// flatten "/" to "_", so a domain whose name holds "_" may be refused as
+// the neighbour of another; it never goes unchecked.
+func nestedOwner(layout *Layout, name, procRoot string) error {
+	dir := layout.LockDir
+	if dir == "" {
+		dir = DefaultLockDir
+	}
+	self := filepath.Base(domainLockPath(layout, name))
+	stem := strings.TrimSuffix(self, ".lock")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("cgroup: reading the domain locks in %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		other := strings.TrimSuffix(e.Name(), ".lock")
+		if e.IsDir() || other == e.Name() || other == stem {
+			continue
+		}
+		if !strings.HasPrefix(stem, other+"_") && !strings.HasPrefix(other, stem+"_") {
+			continue
+		}
+		o, ok := liveOwner(filepath.Join(dir, e.Name()), procRoot)
+		if !ok {
+			continue
+		}
+		return &InUseError{
+			What:  fmt.Sprintf("workload domain %q (nested with the domain of lock %s)", name, e.Name()),
+			Path:  filepath.Join(dir, e.Name()),
+			Owner: o,
+		}
+	}
+	return nil
+}
+
+// liveOwner reads the owner record at path and reports whether it names a
+// live process.
+func liveOwner(path, procRoot string) (Owner, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Owner{}, false
+	}
+	defer f.Close()
+	o, err := readOwner(f)
+	if err != nil || o.PID <= 0 || o.PID == os.Getpid() {
+		return o, false
+	}
+	return o, ownerAlive(o, procRoot)
 }
 
 // domainLockPath is the owner lock of domain name.

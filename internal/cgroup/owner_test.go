@@ -141,3 +141,63 @@ func TestOpenDomainOwner(t *testing.T) {
 		t.Errorf("adoption of a dead owner's domain not logged: %s", s)
 	}
 }
+
+// TestOpenDomainNested: a domain above or below one a live process owns
+// is refused (opening it would adopt the live domain's group or take its
+// children), as is another spelling of the same name ("tenon/.",
+// "./tenon" take tenon's lock); a dead owner's nested lock or a domain
+// whose name merely starts alike does not stop it.
+func TestOpenDomainNested(t *testing.T) {
+	newFakeKernel(t)
+	const other = 4242
+	l := fakeDomainLayout(t)
+	writeFiles(t, filepath.Join(l.ProcRoot, "sys", "kernel", "random"), map[string]string{"boot_id": "boot-1\n"})
+	stat := strconv.Itoa(other) + " (tenon) S" + strings.Repeat(" 0", 18) + " 100 0 0\n"
+	writeFiles(t, filepath.Join(l.ProcRoot, strconv.Itoa(other)), map[string]string{"stat": stat})
+	live := Owner{PID: other, BootID: "boot-1", StartTicks: 100, Command: "tenon serve"}
+	dead := Owner{PID: 99999999, BootID: "boot-1", StartTicks: 5, Command: "tenon run"}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tests := []struct {
+		name    string
+		owned   string // the domain whose lock holds rec
+		rec     Owner
+		open    string
+		refused bool
+	}{
+		{name: "parent of a live domain", owned: "tenon/x", rec: live, open: "tenon", refused: true},
+		{name: "child of a live domain", owned: "tenon", rec: live, open: "tenon/x", refused: true},
+		{name: "the same name spelled tenon/.", owned: "tenon", rec: live, open: "tenon/.", refused: true},
+		{name: "the same name spelled ./tenon", owned: "tenon", rec: live, open: "./tenon", refused: true},
+		{name: "parent of a dead owner's domain", owned: "tenon/x", rec: dead, open: "tenon"},
+		{name: "a live domain whose name starts alike", owned: "tenonx", rec: live, open: "tenon"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := domainLockPath(l, tc.owned)
+			writeRecord(t, path, tc.rec)
+			defer os.Remove(path)
+			mustCreate(t, l, "tenon/sb-live")
+			d, err := OpenDomain(ctx, l, tc.open, 1<<30, nil)
+			if !tc.refused {
+				if err != nil {
+					t.Fatalf("OpenDomain(%q) = %v, want it opened", tc.open, err)
+				}
+				if err := d.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				d.Close(ctx)
+				t.Fatalf("OpenDomain(%q) beside live %q opened, want refused", tc.open, tc.owned)
+			}
+			if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(other)) {
+				t.Fatalf("OpenDomain(%q) = %v, want ErrInUse naming pid %d", tc.open, err, other)
+			}
+			if _, err := Open(l, "tenon/sb-live"); err != nil {
+				t.Errorf("the live domain's sandbox group is gone after the refusal: %v", err)
+			}
+		})
+	}
+}
