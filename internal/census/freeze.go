@@ -15,7 +15,11 @@ type frozenChecker interface {
 // state where the freezer can report it. The returned thaw must always be
 // called (also when freezeAll fails): it thaws every freezer that was
 // touched, in reverse order, with its own timeout so that a cancelled ctx
-// still thaws.
+// still thaws. A freezer already frozen when freezeAll comes to it (a
+// sandbox another tenon process holds: the gate's freeze, a page-out) is
+// left alone, sampled as it is and not thawed after: thawing it would undo
+// the other process's hold. One frozen by another process while the census
+// holds it is thawed with the rest; the window is the sample's.
 func freezeAll(ctx context.Context, fs []Freezer, timeout time.Duration) (thaw func() error, err error) {
 	var touched []Freezer
 	thaw = func() error {
@@ -33,6 +37,11 @@ func freezeAll(ctx context.Context, fs []Freezer, timeout time.Duration) (thaw f
 	fctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for i, f := range fs {
+		if fc, ok := f.(frozenChecker); ok {
+			if frozen, err := fc.Frozen(); err == nil && frozen {
+				continue
+			}
+		}
 		touched = append(touched, f)
 		if err := f.Freeze(fctx); err != nil {
 			return thaw, fmt.Errorf("%w: sibling %d: %w", ErrFreeze, i, err)

@@ -42,6 +42,7 @@ func TestFreezeAll(t *testing.T) {
 		wantErr  error
 		wantLog  []string
 		thawFail bool
+		leftA    bool // a is frozen after the thaw (it was before)
 	}{
 		{
 			name:    "freezes all, thaws in reverse",
@@ -59,6 +60,12 @@ func TestFreezeAll(t *testing.T) {
 			setup:   func(a, b *fakeFreezer) { a.reportNotFrozen = true },
 			wantErr: ErrFreeze,
 			wantLog: []string{"freeze a", "thaw a"},
+		},
+		{
+			name:    "a group frozen before (another process's hold) is neither frozen again nor thawed",
+			setup:   func(a, b *fakeFreezer) { a.frozen = true },
+			wantLog: []string{"freeze b", "thaw b"},
+			leftA:   true,
 		},
 		{
 			name:     "thaw errors are reported after thawing the rest",
@@ -93,8 +100,8 @@ func TestFreezeAll(t *testing.T) {
 			if a.thawCtxErr != nil {
 				t.Errorf("thaw ran with a cancelled context: %v", a.thawCtxErr)
 			}
-			if a.frozen || b.frozen {
-				t.Error("left frozen")
+			if a.frozen != tt.leftA || b.frozen {
+				t.Errorf("after the thaw a frozen %v (want %v), b frozen %v (want false)", a.frozen, tt.leftA, b.frozen)
 			}
 		})
 	}
