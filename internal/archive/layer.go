@@ -26,7 +26,9 @@ type LayerOptions struct {
 	// LayerStats.DevicesSkipped) instead of failing on the first one.
 	SkipDevices bool
 	// Plain extracts a plain tar (an OCI layout in a tar file): ".wh."
-	// names are ordinary files and no overlay marker is made.
+	// names are ordinary files and no overlay marker is made, and symbolic
+	// links are refused: the layout is read on the host, as root, by a
+	// reader that follows them (index.json -> /dev/zero, blobs -> /).
 	Plain bool
 }
 
@@ -80,6 +82,8 @@ func ExtractLayer(ctx context.Context, r io.Reader, dstDir string, opts LayerOpt
 			if err != nil || handled {
 				return err
 			}
+		} else if hdr.Typeflag == tar.TypeSymlink {
+			return unsafeEntry(hdr.Name, "symbolic link in an OCI layout (its files are read on the host)")
 		}
 		if err := x.entry(hdr, tr); err != nil {
 			return err

@@ -150,6 +150,34 @@ func TestExtractLayerRefusesUnsafe(t *testing.T) {
 	}
 }
 
+// TestExtractLayerPlainRefusesSymlinks: an OCI layout's tar (Plain) may
+// not hold a symbolic link, even one that stays inside: its files are read
+// on the host by a reader that follows links. Plain regular files and
+// ".wh." names pass as ordinary files.
+func TestExtractLayerPlainRefusesSymlinks(t *testing.T) {
+	needRoot(t)
+	for _, hdrs := range [][]tar.Header{
+		{{Name: "index.json", Typeflag: tar.TypeSymlink, Linkname: "/dev/zero"}},
+		{{Name: "blobs", Typeflag: tar.TypeSymlink, Linkname: "/"}},
+		{{Name: "oci-layout", Typeflag: tar.TypeReg}, {Name: "index.json", Typeflag: tar.TypeSymlink, Linkname: "oci-layout"}},
+	} {
+		dst := filepath.Join(t.TempDir(), "layout")
+		_, err := ExtractLayer(context.Background(), layerTar(t, hdrs, nil), dst, LayerOptions{Plain: true})
+		if !errors.Is(err, ErrUnsafeEntry) {
+			t.Errorf("Plain with %s -> %s: %v, want ErrUnsafeEntry", hdrs[len(hdrs)-1].Name, hdrs[len(hdrs)-1].Linkname, err)
+		}
+	}
+	dst := filepath.Join(t.TempDir(), "layout")
+	if _, err := ExtractLayer(context.Background(), layerTar(t, []tar.Header{
+		{Name: "index.json", Typeflag: tar.TypeReg}, {Name: "blobs/sha256/.wh.x", Typeflag: tar.TypeReg},
+	}, map[string]string{"index.json": "{}"}), dst, LayerOptions{Plain: true}); err != nil {
+		t.Fatalf("a plain layout: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "blobs/sha256/.wh.x")); err != nil {
+		t.Errorf("Plain: the .wh. name as an ordinary file: %v", err)
+	}
+}
+
 func TestExtractLayerTruncated(t *testing.T) {
 	needRoot(t)
 	r := layerTar(t, []tar.Header{{Name: "big", Typeflag: tar.TypeReg}}, map[string]string{"big": strings.Repeat("x", 10000)})
