@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -124,10 +125,22 @@ func (s *Store) ownHolder() (*holder, error) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
-	f, err := os.OpenFile(filepath.Join(s.holdersDir(), name+".lock"), os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
+	// The lock file appears under its .lock name only once it is locked:
+	// made there directly, another process's liveHolds could find it
+	// unlocked between the create and the flock, take its holder for dead
+	// and remove it, and this holder's holds would go unseen. A crash
+	// before the rename leaves the .lock.tmp file, which liveHolds removes
+	// once it is unlocked and a minute old.
+	final := filepath.Join(s.holdersDir(), name+".lock")
+	tmp := final + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
 	if err == nil {
-		if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil {
+			err = os.Rename(tmp, final)
+		}
+		if err != nil {
 			f.Close()
+			_ = os.Remove(tmp)
 		}
 	}
 	if err != nil {
@@ -162,6 +175,10 @@ func (s *Store) liveHolds() ([]holdFile, error) {
 	}
 	var out []holdFile
 	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".lock.tmp") {
+			s.removeStaleTmp(filepath.Join(s.holdersDir(), e.Name()))
+			continue
+		}
 		name, ok := strings.CutSuffix(e.Name(), ".lock")
 		if !ok {
 			continue
@@ -189,4 +206,26 @@ func (s *Store) liveHolds() ([]holdFile, error) {
 		out = append(out, hf)
 	}
 	return out, nil
+}
+
+// staleTmpAge is how old an unlocked .lock.tmp holder file must be for
+// liveHolds to remove it: its maker locks it moments after creating it,
+// then renames it; one left unlocked that long is a crash's leftover.
+const staleTmpAge = time.Minute
+
+// removeStaleTmp removes the holder file p (a .lock.tmp) when nobody
+// holds its lock and it is older than staleTmpAge.
+func (s *Store) removeStaleTmp(p string) {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || time.Since(fi.ModTime()) < staleTmpAge {
+		return
+	}
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		_ = os.Remove(p)
+	}
 }

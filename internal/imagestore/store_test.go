@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -533,5 +534,56 @@ func TestOpenMakesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "images")); err != nil {
 		t.Fatalf("a GC did not make the store: %v", err)
+	}
+}
+
+// TestHolderLockAppearsLocked: a holder's .lock file is never seen
+// unlocked (it is made as .lock.tmp, locked, then renamed), and liveHolds
+// removes a crash's .lock.tmp once it is unlocked and old, never a fresh
+// one (its maker may be about to lock it).
+func TestHolderLockAppearsLocked(t *testing.T) {
+	s := openStore(t)
+	if _, err := s.ownHolder(); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(s.holdersDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locks int
+	for _, e := range ents {
+		switch {
+		case strings.HasSuffix(e.Name(), ".lock"):
+			locks++
+		case strings.HasSuffix(e.Name(), ".tmp"):
+			t.Errorf("ownHolder left %s", e.Name())
+		}
+	}
+	if locks != 1 {
+		t.Fatalf("%d holder lock files, want 1: %v", locks, ents)
+	}
+	fresh := filepath.Join(s.holdersDir(), "1-fresh.lock.tmp")
+	stale := filepath.Join(s.holdersDir(), "1-stale.lock.tmp")
+	for _, p := range []string{fresh, stale} {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleTmpAge)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	holds, err := s.liveHolds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(holds) != 1 {
+		t.Errorf("liveHolds = %d holders, want this store's 1", len(holds))
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("an old unlocked .lock.tmp: %v, want removed", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh .lock.tmp: %v, want kept", err)
 	}
 }
