@@ -13,9 +13,12 @@ type Mount struct {
 	Dev        uint64 // st_dev of the mount's files (field 3, major:minor)
 	Root       string // root of the mount within its file system
 	MountPoint string // in the reading process's mount namespace
-	FSType     string
-	Source     string
-	Options    []string // super options, split at commas, still escaped
+	// MountOptions are the per-mount options (field 6: rw, nosuid, nodev,
+	// relatime, ...), split at commas.
+	MountOptions []string
+	FSType       string
+	Source       string
+	Options      []string // super options, split at commas, still escaped
 }
 
 // Option returns the value of the super option key ("lowerdir" of
@@ -55,6 +58,9 @@ func ParseMountinfo(r io.Reader) ([]Mount, error) {
 			return nil, fmt.Errorf("mountinfo line %d: %w", line, err)
 		}
 		m := Mount{Dev: dev, Root: Unescape(pf[3]), MountPoint: Unescape(pf[4]), FSType: sf[0]}
+		if len(pf) >= 6 {
+			m.MountOptions = strings.Split(pf[5], ",")
+		}
 		if len(sf) >= 2 {
 			m.Source = Unescape(sf[1])
 		}

@@ -29,7 +29,8 @@ func TestParseMountinfo(t *testing.T) {
 	if _, ok := o.Option("index"); ok {
 		t.Error("an absent option was found")
 	}
-	if b := ms[1]; b.Root != "/tmp/with space" || b.Dev != mkdev(254, 0) || b.MountPoint != "/.tenon/tenon" {
+	if b := ms[1]; b.Root != "/tmp/with space" || b.Dev != mkdev(254, 0) || b.MountPoint != "/.tenon/tenon" ||
+		!slices.Equal(b.MountOptions, []string{"ro", "nodev", "relatime"}) {
 		t.Errorf("bind mount %+v", b)
 	}
 	if c := ms[2]; !slices.Equal(c.Options, []string{"rw", "memory"}) {

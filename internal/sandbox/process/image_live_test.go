@@ -43,20 +43,23 @@ func needOverlay(tb testing.TB) {
 	}
 }
 
-// mountOptions returns the per-mount options of the mount on target (as
-// /proc/self/mountinfo's sixth field: rw, nosuid, nodev, ...), failing
-// the test when nothing is mounted there.
+// mountOptions returns the per-mount options of the mount on target (rw,
+// nosuid, nodev, ...), failing the test when nothing is mounted there.
 func mountOptions(t *testing.T, target string) []string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ms, err := procfs.ParseMountinfo(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var opts []string
-	for _, line := range strings.Split(string(b), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) >= 6 && procfs.Unescape(fields[4]) == target {
-			opts = strings.Split(fields[5], ",") // the last mount on target wins
+	for _, m := range ms {
+		if m.MountPoint == target {
+			opts = m.MountOptions // the last mount on target wins
 		}
 	}
 	if opts == nil {
