@@ -298,12 +298,8 @@ func (d *Domain) DisableSwap() error {
 // flatten "/" to "_", so a domain whose name holds "_" may be refused as
 // the neighbour of another; it never goes unchecked.
 func nestedOwner(layout *Layout, name, procRoot string) error {
-	dir := layout.LockDir
-	if dir == "" {
-		dir = DefaultLockDir
-	}
-	self := filepath.Base(domainLockPath(layout, name))
-	stem := strings.TrimSuffix(self, ".lock")
+	dir := lockDir(layout)
+	stem := lockStem(name)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -349,11 +345,20 @@ func liveOwner(path, procRoot string) (Owner, bool) {
 
 // domainLockPath is the owner lock of domain name.
 func domainLockPath(layout *Layout, name string) string {
-	dir := layout.LockDir
-	if dir == "" {
-		dir = DefaultLockDir
+	return filepath.Join(lockDir(layout), lockStem(name)+".lock")
+}
+
+// lockDir is where the domains' owner locks are.
+func lockDir(layout *Layout) string {
+	if layout.LockDir == "" {
+		return DefaultLockDir
 	}
-	return filepath.Join(dir, strings.ReplaceAll(strings.Trim(name, "/"), "/", "_")+".lock")
+	return layout.LockDir
+}
+
+// lockStem is the lock file name of domain name, without ".lock".
+func lockStem(name string) string {
+	return strings.ReplaceAll(strings.Trim(name, "/"), "/", "_")
 }
 
 // processCommand names this process in owner records: the program and its
