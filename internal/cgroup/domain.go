@@ -33,8 +33,10 @@ type Domain struct {
 // domain is open: an owner lock (AcquireOwner) on <layout.LockDir>/<name>.lock
 // holds its owner record (pid, boot id). A domain owned by a live process
 // fails with *InUseError naming it. A group of that name whose owner is
-// gone (a crashed run) is adopted: its tasks are killed and its children
-// deleted first. A budget above the machine's MemTotal
+// gone (a crashed run, whose record the lock file keeps) is adopted: its
+// tasks are killed and its children deleted first. A group of that name
+// holding tasks with no such record (`--domain system.slice`) is someone
+// else's: it fails with ErrForeignGroup and is left alone. A budget above the machine's MemTotal
 // (<layout.ProcRoot>/meminfo) fails with ErrBudgetTooLarge.
 func OpenDomain(ctx context.Context, layout *Layout, name string, budget int64, log *slog.Logger) (*Domain, error) {
 	return openDomain(ctx, layout, name, budget, false, log)
@@ -100,6 +102,11 @@ func openDomain(ctx context.Context, layout *Layout, name string, budget int64, 
 // record of a previous owner that died holding it.
 func openOwned(ctx context.Context, layout *Layout, name string, budget int64, prev Owner, shared bool, log *slog.Logger) (*Domain, error) {
 	if old, err := Open(layout, name); err == nil {
+		if prev.PID == 0 && !shared {
+			if err := foreign(old.(*group)); err != nil {
+				return nil, err
+			}
+		}
 		if prev.PID > 0 {
 			log.Info("the workload domain's previous owner is gone", "domain", name, "pid", prev.PID, "command", prev.Command, "since", prev.Since)
 		}
@@ -124,6 +131,23 @@ func openOwned(ctx context.Context, layout *Layout, name string, budget int64, p
 	}
 	log.Info("workload domain ready", "group", d.group.path, "budget", units.FormatSize(budget), "layout", layout.String())
 	return d, nil
+}
+
+// foreign fails with ErrForeignGroup when g, found with no owner record,
+// holds tasks: a domain tenon left has its owner's record (a crash keeps
+// it, a clean Close removes the group), so such a group is not tenon's to
+// empty. An empty one (left by a Close that could not delete it) is
+// adopted.
+func foreign(g *group) error {
+	pids, err := g.Pids()
+	if err != nil {
+		return err
+	}
+	if len(pids) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: cgroup %s already exists and holds %d tasks (pid %d first) but no tenon owner record: pick another domain name; if an earlier tenon did leave it, end those tasks first",
+		ErrForeignGroup, g.path, len(pids), pids[0])
 }
 
 // adopt empties a group left by an earlier run: disarms its OOM hold (a run

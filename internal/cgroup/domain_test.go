@@ -136,12 +136,14 @@ func TestOpenDomainRejects(t *testing.T) {
 	}
 }
 
-// TestOpenDomainAdoptsStale: a domain left by a crashed run (frozen child,
-// tasks inside, the OOM hold armed) is disarmed, thawed, emptied and reused,
-// and the cleanup is logged.
+// TestOpenDomainAdoptsStale: a domain left by a crashed run (its owner
+// record in the lock file, a frozen child, tasks inside, the OOM hold
+// armed) is disarmed, thawed, emptied and reused, and the cleanup is
+// logged.
 func TestOpenDomainAdoptsStale(t *testing.T) {
 	k := newFakeKernel(t)
 	l := fakeDomainLayout(t)
+	writeRecord(t, domainLockPath(l, "tenon"), Owner{PID: 99999999, BootID: "gone", Command: "tenon run"})
 	stale := mustCreate(t, l, "tenon/sb-old/tool")
 	fakeTasks(t, stale, Memory, map[string][]int{"": {77}})
 	writeFiles(t, stale.dirs[Freezer], map[string]string{"freezer.state": "FROZEN\n"})
@@ -178,6 +180,47 @@ func TestOpenDomainAdoptsStale(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(d.group.dirs[Memory], "memory.limit_in_bytes")); got != "1073741824" {
 		t.Errorf("limit = %s", got)
+	}
+}
+
+// TestOpenDomainRefusesForeign: a group of the domain's name holding
+// tasks with no owner record is not a domain tenon left (`--domain
+// system.slice`): opening it fails with ErrForeignGroup naming it, and
+// nothing in it is killed, moved or limited. An empty one is adopted.
+func TestOpenDomainRefusesForeign(t *testing.T) {
+	k := newFakeKernel(t)
+	l := fakeDomainLayout(t)
+	svc := mustCreate(t, l, "system.slice/sshd.service")
+	fakeTasks(t, svc, Memory, map[string][]int{"": {501, 502}})
+	memDir := filepath.Join(l.Controllers[Memory].Root, "system.slice")
+	limit := filepath.Join(memDir, "memory.limit_in_bytes")
+	before, _ := os.ReadFile(limit)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := OpenDomain(ctx, l, "system.slice", 1<<30, nil)
+	if !errors.Is(err, ErrForeignGroup) || !strings.Contains(err.Error(), "system.slice") || !strings.Contains(err.Error(), "2 tasks") {
+		t.Fatalf("OpenDomain(system.slice) = %v, want ErrForeignGroup naming the group and its 2 tasks", err)
+	}
+	if len(k.killed) != 0 {
+		t.Errorf("killed %v in a group tenon did not make", k.killed)
+	}
+	if _, err := os.Stat(filepath.Join(memDir, "sshd.service")); err != nil {
+		t.Errorf("the foreign group's child: %v", err)
+	}
+	if after, _ := os.ReadFile(limit); !bytes.Equal(before, after) {
+		t.Errorf("memory.limit_in_bytes %q -> %q: the foreign group was limited", before, after)
+	}
+	if _, err := os.Stat(domainLockPath(l, "system.slice")); err == nil {
+		t.Error("the refused domain's lock file stayed")
+	}
+	// Emptied, the same group (say, one a Close could not delete) is adopted.
+	fakeTasks(t, svc, Memory, map[string][]int{"": nil})
+	d, err := OpenDomain(ctx, l, "system.slice", 1<<30, nil)
+	if err != nil {
+		t.Fatalf("OpenDomain of the emptied group: %v", err)
+	}
+	if err := d.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 

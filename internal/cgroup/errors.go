@@ -39,4 +39,9 @@ var (
 	// ErrInUse means a workload domain or a state directory is owned by
 	// another live process (InUseError names it).
 	ErrInUse = errors.New("cgroup: in use by another process")
+
+	// ErrForeignGroup means a workload domain's name is a group that holds
+	// tasks but no record says tenon made it (not a domain a crashed tenon
+	// left): tenon will not kill what it did not start.
+	ErrForeignGroup = errors.New("cgroup: group holds tasks tenon did not start")
 )
