@@ -57,7 +57,9 @@ type ReplayConfig struct {
 // domain and backend, and returns the comparison. Every policy is built
 // first, once: a bad name or parameter fails before any work. A policy
 // that cannot run stops the whole comparison with its error; a cancelled
-// context returns what finished so far together with the error.
+// context returns the policies that finished before it together with the
+// error (a run it cut, with workflows failed by the interrupt, is left
+// out; nil when that was the first).
 func Replay(ctx context.Context, cfg ReplayConfig) (*report.Comparison, error) {
 	wfs, err := checkImages(cfg.Backend, cfg.StateDir, cfg.Workflows)
 	if err != nil {
@@ -192,7 +194,17 @@ func (cfg ReplayConfig) replayRuns(ctx context.Context, runs []policyRun) (*repo
 	var results []*replay.Result
 	var runErr error
 	for _, r := range runs {
+		if ctx.Err() != nil {
+			runErr = fmt.Errorf("interrupted before %s: %w", r.name, context.Cause(ctx))
+			break
+		}
 		res, err := cfg.replayOne(ctx, r, events)
+		if err == nil && res != nil && ctx.Err() != nil && !allEnded(res) {
+			// The interrupt failed the workflows still running: the run's
+			// numbers (its kills, the workflows it "did not finish") are the
+			// interrupt's, not the policy's; it is left out.
+			res, err = nil, fmt.Errorf("interrupted: %w", context.Cause(ctx))
+		}
 		if res != nil {
 			results = append(results, res)
 		}
@@ -205,6 +217,17 @@ func (cfg ReplayConfig) replayRuns(ctx context.Context, runs []policyRun) (*repo
 		return nil, runErr
 	}
 	return report.Compare(cfg.Workflows, cfg.Budget, cfg.TimeScale, results...), runErr
+}
+
+// allEnded reports whether every workflow of res completed or was
+// infeasible: a run that ended on its own, whatever its context did after.
+func allEnded(res *replay.Result) bool {
+	for _, w := range res.Workflows {
+		if !w.Completed && !w.Infeasible {
+			return false
+		}
+	}
+	return true
 }
 
 func (cfg ReplayConfig) replayOne(ctx context.Context, r policyRun, events io.Writer) (*replay.Result, error) {

@@ -73,6 +73,44 @@ func TestReplay(t *testing.T) {
 	}
 }
 
+// TestReplayInterrupted: a policy run the context cuts is left out of the
+// comparison (its workflows failed by the interrupt are not its numbers),
+// and no policy starts after it.
+func TestReplayInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// At full time scale the workload takes minutes; the cancel comes
+	// while the first policy runs.
+	time.AfterFunc(300*time.Millisecond, cancel)
+	state := filepath.Join(t.TempDir(), "state")
+	c, err := Replay(ctx, ReplayConfig{
+		Workflows: testWorkflows(t, 3), Policies: []string{"eager", "static-2"}, Budget: units.GiB,
+		Backend: "fake", StateDir: state, TimeScale: 1,
+	})
+	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("Replay cut by its context: error %v, want it interrupted (context canceled)", err)
+	}
+	if c != nil {
+		t.Errorf("Replay cut in its first policy returned %d results (%+v), want none", len(c.Results), c.Results)
+	}
+}
+
+func TestAllEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wfs  []replay.WorkflowResult
+		want bool
+	}{
+		{"completed and infeasible", []replay.WorkflowResult{{Completed: true}, {Infeasible: true}}, true},
+		{"one failed", []replay.WorkflowResult{{Completed: true}, {OOMs: 6}}, false},
+		{"none", nil, true},
+	} {
+		if got := allEnded(&replay.Result{Workflows: tc.wfs}); got != tc.want {
+			t.Errorf("%s: allEnded = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestReplayBadInput: a bad policy, parameter or backend fails before
 // anything is created.
 func TestReplayBadInput(t *testing.T) {
