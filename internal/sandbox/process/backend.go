@@ -72,9 +72,20 @@ func New(cfg Config) (*Backend, error) {
 		boxes:    make(map[string]*box),
 		creating: make(map[string]bool),
 	}
+	// The sandboxes' layers and container states are root's alone: a
+	// sandbox's root can make a setuid-root file in its layer, which a
+	// host user who could reach it would run as root. A directory an
+	// earlier version made wider is narrowed.
 	for _, d := range []string{b.sandboxesDir(), b.containersDir(), b.binDir()} {
-		if err := os.MkdirAll(d, 0o711); err != nil {
+		mode := os.FileMode(0o700)
+		if d == b.binDir() {
+			mode = 0o711
+		}
+		if err := os.MkdirAll(d, mode); err != nil {
 			return nil, fmt.Errorf("process backend: creating state dir: %w", err)
+		}
+		if err := os.Chmod(d, mode); err != nil {
+			return nil, fmt.Errorf("process backend: %w", err)
 		}
 	}
 	if b.etcBinds, err = makeEtc(b.etcDir(), cfg.HostRoot); err != nil {

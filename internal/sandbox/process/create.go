@@ -128,7 +128,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.I
 			}
 		}
 	}
-	if err := os.Mkdir(dir, 0o711); err != nil {
+	if err := os.Mkdir(dir, 0o700); err != nil {
 		if bx.release != nil {
 			bx.release()
 		}

@@ -5,6 +5,8 @@ package process
 import (
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -100,5 +102,47 @@ func TestHostileDeadlineFromOutside(t *testing.T) {
 	}
 	if err := syscall.Kill(info.InitPid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("the stuck executor (pid %d) still exists: %v", info.InitPid, err)
+	}
+}
+
+// A sandbox's root can make a setuid-root file in its writable layer;
+// on the host, that layer lies under the state directory, which a host
+// user must not be able to reach (they would run the file as root), even
+// where the state directory itself is open to all.
+func TestHostileSetuidInLayer(t *testing.T) {
+	open, err := os.MkdirTemp("", "tenon-state-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(open) })
+	if err := os.Chmod(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(open, "state")
+	b, _ := liveBackend(t, 1<<30, func(c *Config) { c.StateDir = state })
+	mustCreate(t, b, "suid")
+	mustSh(t, b, "suid", "cp /bin/sh /tmp/suid-sh && chmod 4755 /tmp/suid-sh")
+	// The layer is <state>/sandboxes/suid/rootfs, or under the disk
+	// limit's mount there.
+	var planted string
+	_ = filepath.WalkDir(filepath.Join(state, "sandboxes", "suid"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "suid-sh" {
+			planted = p
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if fi, err := os.Stat(planted); err != nil || fi.Mode()&os.ModeSetuid == 0 {
+		t.Fatalf("the planted file on the host: %v, %v; want a setuid file under %s/sandboxes/suid", fi, err, state)
+	}
+	// As nobody, the host path does not resolve.
+	cmd := exec.Command("/bin/sh", "-c", `test -e "$1" && echo reachable || echo denied`, "sh", planted)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("running as nobody: %v", err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "denied" {
+		t.Errorf("a host user (nobody) reaches %s: %s", planted, got)
 	}
 }
