@@ -3,7 +3,6 @@
 package process
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -47,6 +46,17 @@ func needOverlay(tb testing.TB) {
 // nosuid, nodev, ...), failing the test when nothing is mounted there.
 func mountOptions(t *testing.T, target string) []string {
 	t.Helper()
+	m, ok := lastMount(t, target)
+	if !ok {
+		t.Fatalf("nothing mounted on %s", target)
+	}
+	return m.MountOptions
+}
+
+// lastMount is the mount on target that is visible (the last one in
+// mountinfo); ok is false when nothing is mounted there.
+func lastMount(t *testing.T, target string) (m procfs.Mount, ok bool) {
+	t.Helper()
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatal(err)
@@ -56,41 +66,27 @@ func mountOptions(t *testing.T, target string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var opts []string
-	for _, m := range ms {
-		if m.MountPoint == target {
-			opts = m.MountOptions // the last mount on target wins
+	for _, x := range ms {
+		if x.MountPoint == target {
+			m, ok = x, true
 		}
 	}
-	if opts == nil {
-		t.Fatalf("nothing mounted on %s", target)
-	}
-	return opts
+	return m, ok
 }
 
 // overlayLowers returns the lowerdir option of the overlay mounted on
 // target (nil when there is none).
 func overlayLowers(t *testing.T, target string) []string {
 	t.Helper()
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
+	m, ok := lastMount(t, target)
+	if !ok {
+		return nil
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 || procfs.Unescape(fields[4]) != target {
-			continue
-		}
-		for _, o := range strings.Split(fields[len(fields)-1], ",") {
-			if v, ok := strings.CutPrefix(o, "lowerdir="); ok {
-				return strings.Split(v, ":")
-			}
-		}
+	v, ok := m.Option("lowerdir")
+	if !ok {
+		return nil
 	}
-	return nil
+	return strings.Split(v, ":")
 }
 
 func TestImageSandboxesShareLowerDirs(t *testing.T) {
