@@ -131,6 +131,11 @@ func (r *registry) list() ([]record, error) {
 			if rec.V != recordVersion {
 				return fmt.Errorf("agent %s: unknown record version %d", k, rec.V)
 			}
+			// The id names the agent's workspace directory and sandbox:
+			// checked as a request's id is, whatever wrote the file.
+			if rec.ID != string(k) || !idPattern.MatchString(rec.ID) {
+				return fmt.Errorf("agent %q: record names id %q, not an agent id (ag- and 12 hex digits) matching its key", k, rec.ID)
+			}
 			out = append(out, rec)
 			return nil
 		})
