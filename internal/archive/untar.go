@@ -15,7 +15,9 @@ import (
 // digest: the caller trusts the archive's origin, not its entries). strip
 // drops that many leading path components of every name (tar's
 // --strip-components; hard link targets alike); an entry left with no name
-// is skipped. It returns the number of entries extracted.
+// is skipped. PAX records (overlay xattrs, tenon's whiteout marker) are
+// ignored: a workspace is not a captured layer. It returns the number of
+// entries extracted.
 func ExtractTar(ctx context.Context, r io.Reader, dstDir string, strip int) (int, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var in io.Reader = br
@@ -33,6 +35,9 @@ func ExtractTar(ctx context.Context, r io.Reader, dstDir string, strip int) (int
 			return nil
 		}
 		hdr.Name = name
+		// A workspace is no capture: the archive's PAX records (tenon's
+		// whiteout marker, overlay xattrs) never reach the disk.
+		hdr.PAXRecords = nil
 		if hdr.Typeflag == tar.TypeLink {
 			if hdr.Linkname, ok = stripComponents(hdr.Linkname, strip); !ok {
 				return unsafeEntry(hdr.Name, "hard link target stripped away")

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 type tarEntry struct {
@@ -114,5 +116,47 @@ func TestExtractTarRefuses(t *testing.T) {
 	}
 	if _, err := ExtractTar(context.Background(), bytes.NewReader(makeTar(t, false)), dst, 0); !errors.Is(err, ErrNotEmpty) {
 		t.Errorf("into a non-empty directory: %v, want ErrNotEmpty", err)
+	}
+}
+
+// TestExtractTarIgnoresPAXMarkers: an archive's overlay xattr records and
+// tenon's whiteout marker do not reach a workspace: the file is a plain
+// file with no overlay attribute.
+func TestExtractTarIgnoresPAXMarkers(t *testing.T) {
+	var buf bytes.Buffer
+	w := tar.NewWriter(&buf)
+	for _, h := range []*tar.Header{
+		{Name: "dir/", Typeflag: tar.TypeDir, Mode: 0o755, Format: tar.FormatPAX,
+			PAXRecords: map[string]string{paxXattrPrefix + "user.overlay.opaque": "y"}},
+		{Name: "dir/gone", Typeflag: tar.TypeReg, Mode: 0o644, Format: tar.FormatPAX,
+			PAXRecords: map[string]string{paxWhiteout: "1", paxXattrPrefix + "user.overlay.redirect": "/etc"}},
+	} {
+		if err := w.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "ws")
+	if _, err := ExtractTar(context.Background(), &buf, dst, 0); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(filepath.Join(dst, "dir", "gone"))
+	if err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("dir/gone: %v, %v; want a regular file, not a whiteout", fi, err)
+	}
+	for _, p := range []string{"dir", "dir/gone"} {
+		sz, err := unix.Llistxattr(filepath.Join(dst, p), nil)
+		if err != nil && !errors.Is(err, unix.ENOTSUP) {
+			t.Fatal(err)
+		}
+		if sz > 0 {
+			names := make([]byte, sz)
+			n, _ := unix.Llistxattr(filepath.Join(dst, p), names)
+			if bytes.Contains(names[:n], []byte("overlay")) {
+				t.Errorf("%s has the archive's overlay xattrs: %q", p, names[:n])
+			}
+		}
 	}
 }
