@@ -20,8 +20,10 @@
 //
 // Domain is the workload domain: the parent group all sandboxes live under,
 // whose memory limit is the host budget. OpenDomain adopts a group left by a
-// crashed run after killing its tasks and deleting its children, and
-// disarms an OOM hold it left armed.
+// crashed run (its owner record says so) after killing its tasks and
+// deleting its children, and disarms an OOM hold it left armed; a group of
+// the name that holds tasks without such a record is someone else's and
+// fails with ErrForeignGroup.
 //
 // The OOM hold (Domain.SetOOMHold, Domain.UnderOOM) holds an allocation at
 // the budget instead of OOM-killing it, until memory is freed or the hold

@@ -135,9 +135,9 @@ func openOwned(ctx context.Context, layout *Layout, name string, budget int64, p
 
 // foreign fails with ErrForeignGroup when g, found with no owner record,
 // holds tasks: a domain tenon left has its owner's record (a crash keeps
-// it, a clean Close removes the group), so such a group is not tenon's to
-// empty. An empty one (left by a Close that could not delete it) is
-// adopted.
+// it, and so does a Close that could not empty and delete the group; a
+// Close that did removes both), so such a group is not tenon's to empty.
+// An empty one is adopted.
 func foreign(g *group) error {
 	pids, err := g.Pids()
 	if err != nil {
@@ -265,7 +265,9 @@ func (d *Domain) AvailableIn(m MemoryStats) int64 {
 }
 
 // Close kills every task left in the domain, deletes its children and the
-// domain itself.
+// domain itself, and gives up ownership. When that fails the owner record
+// stays in the lock file (the lock itself is dropped), so the next
+// OpenDomain of the name adopts what is left.
 func (d *Domain) Close(ctx context.Context) error {
 	var errs []error
 	if err := d.group.KillAll(ctx); err != nil {
@@ -276,8 +278,15 @@ func (d *Domain) Close(ctx context.Context) error {
 	}
 	if len(errs) == 0 {
 		d.log.Info("workload domain removed", "group", d.group.path)
+		errs = append(errs, d.lock.Release())
+	} else {
+		// The group stays with what could not be removed: the owner
+		// record stays too, so that the next open adopts it as a
+		// crashed run's instead of refusing it as someone else's.
+		if d.lock != nil && d.lock.f != nil {
+			d.lock.unlock()
+		}
 	}
-	errs = append(errs, d.lock.Release())
 	d.lock = nil
 	return errors.Join(errs...)
 }

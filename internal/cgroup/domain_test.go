@@ -224,6 +224,44 @@ func TestOpenDomainRefusesForeign(t *testing.T) {
 	}
 }
 
+// TestCloseFailedKeepsRecord: a Close that cannot empty the domain (a task
+// that will not die) keeps its owner record, so the next open adopts the
+// group instead of refusing it as someone else's.
+func TestCloseFailedKeepsRecord(t *testing.T) {
+	k := newFakeKernel(t)
+	l := fakeDomainLayout(t)
+	d, err := OpenDomain(context.Background(), l, "tenon", 1<<30, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := d.Child("sb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakeTasks(t, sb.(*group), Memory, map[string][]int{"": {88}})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := d.Close(ctx); !errors.Is(err, ErrNotEmpty) {
+		t.Fatalf("Close with an undying task = %v, want ErrNotEmpty", err)
+	}
+	if _, err := os.Stat(domainLockPath(l, "tenon")); err != nil {
+		t.Fatalf("the owner record after a failed Close: %v", err)
+	}
+	k.onKill = func(int) { fakeTasks(t, sb.(*group), Memory, map[string][]int{"": nil}) }
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	d2, err := OpenDomain(ctx2, l, "tenon", 1<<30, nil)
+	if err != nil {
+		t.Fatalf("OpenDomain after a failed Close: %v, want the group adopted", err)
+	}
+	if err := d2.Close(ctx2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(domainLockPath(l, "tenon")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the owner record after a clean Close: %v, want it removed", err)
+	}
+}
+
 func TestDomainDisableSwap(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
