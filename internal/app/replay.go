@@ -199,11 +199,11 @@ func (cfg ReplayConfig) replayRuns(ctx context.Context, runs []policyRun) (*repo
 			break
 		}
 		res, err := cfg.replayOne(ctx, r, events)
-		if err == nil && res != nil && ctx.Err() != nil && !allEnded(res) {
+		if res != nil && res.Interrupted {
 			// The interrupt failed the workflows still running: the run's
 			// numbers (its kills, the workflows it "did not finish") are the
 			// interrupt's, not the policy's; it is left out.
-			res, err = nil, fmt.Errorf("interrupted: %w", context.Cause(ctx))
+			res, err = nil, errors.Join(fmt.Errorf("interrupted: %w", context.Cause(ctx)), err)
 		}
 		if res != nil {
 			results = append(results, res)
@@ -217,17 +217,6 @@ func (cfg ReplayConfig) replayRuns(ctx context.Context, runs []policyRun) (*repo
 		return nil, runErr
 	}
 	return report.Compare(cfg.Workflows, cfg.Budget, cfg.TimeScale, results...), runErr
-}
-
-// allEnded reports whether every workflow of res completed or was
-// infeasible: a run that ended on its own, whatever its context did after.
-func allEnded(res *replay.Result) bool {
-	for _, w := range res.Workflows {
-		if !w.Completed && !w.Infeasible {
-			return false
-		}
-	}
-	return true
 }
 
 func (cfg ReplayConfig) replayOne(ctx context.Context, r policyRun, events io.Writer) (*replay.Result, error) {

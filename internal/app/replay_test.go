@@ -83,9 +83,10 @@ func TestReplayInterrupted(t *testing.T) {
 	// while the first policy runs.
 	time.AfterFunc(300*time.Millisecond, cancel)
 	state := filepath.Join(t.TempDir(), "state")
+	events := filepath.Join(t.TempDir(), "events.jsonl")
 	c, err := Replay(ctx, ReplayConfig{
 		Workflows: testWorkflows(t, 3), Policies: []string{"eager", "static-2"}, Budget: units.GiB,
-		Backend: "fake", StateDir: state, TimeScale: 1,
+		Backend: "fake", StateDir: state, TimeScale: 1, EventLog: events,
 	})
 	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
 		t.Errorf("Replay cut by its context: error %v, want it interrupted (context canceled)", err)
@@ -93,21 +94,8 @@ func TestReplayInterrupted(t *testing.T) {
 	if c != nil {
 		t.Errorf("Replay cut in its first policy returned %d results (%+v), want none", len(c.Results), c.Results)
 	}
-}
-
-func TestAllEnded(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		wfs  []replay.WorkflowResult
-		want bool
-	}{
-		{"completed and infeasible", []replay.WorkflowResult{{Completed: true}, {Infeasible: true}}, true},
-		{"one failed", []replay.WorkflowResult{{Completed: true}, {OOMs: 6}}, false},
-		{"none", nil, true},
-	} {
-		if got := allEnded(&replay.Result{Workflows: tc.wfs}); got != tc.want {
-			t.Errorf("%s: allEnded = %v, want %v", tc.name, got, tc.want)
-		}
+	if b, err := os.ReadFile(events); err != nil || strings.Contains(string(b), `"policy":"static-2"`) {
+		t.Errorf("event log (%v): static-2 started after the interrupt", err)
 	}
 }
 

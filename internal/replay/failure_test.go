@@ -118,6 +118,9 @@ func TestCreateFailureBeyondRetriesIsLost(t *testing.T) {
 	if w.Completed || w.Attempts != 2 || w.Lost != 2 || w.StartRetries != 2*startRetries {
 		t.Errorf("completed %v attempts %d lost %d start retries %d, want false 2 2 %d", w.Completed, w.Attempts, w.Lost, w.StartRetries, 2*startRetries)
 	}
+	if res.Interrupted {
+		t.Error("a run whose workflow failed on its own is marked interrupted")
+	}
 }
 
 func TestCancelAccountsForEveryWorkflow(t *testing.T) {
@@ -140,6 +143,9 @@ func TestCancelAccountsForEveryWorkflow(t *testing.T) {
 	})
 	if res.Completed+res.Failed != 3 || res.Failed < 2 {
 		t.Errorf("completed %d failed %d, want 3 in all and at least 2 failed", res.Completed, res.Failed)
+	}
+	if !res.Interrupted {
+		t.Error("a run its context cut is not marked interrupted")
 	}
 	if res.Makespan > 4*time.Second {
 		t.Errorf("makespan %v: cancellation did not end the run promptly", res.Makespan)

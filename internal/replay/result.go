@@ -37,6 +37,11 @@ type Result struct {
 	Actions      int // actions executed (Exec called), every attempt
 	NonZeroExits int // actions that exited non-zero without OOM or timeout
 
+	// Interrupted: the context ended while workflows still ran, and
+	// failed them; the run's numbers are the interrupt's, not the
+	// policy's.
+	Interrupted bool
+
 	// Residency sums the residency manager's events; zero for policies
 	// that keep every sandbox resident.
 	Residency ResidencyStats

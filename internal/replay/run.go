@@ -36,7 +36,7 @@ type runner struct {
 // only when the run could not start (bad config, Policy.Start failed) or
 // the event log could not be written; workflow failures are in the Result.
 // Cancelling ctx fails the workflows still running and returns promptly
-// with a Result that accounts for every workflow.
+// with a Result that accounts for every workflow, marked Interrupted.
 func Run(ctx context.Context, c Config) (*Result, error) {
 	c, err := c.withDefaults()
 	if err != nil {
@@ -90,6 +90,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	res := &Result{
 		Policy: c.Policy.Name(), Budget: c.Budget, TimeScale: c.TimeScale, Start: start,
 		Makespan: end.Sub(start), Workflows: results, Samples: <-samples,
+		Interrupted: ctx.Err() != nil && !allEnded(results),
 	}
 
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
@@ -172,4 +173,15 @@ func (r *runner) sandboxDown(a *controller.Agent, id string) {
 	r.live.Remove(id)
 	r.rec.emit(controller.Event{Kind: controller.EventSandboxDestroy, Workflow: a.ID, Attempt: a.Attempt, Sandbox: id})
 	r.cfg.Policy.SandboxDown(a, id)
+}
+
+// allEnded reports whether every workflow completed or was infeasible:
+// a run that ended on its own, whatever its context did after.
+func allEnded(wfs []WorkflowResult) bool {
+	for _, w := range wfs {
+		if !w.Completed && !w.Infeasible {
+			return false
+		}
+	}
+	return true
 }
