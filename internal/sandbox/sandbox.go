@@ -33,6 +33,28 @@ type Bind struct {
 	ReadOnly bool
 }
 
+// Capabilities returns the only capabilities a sandbox's root keeps (a
+// new slice each call), with no_new_privs: the process backend sets them
+// as the bounding, effective and permitted sets, the docker backend drops
+// every other one. They are Docker's default set without CAP_MKNOD,
+// CAP_DAC_OVERRIDE, CAP_NET_RAW, CAP_SETFCAP and CAP_AUDIT_WRITE. What
+// stays is what an agent's tools use as root: chown, fowner and fsetid
+// (tar and pip keeping owners, modes and times), setuid and setgid
+// (dropping to another user), setpcap, net_bind_service, sys_chroot, and
+// kill (killing processes that changed their uid). Gone: reading and
+// writing files regardless of their modes (uid 0 owns the sandbox's own
+// files, so it needs no override; the host's root-only files stay
+// closed), raw and packet sockets (on the host's network with
+// Spec.Network they could sniff it), file capabilities (no_new_privs
+// ignores them anyway) and the host's audit log.
+func Capabilities() []string {
+	return []string{
+		"CAP_CHOWN", "CAP_FSETID", "CAP_FOWNER",
+		"CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
+		"CAP_SYS_CHROOT", "CAP_KILL",
+	}
+}
+
 // WorkspaceMount is where the workspace appears inside every sandbox.
 const WorkspaceMount = "/workspace"
 

@@ -70,6 +70,16 @@ func validateSpec(spec sandbox.Spec) error {
 	return nil
 }
 
+// capAdd is sandbox.Capabilities as the engine takes them: without the
+// CAP_ prefix, which engines before 20.10 would double.
+func capAdd() []string {
+	caps := sandbox.Capabilities()
+	for i, c := range caps {
+		caps[i] = strings.TrimPrefix(c, "CAP_")
+	}
+	return caps
+}
+
 // reserve claims id for a Create in progress.
 func (b *Backend) reserve(id string) error {
 	b.mu.Lock()
@@ -179,6 +189,12 @@ func (b *Backend) create(ctx context.Context, spec sandbox.Spec) (*box, error) {
 			NetworkMode: netMode,
 			Init:        &init,
 			Mounts:      b.mounts(spec, base),
+			// The same capabilities as the process backend's sandboxes,
+			// and no gaining more through setuid or file-capability
+			// binaries (the image's or the sandbox's own).
+			CapDrop:     []string{"ALL"},
+			CapAdd:      capAdd(),
+			SecurityOpt: []string{"no-new-privileges"},
 		}, nil, nil, b.cfg.NamePrefix+spec.ID)
 	if cerrdefs.IsConflict(err) {
 		return nil, fmt.Errorf("container %s%s exists (a stale one? see RemoveStale): %w", b.cfg.NamePrefix, spec.ID, sandbox.ErrExists)

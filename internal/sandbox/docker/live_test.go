@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +68,37 @@ func TestCreateExecDestroy(t *testing.T) {
 	}
 	if in.HostConfig.NetworkMode != "none" {
 		t.Errorf("network mode %q, want none", in.HostConfig.NetworkMode)
+	}
+	if !slices.Equal(in.HostConfig.CapDrop, []string{"ALL"}) || len(in.HostConfig.CapAdd) != len(sandbox.Capabilities()) ||
+		!slices.Contains(in.HostConfig.SecurityOpt, "no-new-privileges") {
+		t.Errorf("CapDrop %v CapAdd %v SecurityOpt %v, want ALL dropped, sandbox.Capabilities added, no-new-privileges",
+			in.HostConfig.CapDrop, in.HostConfig.CapAdd, in.HostConfig.SecurityOpt)
+	}
+	// An action's root has the process backend's capabilities, no more,
+	// and no_new_privs (setuid binaries do not raise it).
+	status := map[string]string{}
+	for _, l := range strings.Split(mustSh(t, b, "ced", "grep -E '^(CapEff|CapBnd|NoNewPrivs):' /proc/self/status"), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			status[k] = strings.TrimSpace(v)
+		}
+	}
+	if status["NoNewPrivs"] != "1" {
+		t.Errorf("NoNewPrivs = %q, want 1", status["NoNewPrivs"])
+	}
+	const capDacOverride, capNetRaw, capMknod, capAuditWrite, capSetfcap = 1, 13, 27, 29, 31
+	for _, k := range []string{"CapEff", "CapBnd"} {
+		set, err := strconv.ParseUint(status[k], 16, 64)
+		if err != nil {
+			t.Fatalf("%s %q: %v", k, status[k], err)
+		}
+		for _, c := range []uint{capDacOverride, capNetRaw, capMknod, capAuditWrite, capSetfcap} {
+			if set&(1<<c) != 0 {
+				t.Errorf("%s %#x has capability %d", k, set, c)
+			}
+		}
+		if bits.OnesCount64(set) != len(sandbox.Capabilities()) {
+			t.Errorf("%s %#x holds %d capabilities, want the %d of sandbox.Capabilities", k, set, bits.OnesCount64(set), len(sandbox.Capabilities()))
+		}
 	}
 	tests := []struct {
 		name, cmd, want string

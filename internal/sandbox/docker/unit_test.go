@@ -152,3 +152,22 @@ func TestDaemonDown(t *testing.T) {
 		}
 	}
 }
+
+// TestCapAdd: the engine gets sandbox.Capabilities without the CAP_
+// prefix (engines before 20.10 add it again), and a fresh slice.
+func TestCapAdd(t *testing.T) {
+	got := capAdd()
+	want := sandbox.Capabilities()
+	if len(got) != len(want) {
+		t.Fatalf("capAdd %v, want the %d of sandbox.Capabilities", got, len(want))
+	}
+	for i, c := range got {
+		if "CAP_"+c != want[i] {
+			t.Errorf("capAdd[%d] = %q, want %q without its prefix", i, c, want[i])
+		}
+	}
+	got[0] = "SYS_ADMIN"
+	if slices.Contains(sandbox.Capabilities(), "SYS_ADMIN") || slices.Contains(capAdd(), "SYS_ADMIN") {
+		t.Error("changing a returned slice changed the capabilities")
+	}
+}

@@ -20,23 +20,6 @@ import (
 // exeMount is where the tenon executable appears in every sandbox.
 const exeMount = "/usr/local/bin/tenon"
 
-// capabilities is Docker's default set without CAP_MKNOD, CAP_DAC_OVERRIDE,
-// CAP_NET_RAW, CAP_SETFCAP and CAP_AUDIT_WRITE. What stays is what an
-// agent's tools use as root: chown, fowner and fsetid (tar and pip keeping
-// owners, modes and times), setuid and setgid (dropping to another user),
-// setpcap, net_bind_service, sys_chroot, and kill (the executor kills
-// processes that changed their uid). Gone: reading and writing files
-// regardless of their modes (uid 0 owns the sandbox's own files, so it needs
-// no override; the host's root-only files stay closed), raw and packet
-// sockets (on the host's network with Spec.Network they could sniff it),
-// file capabilities (no_new_privs ignores them anyway) and the host's audit
-// log.
-var capabilities = []string{
-	"CAP_CHOWN", "CAP_FSETID", "CAP_FOWNER",
-	"CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
-	"CAP_SYS_CHROOT", "CAP_KILL",
-}
-
 // containerSpec is what one sandbox's libcontainer configuration depends on.
 type containerSpec struct {
 	id         string
@@ -147,7 +130,7 @@ func containerConfig(s containerSpec) *configs.Config {
 		Mounts:     mounts,
 		Devices:    specconv.AllowedDevices,
 		Capabilities: &configs.Capabilities{
-			Bounding: capabilities, Effective: capabilities, Permitted: capabilities,
+			Bounding: sandbox.Capabilities(), Effective: sandbox.Capabilities(), Permitted: sandbox.Capabilities(),
 		},
 		NoNewPrivileges: true,
 		Cgroups: &cgroups.Cgroup{
