@@ -109,7 +109,7 @@ func TestHostileDeadlineFromOutside(t *testing.T) {
 // on the host, that layer lies under the state directory, which a host
 // user must not be able to reach (they would run the file as root), even
 // where the state directory itself is open to all.
-func TestHostileSetuidInLayer(t *testing.T) {
+func TestSetuidLayerOutOfReach(t *testing.T) {
 	open, err := os.MkdirTemp("", "tenon-state-")
 	if err != nil {
 		t.Fatal(err)
