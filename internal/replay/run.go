@@ -86,11 +86,13 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	wg.Wait()
 	end := c.Clock.Now()
+	// Whether the context cut the run is read here, before the policy
+	// stops and the host tears down: an interrupt then is not the run's.
+	cut := ctx.Err() != nil
 	stopSampler()
 	res := &Result{
 		Policy: c.Policy.Name(), Budget: c.Budget, TimeScale: c.TimeScale, Start: start,
 		Makespan: end.Sub(start), Workflows: results, Samples: <-samples,
-		Interrupted: ctx.Err() != nil && !allEnded(results),
 	}
 
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
@@ -100,6 +102,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		r.rec.emit(controller.Event{Kind: controller.EventError, Reason: "policy stop", Error: err.Error()})
 	}
 	r.tally(res)
+	res.Interrupted = cut && res.Failed > 0
 	r.rec.emit(controller.Event{T: res.Makespan.Seconds(), Kind: controller.EventRunEnd, Workflows: len(r.wfs)})
 	if err := r.rec.err(); err != nil {
 		return res, fmt.Errorf("writing event log: %w", err)
@@ -173,15 +176,4 @@ func (r *runner) sandboxDown(a *controller.Agent, id string) {
 	r.live.Remove(id)
 	r.rec.emit(controller.Event{Kind: controller.EventSandboxDestroy, Workflow: a.ID, Attempt: a.Attempt, Sandbox: id})
 	r.cfg.Policy.SandboxDown(a, id)
-}
-
-// allEnded reports whether every workflow completed or was infeasible:
-// a run that ended on its own, whatever its context did after.
-func allEnded(wfs []WorkflowResult) bool {
-	for _, w := range wfs {
-		if !w.Completed && !w.Infeasible {
-			return false
-		}
-	}
-	return true
 }
