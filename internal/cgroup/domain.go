@@ -283,9 +283,7 @@ func (d *Domain) Close(ctx context.Context) error {
 		// The group stays with what could not be removed: the owner
 		// record stays too, so that the next open adopts it as a
 		// crashed run's instead of refusing it as someone else's.
-		if d.lock != nil && d.lock.f != nil {
-			d.lock.unlock()
-		}
+		d.lock.unlock()
 	}
 	d.lock = nil
 	return errors.Join(errs...)

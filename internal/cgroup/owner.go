@@ -145,7 +145,11 @@ func (l *OwnerLock) Release() error {
 	return err
 }
 
+// unlock drops the lock and leaves the file with its record.
 func (l *OwnerLock) unlock() {
+	if l == nil || l.f == nil {
+		return
+	}
 	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 	l.f.Close()
 	l.f = nil
