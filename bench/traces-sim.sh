@@ -106,7 +106,7 @@ PY
     done
   done
   echo '```'
-  for ab in "light lane off:--param light-margin=off" "task reserve off:--param task-reserve=off" "rollback off:--param rollback=off" "admitted room off:--param admitted-room=off" "without swap (page-out tier off):--page-out=false"; do
+  for ab in "light lane off:--param light-margin=off" "task reserve off:--param task-reserve=off" "rollback off:--param rollback=off" "without swap (page-out tier off):--page-out=false"; do
     echo
     echo "## tenon, ${ab%%:*}"
     echo
@@ -132,13 +132,12 @@ PY
   echo "(\`--policy tenon-history-pred\`, \`tenon-static-pred\`), the gate's held budget turned off"
   echo "(\`--param held-budget=off\`; on by default since 4f18e2a, internal/gate/doc.go), the task"
   echo "reserve turned off (\`--param task-reserve=off\`; on since eab3188, internal/policy/taskreserve.go), the hold's"
-  echo "rollback turned off (\`--param rollback=off\`; on since a43e250, internal/policy/hold_rollback.go), the gate's"
-  echo "room for admitted actions turned off (\`--param admitted-room=off\`; on since 4c94f63, internal/policy/machine_gate.go), no swap"
+  echo "rollback turned off (\`--param rollback=off\`; on since a43e250, internal/policy/hold_rollback.go), no swap"
   echo "(\`--page-out=false\`), both, and pure cgroup v2 (\`--cgroup v2\`, the freezing hold) with and"
   echo "without the held budget."
   echo
   echo '```'
-  for hm in 30s 60s 2m 5m default history-pred static-pred held-budget-off task-reserve-off rollback-off admitted-room-off noswap noswap+rollback-off noswap+held-budget-off noswap+admitted-room-off v2 v2+rollback-off v2+held-budget-off v2+admitted-room-off; do
+  for hm in 30s 60s 2m 5m default history-pred static-pred held-budget-off task-reserve-off rollback-off noswap noswap+rollback-off noswap+held-budget-off v2 v2+rollback-off v2+held-budget-off; do
     for set in haiku batch18; do
       for b in 768MiB 1GiB 1536MiB 2GiB 3GiB 4GiB; do
         for wl in "$set-x2" "$set-s1" "$set-s2" "$set-s3" "$set-s4" "$set-s5"; do
@@ -149,9 +148,6 @@ PY
           held-budget-off) arg=(--param held-budget=off) ;;
           task-reserve-off) arg=(--param task-reserve=off) ;;
           rollback-off) arg=(--param rollback=off) ;;
-          admitted-room-off) arg=(--param admitted-room=off) ;;
-          noswap+admitted-room-off) arg=(--param admitted-room=off --page-out=false) ;;
-          v2+admitted-room-off) arg=(--param admitted-room=off --cgroup v2) ;;
           noswap+rollback-off) arg=(--param rollback=off --page-out=false) ;;
           v2+rollback-off) arg=(--param rollback=off --cgroup v2) ;;
           noswap) arg=(--page-out=false) ;;
@@ -168,7 +164,7 @@ PY
   python3 - "$work" <<'PY'
 import glob, json, os, sys
 print("  %-22s %5s %9s %9s %11s %15s %11s" % ("hold-max", "runs", "OOM kills", "timeouts", "runs w/ kill", "sum makespan s", "sum P50 s"))
-for hm in ["30s", "60s", "2m", "5m", "default", "history-pred", "static-pred", "held-budget-off", "task-reserve-off", "rollback-off", "admitted-room-off", "noswap", "noswap+rollback-off", "noswap+held-budget-off", "noswap+admitted-room-off", "v2", "v2+rollback-off", "v2+held-budget-off", "v2+admitted-room-off"]:
+for hm in ["30s", "60s", "2m", "5m", "default", "history-pred", "static-pred", "held-budget-off", "task-reserve-off", "rollback-off", "noswap", "noswap+rollback-off", "noswap+held-budget-off", "v2", "v2+rollback-off", "v2+held-budget-off"]:
     runs = kills = tos = hit = 0
     mk = p50 = 0.0
     for f in sorted(glob.glob(os.path.join(sys.argv[1], "hm-%s-*.json" % hm))):
