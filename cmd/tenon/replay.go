@@ -60,7 +60,7 @@ Policies:`+policyHelp())
 	var timeout timeoutFlag
 	fs.Var(&timeout, "action-timeout", actionTimeoutHelp)
 	params := paramFlag{}
-	fs.Var(params, "param", "policy parameter key=value, repeatable: yellow=, red=, window=, beta=, margin=, light-margin=, hold=, hold-max=, held-budget=, task-reserve=, rollback=, admitted-room=, cpu-pacing= (e.g. yellow=0.1; see internal/policy/params.go)")
+	fs.Var(params, "param", "policy parameter key=value, repeatable: yellow=, red=, window=, beta=, margin=, light-margin=, hold=, hold-max=, held-budget=, task-reserve=, rollback=, cpu-pacing= (e.g. yellow=0.1; see internal/policy/params.go)")
 	events := fs.String("events", "", "write the event log (JSONL) to this file")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	plot := fs.String("plot", "", "write a PNG of memory and concurrency over time")

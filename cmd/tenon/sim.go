@@ -69,7 +69,7 @@ Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	memScale := fs.Float64("mem-scale", 0, "generated workload: multiply every peak and retained amount (0: 1)")
 	oversub := fs.Float64("oversub", 0, "generated workload: scale memory so the profiled peaks sum to this multiple of the budget (overrides --mem-scale)")
 	params := paramFlag{}
-	fs.Var(params, "param", "policy parameter key=value, repeatable, as tenon replay (yellow=, red=, window=, beta=, margin=, light-margin=, hold=, hold-max=, held-budget=, task-reserve=, rollback=, admitted-room=; not the live cpu-pacing=)")
+	fs.Var(params, "param", "policy parameter key=value, repeatable, as tenon replay (yellow=, red=, window=, beta=, margin=, light-margin=, hold=, hold-max=, held-budget=, task-reserve=, rollback=; not the live cpu-pacing=)")
 	jsonOut := fs.Bool("json", false, "print JSON instead of a table")
 	trace := fs.Bool("trace", false, "write a line per simulated lifecycle event (agent start, action queued for admission, start and end, page-out and page-in, freeze and thaw, hold, workflow done) and OOM kill (with every sandbox's memory) to stderr")
 	plotOut := fs.String("plot", "", "write a PNG of memory and running actions over time")

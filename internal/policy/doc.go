@@ -24,11 +24,7 @@
 // where the host states its CPUs, by the sandboxes' CPU use: cpupace.go;
 // the simulator models no CPU), counts predicted
 // peaks in admission's physical check, caps the gate's demand of a sandbox
-// at its admitted action's predicted remaining growth, lets an admitted
-// action within its prediction grow where the gate denied it if that
-// growth still fits what is free above the margin beside the growers the
-// gate allows (machine_gate.go, allowAdmitted; admitted-room=off is the
-// ablation), lets a retried
+// at its admitted action's predicted remaining growth, lets a retried
 // action reserve what its earlier attempt needed, lets an action reserve
 // what the same command of the same task grew in another agent when that
 // was more than a heavy action past its prediction (taskreserve.go: the

@@ -82,10 +82,6 @@ type Config struct {
 	// NoRollback turns off the hold's rollback (the rollback=off
 	// parameter; hold_rollback.go) where the host offers it.
 	NoRollback bool
-	// NoAdmittedRoom turns off the gate's allowance for admitted actions
-	// within their prediction whose growth fits what is free above the
-	// margin (the admitted-room=off parameter; allowAdmitted).
-	NoAdmittedRoom bool
 }
 
 // Machine is a policy as a synchronous state machine: hosts (the live

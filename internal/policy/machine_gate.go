@@ -47,7 +47,6 @@ type Step struct {
 // MachineStats counts decisions beyond the gate's and the hold's.
 type MachineStats struct {
 	LivenessAdmits int // Schedule calls whose headroom the liveness rule raised
-	AdmittedRoom   int // sandboxes the gate denied and allowAdmitted allowed, summed over the periods
 	GateSteps      int
 }
 
@@ -175,17 +174,6 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 		m.freeze.deny(&st.Gate)
 	}
 	m.allowEnded(&st.Gate, smp)
-	if m.adm != nil && !m.cfg.NoAdmittedRoom {
-		order := make([]string, len(m.admitted))
-		for i, a := range m.admitted {
-			order[i] = a.sandbox
-		}
-		var held []string
-		if m.freeze != nil {
-			held = m.freeze.held
-		}
-		m.stats.AdmittedRoom += allowAdmitted(&st.Gate, smp, order, held, obs.Available-m.cfg.Margin)
-	}
 	if m.hold != nil && m.hold.state == holdWaiting {
 		m.holdThawed += m.thawResting(&st.Gate)
 		if m.preempt {
@@ -248,69 +236,6 @@ type cpuSeen struct {
 	cpu     time.Duration
 	stalled bool // stalled on memory at that sample
 	missed  bool // absent from the latest sample (kept for one more)
-}
-
-// allowAdmitted allows, in the gate's decision d, the sandboxes the gate
-// denied that run an admitted action still within its prediction (a
-// demand cap, DemandCap, of more than 0 in smp), in admission order
-// (admitted, their sandboxes), while what each may still grow fits room
-// (the available memory less admission's margin) less the projected
-// demand of every sandbox d allows, those it allows here included. The
-// sandboxes the freezing hold holds (held) stay denied. It returns how
-// many it allowed.
-//
-// Admission's physical check admitted each of them because its predicted
-// growth fitted what was free above the margin (PhysicalHeadroom); where
-// that still holds, the gate freezing it only delays work memory was set
-// aside for. The gate keeps its one grower in red and its b in yellow by
-// projected demand, which counts what the permitted sandboxes may grow
-// whether or not it comes: in the simulator on batch18 twice at 2 GiB
-// (tenon sim) 5 long actions held red for 20 s with 224 MiB free while
-// the agents whose next action was ready waited, and tenon's P50 was
-// 326 s against Eager's 255 s (with 5 OOM kills); with this rule 287 s.
-// An action past its prediction has no cap and stays the gate's to pace;
-// so does every sandbox that runs no admitted action.
-//
-// Over bench/traces-sim.sh's grid (two real trace sets twice, six arrival
-// orders, 768 MiB to 4 GiB: 72 runs) the summed makespan moved -0.6 % on
-// v1, -1.9 % without swap and -2.1 % on v2, the summed P50 +0.3 %, -1.8 %
-// and -0.8 %, with no OOM kill or timeout either way; swe-real at six seeds
-// (1 and 1.5 GiB, with and without swap) +0.2 % and -0.6 %. Of the
-// generated workloads (tenon bench --sim) tenon moved by 1 % or less but
-// one load case (+4.5 %), and the predictor ablations on swe lost 16-19 %:
-// their predictions are worse, and an admitted action within a low one
-// grows into the others. Counting the allowed sandboxes' caps instead of
-// their projected demand (an action past its prediction then takes
-// nothing from the room) gained more P50 without swap (-4.9 %) but less
-// makespan on v2. Allowing every admitted action within its prediction,
-// whatever was free, gained P50 on v1 (-5 %) but on pure cgroup v2 rolled
-// back and preempted more (haiku twice at 2 GiB: 26 rollbacks and 9
-// preemptions against 6 and 1, makespan 1680 -> 2756 s): what the allowed
-// actions grow meets the freezing hold's line.
-func allowAdmitted(d *gate.Decision, smp []gate.Sample, admitted, held []string, room int64) (n int) {
-	caps := make(map[string]int64, len(smp))
-	for _, s := range smp {
-		if s.HasCap && s.DemandCap > 0 {
-			caps[s.ID] = s.DemandCap
-		}
-	}
-	at := make(map[string]int, len(d.Sandboxes))
-	for i, sd := range d.Sandboxes {
-		at[sd.ID] = i
-		if sd.Allowed {
-			room -= sd.Demand
-		}
-	}
-	for _, id := range admitted {
-		i, ok := at[id]
-		if !ok || d.Sandboxes[i].Allowed || caps[id] == 0 || caps[id] > room || slices.Contains(held, id) {
-			continue
-		}
-		room -= caps[id]
-		allow(d, &d.Sandboxes[i])
-		n++
-	}
-	return n
 }
 
 // allowEnded allows, in the gate's decision d, every denied sandbox that

@@ -135,11 +135,6 @@ func TestConfigureParams(t *testing.T) {
 		{name: "tenon cpu pacing share", policy: "tenon", params: map[string]string{"cpu-pacing": "0.5"},
 			check: func(c Config) bool { return c.CPUBusy == 0.5 }},
 		{name: "tenon cpu pacing bad", policy: "tenon", params: map[string]string{"cpu-pacing": "1.5"}, wantErr: true},
-		{name: "tenon admitted room default", policy: "tenon",
-			check: func(c Config) bool { return !c.NoAdmittedRoom }},
-		{name: "tenon admitted room off", policy: "tenon", params: map[string]string{"admitted-room": "off"},
-			check: func(c Config) bool { return c.NoAdmittedRoom }},
-		{name: "tenon admitted room bad", policy: "tenon", params: map[string]string{"admitted-room": "maybe"}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,9 +15,7 @@ import (
 // (on, the default, or off: the gate's held budget while the hold runs,
 // Config.HeldBudget), task-reserve= (on, the default, or off: TaskReserve,
 // Config.NoTaskReserve), rollback= (on, the default, or off: the hold's
-// rollback, Config.NoRollback), admitted-room= (on, the default, or off:
-// the gate's allowance for admitted actions, Config.NoAdmittedRoom),
-// cpu-pacing= (the share of the host's CPUs the
+// rollback, Config.NoRollback), cpu-pacing= (the share of the host's CPUs the
 // sandboxes may use before agent pacing waits, DefaultCPUBusy, or off;
 // cpupace.go), and admission's window=
 // (bytes or a size such as 2GiB), beta= (bytes per second), margin= and
@@ -71,12 +69,6 @@ func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) 
 				return err
 			}
 			c.NoRollback = !on
-		case "admitted-room":
-			on, err := onOff(k, v)
-			if err != nil {
-				return err
-			}
-			c.NoAdmittedRoom = !on
 		case "held-budget":
 			on, err := onOff(k, v)
 			if err != nil {
@@ -104,7 +96,7 @@ func ApplyTenonParams(c *Config, hold *time.Duration, params map[string]string) 
 		}
 	}
 	if err := gateParams(&c.GateConfig, gp); err != nil {
-		return fmt.Errorf("%w (tenon policies also take hold=, hold-max=, held-budget=, task-reserve=, rollback=, admitted-room=, cpu-pacing=, window=, beta=, margin=, light-margin=)", err)
+		return fmt.Errorf("%w (tenon policies also take hold=, hold-max=, held-budget=, task-reserve=, rollback=, cpu-pacing=, window=, beta=, margin=, light-margin=)", err)
 	}
 	return nil
 }

@@ -55,8 +55,6 @@ type Config struct {
 	NoTaskReserve bool
 	// NoRollback turns policy.Config.NoRollback on (rollback=off).
 	NoRollback bool
-	// NoAdmittedRoom turns policy.Config.NoAdmittedRoom on (admitted-room=off).
-	NoAdmittedRoom bool
 	// V2 models a pure cgroup v2 domain (hold.go): no oom_kill_disable, so
 	// the OOM hold is the freezing hold at HoldLine, as the live policy
 	// runs it on v2 (policy.Machine.SetHoldFreeze).

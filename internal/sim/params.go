@@ -16,8 +16,7 @@ import (
 // lane's share of it, or off), the OOM hold's hold= (a duration,
 // or off; Config.Hold), hold-max= (Config.HoldMaxWait) and held-budget=
 // (on or off; Config.NoHeldBudget) and task-reserve= (on or off;
-// Config.NoTaskReserve), rollback= (on or off; Config.NoRollback) and
-// admitted-room= (on or off; Config.NoAdmittedRoom); and, in the simulator only, the
+// Config.NoTaskReserve) and rollback= (on or off; Config.NoRollback); and, in the simulator only, the
 // gate's bmax= (growers permitted in yellow). It refuses the live
 // cpu-pacing= (the simulator models no CPU). Errors are ErrBadConfig.
 func (c *Config) ApplyParams(params map[string]string) error {
@@ -36,11 +35,11 @@ func (c *Config) ApplyParams(params map[string]string) error {
 	if _, ok := live["cpu-pacing"]; ok {
 		return fmt.Errorf("%w: cpu-pacing= is a live parameter: the simulator models no CPU, so CPU pacing is always off in it", ErrBadConfig)
 	}
-	pc := policy.Config{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin, LightMargin: c.LightMargin, HoldMaxWait: c.HoldMaxWait, HeldBudget: !c.NoHeldBudget, NoTaskReserve: c.NoTaskReserve, NoRollback: c.NoRollback, NoAdmittedRoom: c.NoAdmittedRoom}
+	pc := policy.Config{GateConfig: c.Gate, AdmissionConfig: c.Admission, Margin: c.Margin, LightMargin: c.LightMargin, HoldMaxWait: c.HoldMaxWait, HeldBudget: !c.NoHeldBudget, NoTaskReserve: c.NoTaskReserve, NoRollback: c.NoRollback}
 	hold := c.Hold
 	if err := policy.ApplyTenonParams(&pc, &hold, live); err != nil {
 		return fmt.Errorf("%w: %w (the simulator also takes bmax=)", ErrBadConfig, err)
 	}
-	c.Gate, c.Admission, c.Margin, c.LightMargin, c.Hold, c.HoldMaxWait, c.NoHeldBudget, c.NoTaskReserve, c.NoRollback, c.NoAdmittedRoom = pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, hold, pc.HoldMaxWait, !pc.HeldBudget, pc.NoTaskReserve, pc.NoRollback, pc.NoAdmittedRoom
+	c.Gate, c.Admission, c.Margin, c.LightMargin, c.Hold, c.HoldMaxWait, c.NoHeldBudget, c.NoTaskReserve, c.NoRollback = pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, hold, pc.HoldMaxWait, !pc.HeldBudget, pc.NoTaskReserve, pc.NoRollback
 	return nil
 }

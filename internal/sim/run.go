@@ -175,7 +175,7 @@ func machineConfig(cfg Config) (policy.Config, error) {
 	pc.GateConfig, pc.AdmissionConfig, pc.Margin, pc.LightMargin, pc.AgentReserve = cfg.Gate, cfg.Admission, cfg.Margin, cfg.LightMargin, cfg.AgentReserve
 	// The simulator's own hold timeout (hold=) and its action timeout set
 	// the hold's bound here, not Configure's.
-	pc.Hold, pc.HeldBudget, pc.NoTaskReserve, pc.NoRollback, pc.NoAdmittedRoom = holdTimeout(cfg), !cfg.NoHeldBudget, cfg.NoTaskReserve, cfg.NoRollback, cfg.NoAdmittedRoom
+	pc.Hold, pc.HeldBudget, pc.NoTaskReserve, pc.NoRollback = holdTimeout(cfg), !cfg.NoHeldBudget, cfg.NoTaskReserve, cfg.NoRollback
 	switch {
 	case cfg.HoldMaxWait != 0:
 		pc.HoldMaxWait = cfg.HoldMaxWait
