@@ -178,6 +178,22 @@ func raiseTo(d predict.Descriptor, l int64) predict.Descriptor {
 // peak may grow by the rest, at least boot (the gate's bootstrap demand).
 // One that outgrew its prediction gets no cap (has is false): the
 // prediction was wrong and the gate's own estimate rules.
+//
+// Tried, not adopted (4c94f63, reverted): letting the gate allow a denied
+// sandbox whose admitted action is within its prediction where that cap
+// still fits the available memory less admission's margin and the
+// projected demand of the sandboxes the gate allows, oldest admission
+// first. It answered red held by long actions' projected demand while
+// agents whose next action was ready waited (batch18 twice at 2 GiB in
+// the simulator: P50 326 -> 287 s; Eager 255 s with 5 kills), and over
+// bench/traces-sim.sh's 72 runs it took the summed makespan -0.6 % (v1),
+// -1.9 % (no swap), -2.1 % (v2), P50 +0.3, -1.8, -0.8 %. But over
+// bench/traces-robust.sh's 48 heavier runs tenon had 4 OOM kills and an
+// action timeout against none (at 512 MiB on v2, three copies), summed
+// makespan +3.7 %, P50 +12 %; kept off v2, no kill but +0.9 % and +7.5 %.
+// Allowing every admitted action within its prediction, whatever was
+// free, rolled back and preempted far more on v2 (haiku twice at 2 GiB:
+// 26 rollbacks and 9 preemptions against 6 and 1, 1680 -> 2756 s).
 func DemandCap(a *Admitted, boot int64) (limit int64, has bool) {
 	if a == nil {
 		return 0, true

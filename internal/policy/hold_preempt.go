@@ -64,6 +64,16 @@ import (
 // decision until its action has ended, so a frozen victim is thawed and
 // its kill lands (v1's freezer holds a SIGKILL until the thaw).
 //
+// Tried, not adopted: admitting no action while the hold waits (what a
+// preemption frees went to light actions of older attempts admitted into
+// the margin, not to the stuck grower: swe-real at 1 GiB without swap,
+// seed 1, 157.3 -> 139.6 s), and rolling back again an action rolled
+// back once where the hold would preempt its attempt (129.8 s with both).
+// Over six seeds of swe-real (1 and 1.5 GiB, with and without swap: 24
+// runs) they lost, summed makespan 2639 s against 2703 (no admission),
+// 2668 (rollback) and 2660 s (both); over traces-sim's 72 runs they moved
+// it by -1.4 to +0.3 %.
+//
 // On the imported real traces in the simulator (haiku twice, 90
 // workflows, 2 GiB; bench/results/gate-hold-v2.md) preempting the
 // youngest running attempt, stuck or not, took the gate alone from 13 OOM
