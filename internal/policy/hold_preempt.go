@@ -71,8 +71,10 @@ import (
 // back once where the hold would preempt its attempt (129.8 s with both).
 // Over six seeds of swe-real (1 and 1.5 GiB, with and without swap: 24
 // runs) they lost, summed makespan 2639 s against 2703 (no admission),
-// 2668 (rollback) and 2660 s (both); over traces-sim's 72 runs they moved
-// it by -1.4 to +0.3 %.
+// 2668 (rollback) and 2660 s (both); over traces-sim's 72 runs (v1, no
+// swap, v2) no admission moved it by +0.3, -1.2 and -1.4 %, both
+// together by +0.3, -1.1 and -1.6 % (the second rollback alone was not
+// run there).
 //
 // On the imported real traces in the simulator (haiku twice, 90
 // workflows, 2 GiB; bench/results/gate-hold-v2.md) preempting the
