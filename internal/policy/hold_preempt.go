@@ -29,10 +29,26 @@ import (
 // blocked or its memory stall advancing at the last sample, frozen
 // though the policy let it run: residency could not page it back in, or
 // held by the freezing hold) that run an action of an attempt started
-// before the wait began, the one whose attempt started last: the least
-// work lost, the cheapest restart. A sandbox that moves (uses CPU, or
-// rests asleep at its peak) will end its action and free its memory by
-// itself; killing it throws that work away. With no stuck candidate, the
+// before the wait began, the one that loses the least work for the
+// memory it frees: the least time since its attempt started (what the
+// restart redoes) per byte its sandbox held at the last sample; of equal
+// ones, the attempt that started last. Taking the youngest whatever it
+// held (as before) let a deadlock around one large action preempt the
+// light actions beside it one by one: in the simulator on swe-real at
+// 1 GiB without swap (seed 1) an 800 MiB test rerun stuck 50 MiB short
+// saw two 13 and 22 MiB attempts preempted, the memory each freed taken
+// at once by light actions admitted into the margin, before it went
+// itself (157.3 s); by work lost per byte it went first (143.8 s). Over
+// the simulated grid (traces-sim.md's 72 runs on v1, without swap and on
+// v2, traces-robust.md's 48, six seeds of swe-real at 1 and 1.5 GiB with
+// and without swap: 288 runs) 6 runs changed, none with a kill: haiku
+// and batch18 at 2 and 4 GiB on v2 2274 -> 1708 s and 1239 -> 1097 s,
+// the three others 0.5-8.7 % slower (swe-real seed 6 without swap 130.5
+// -> 141.8 s); summed makespan -0.2 % (v2 -0.8 %), P50 -0.1 %. Of the
+// generated workloads (tenon bench --sim) one run moved:
+// tenon-always-resident on swe-real 173.1 -> 152.6 s. A sandbox that
+// moves (uses CPU, or rests asleep at its peak) will end its action and
+// free its memory by itself; killing it throws that work away. With no stuck candidate, the
 // victim is the youngest such attempt whose sandbox the gate froze: it
 // cannot move either (the gate keeps it denied in red until memory
 // frees, and nothing frees while the waiters wait), and preempting it
@@ -126,12 +142,14 @@ func (m *Machine) SetHoldPreemptIdle() {
 // holdVictim returns the attempt the hold would preempt now, in the wait
 // that began at since, or nil: among the attempts that run an action,
 // started before the wait and are not preempted yet, never the
-// first-started running one, the one that started last whose sandbox is
-// stuck at the limit, or, with none, the one that started last whose
-// sandbox is frozen.
-func (m *Machine) holdVictim(since time.Time) *agentState {
+// first-started running one, the one whose sandbox is stuck at the limit
+// with the least time since its attempt started per byte it holds at the
+// last sample (the latest started of equal ones), or, with none, the one
+// that started last whose sandbox is frozen.
+func (m *Machine) holdVictim(now, since time.Time) *agentState {
 	run := m.runningSandboxes()
 	var stuck, frozen *agentState
+	var best float64 // stuck's work lost per byte
 	first := true
 	for _, a := range m.started { // in start order
 		if !run[a.sandbox] || a.act == nil {
@@ -140,7 +158,10 @@ func (m *Machine) holdVictim(since time.Time) *agentState {
 		if !first && !m.preempted[a.sandbox] && !a.start.After(since) {
 			switch {
 			case m.stuck(a.sandbox):
-				stuck = a
+				lost := float64(now.Sub(a.start)) / float64(max(m.rest.seen[a.sandbox].mem, 1))
+				if stuck == nil || lost <= best {
+					stuck, best = a, lost
+				}
 			case m.rest.seen[a.sandbox].frozen:
 				frozen = a
 			}

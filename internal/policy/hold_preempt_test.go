@@ -12,9 +12,10 @@ import (
 // three attempts (a, b, c, started in that order) run actions whose
 // sandboxes are all stuck at the limit (a thread in D state, no CPU, no
 // growth), so nothing progresses. With preemption (SetHoldPreempt) each
-// timeout preempts the stuck attempt that started last and not preempted
-// yet, never the first, and the hold stays armed; without it the hold releases
-// at the first timeout, as before.
+// timeout preempts the stuck attempt that loses the least work per byte
+// it frees (of sandboxes holding as much, the one that started last) and
+// is not preempted yet, never the first, and the hold stays armed;
+// without it the hold releases at the first timeout, as before.
 func TestHoldPreempt(t *testing.T) {
 	const mib = 1 << 20
 	const budget = 256 * mib
@@ -30,6 +31,7 @@ func TestHoldPreempt(t *testing.T) {
 		freeze    bool
 		calm      string // an attempt whose sandbox is not stuck: no thread blocked (it creeps, uses no CPU)
 		frozen    string // an attempt whose sandbox the gate froze the step before: frozen, no thread blocked
+		large     string // an attempt whose sandbox holds twice what the others hold
 		deferred  bool   // frozen is frozen though the gate let it run (residency's page-in deferred)
 		periods   []period
 		preempted uint64
@@ -45,6 +47,12 @@ func TestHoldPreempt(t *testing.T) {
 		{name: "a victim whose action ended is forgotten; the youngest left goes next", preempt: true, periods: []period{
 			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "c"},
 			{3100, "c", HoldNone, ""}, {6000, "", HoldPreempt, "b"},
+		}, preempted: 2},
+		{name: "an older attempt holding twice the memory loses less work per byte: it goes first", preempt: true, large: "b", periods: []period{
+			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "b"}, {6000, "", HoldPreempt, "c"}, {9000, "", HoldRelease, ""},
+		}, preempted: 2},
+		{name: "the first-started attempt is never the victim, however much it holds", preempt: true, large: "a", periods: []period{
+			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "c"}, {6000, "", HoldPreempt, "b"}, {9000, "", HoldRelease, ""},
 		}, preempted: 2},
 		{name: "a younger sandbox that is not stuck is never the victim", preempt: true, calm: "c", periods: []period{
 			{0, "", HoldBegan, ""}, {3000, "", HoldPreempt, "b"}, {6000, "", HoldRelease, ""},
@@ -93,6 +101,9 @@ func TestHoldPreempt(t *testing.T) {
 					// Before the wait (with the freezing hold: the first
 					// period) every sandbox grows; then all are stuck.
 					mem, blocked := int64(80*mib), 1
+					if id == tc.large {
+						mem = 2 * mem
+					}
 					if tc.freeze && p.ms == 0 {
 						mem, blocked = 50*mib, 0
 					}

@@ -94,7 +94,7 @@ func (m *Machine) Sample(now time.Time, obs Observation) (st Step) {
 		idle := false
 		if waiting {
 			if m.preempt {
-				victim = m.holdVictim(since)
+				victim = m.holdVictim(now, since)
 				if victim == nil {
 					victim, idle = m.idleVictim(since, obs.Available)
 				}
