@@ -100,6 +100,10 @@ func TestDefaultMatrixCases(t *testing.T) {
 			if !slices.Equal(c.Policies, AblationPolicies) || c.Budget != units.GiB {
 				t.Errorf("%s: %v on %s at %d", c.Name, c.Policies, c.Workload, c.Budget)
 			}
+			// Each ablation is compared with tenon run in the same case.
+			if len(c.Policies) == 0 || c.Policies[0] != "tenon" {
+				t.Errorf("%s: policies %v, want tenon first", c.Name, c.Policies)
+			}
 		}
 	}
 	// The ablations run on the headline workload and the real-shape one.

@@ -188,8 +188,10 @@ func WriteAblationPlot(w io.Writer, r *Results) (bool, error) {
 		ooms[m.Policy] = float64(m.OOMEvents)
 	}
 	if h := r.Headline(); h != nil {
-		if m, ok := h.Comparison.Policy("tenon"); ok {
-			add(m)
+		if _, own := outs[0].Comparison.Policy("tenon"); !own { // an older run's ablation, without tenon
+			if m, ok := h.Comparison.Policy("tenon"); ok {
+				add(m)
+			}
 		}
 	}
 	for _, o := range outs {
