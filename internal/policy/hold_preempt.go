@@ -186,7 +186,11 @@ func (m *Machine) holdVictim(now, since time.Time) *agentState {
 // that mattered, each restarting a workflow 50-60 actions long; taking
 // the one holding the most when none holds enough lost more work still
 // (the real traces three times at 512 MiB in the simulator, six runs:
-// 31667 and 33711 s summed against 31473 s).
+// 31667 and 33711 s summed against 31473 s), and so did the one losing
+// the least work per byte, as holdVictim chooses (haiku and batch18
+// three times at 512 MiB without swap: 5817 -> 6000 s and 6281 -> 6465 s,
+// P50 +15 % and +14 %; no other of the 288 runs of holdVictim's grid
+// changed).
 //
 // A deadlock in which nothing runs that could be preempted is one of idle
 // sandboxes: their floors (page cache, what tools left behind; on v1 and
