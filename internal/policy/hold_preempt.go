@@ -25,54 +25,54 @@ import (
 // hold thaws them. If the domain is still stuck a timeout later, the next
 // victim goes.
 //
-// The victim is, among the sandboxes stuck at the limit (a thread
-// blocked or its memory stall advancing at the last sample, frozen
-// though the policy let it run: residency could not page it back in, or
-// held by the freezing hold) that run an action of an attempt started
-// before the wait began, the one that loses the least work for the
-// memory it frees: the least time since its attempt started (what the
-// restart redoes) per byte its sandbox held at the last sample; of equal
-// ones, the attempt that started last. Taking the youngest whatever it
-// held (as before) let a deadlock around one large action preempt the
-// light actions beside it one by one: in the simulator on swe-real at
-// 1 GiB without swap (seed 1) an 800 MiB test rerun stuck 50 MiB short
-// saw two 13 and 22 MiB attempts preempted, the memory each freed taken
-// at once by light actions admitted into the margin, before it went
-// itself (157.3 s); by work lost per byte it went first (143.8 s). Over
-// the simulated grid (traces-sim.md's 72 runs on v1, without swap and on
-// v2, traces-robust.md's 48, six seeds of swe-real at 1 and 1.5 GiB with
-// and without swap: 288 runs) 6 runs changed, none with a kill: haiku
-// and batch18 at 2 and 4 GiB on v2 2274 -> 1708 s and 1239 -> 1097 s,
-// the three others 0.5-8.7 % slower (swe-real seed 6 without swap 130.5
+// The victim is, among the sandboxes stuck at the limit (a thread blocked
+// or its memory stall advancing at the last sample, frozen though the
+// policy let it run: residency could not page it back in, or held by the
+// freezing hold) that run an action of an attempt started before the wait
+// began, the one that loses the least work for the memory it frees: the
+// least time since its attempt started (what the restart redoes) per byte
+// its sandbox held at the last sample; of equal ones, the attempt that
+// started last. Taking the youngest whatever it held (as before) let a
+// deadlock around one large action preempt the light actions beside it
+// one by one: in the simulator on swe-real at 1 GiB without swap (seed 1)
+// an 800 MiB test rerun stuck 50 MiB short saw two 13 and 22 MiB attempts
+// preempted, the memory each freed taken at once by light actions
+// admitted into the margin, before it went itself (157.3 s); by work lost
+// per byte it went first (143.8 s). Over the simulated grid
+// (traces-sim.md's 72 runs on v1, without swap and on v2,
+// traces-robust.md's 48, six seeds of swe-real at 1 and 1.5 GiB with and
+// without swap: 288 runs) 6 runs changed, none with a kill: that one,
+// haiku at 2 GiB and batch18 at 4 GiB on v2 (2274 -> 1708 s and 1239 ->
+// 1097 s), and three 0.5-8.7 % slower (swe-real seed 6 without swap 130.5
 // -> 141.8 s); summed makespan -0.2 % (v2 -0.8 %), P50 -0.1 %. Of the
 // generated workloads (tenon bench --sim) one run moved:
 // tenon-always-resident on swe-real 173.1 -> 152.6 s. A sandbox that
 // moves (uses CPU, or rests asleep at its peak) will end its action and
-// free its memory by itself; killing it throws that work away. With no stuck candidate, the
-// victim is the youngest such attempt whose sandbox the gate froze: it
-// cannot move either (the gate keeps it denied in red until memory
-// frees, and nothing frees while the waiters wait), and preempting it
-// beats a release, which hands the OOM killer the largest sandbox and,
-// on v2, often more than one. Stuck ones go first because a gate-frozen
-// sandbox asks for nothing: in the simulator on the two real trace sets
-// (v1 and v2, with and without page-out, 768 MiB to 2 GiB) taking the
-// gate-frozen as readily as the stuck ones made tenon's haiku 2 GiB runs
-// on v2 preempt 6-26 attempts more and take 7-17 % longer, where as a
-// fallback it changed tenon only without page-out at 768 MiB and 1 GiB
-// on batch18 (its two OOM kills gone; on v2 at 768 MiB 15 % longer).
-// Without the fallback (the simulator reports a gate-frozen sandbox not
-// blocked, and since 6f7ad97 so did the live backends) the gate alone in
-// the v2 VM suite (four ramps at once in 256 MiB) released 5 waits of 5
-// with no candidate and lost 2 workflows to the OOM killer; before that,
-// live, the freezer's threads' state D (Linux 6.1 on) had made them count
-// as stuck. An attempt that started during the wait (a victim's restart)
-// is not part of the deadlock. The attempt that started first among all
-// running ones is never the victim, so it finishes (or, alone at the
-// limit, is the OOM killer's after a release), and every preemption
-// makes room for older work. With no candidate (only the first-started
-// attempt, or only sandboxes that move; or docker on v1, whose threads'
-// states are not reported and whose kernel has no memory stall, with
-// nothing frozen) the hold releases as before.
+// free its memory by itself; killing it throws that work away. With no
+// stuck candidate, the victim is the youngest such attempt whose sandbox
+// the gate froze: it cannot move either (the gate keeps it denied in red
+// until memory frees, and nothing frees while the waiters wait), and
+// preempting it beats a release, which hands the OOM killer the largest
+// sandbox and, on v2, often more than one. Stuck ones go first because a
+// gate-frozen sandbox asks for nothing: in the simulator on the two real
+// trace sets (v1 and v2, with and without page-out, 768 MiB to 2 GiB)
+// taking the gate-frozen as readily as the stuck ones made tenon's haiku
+// 2 GiB runs on v2 preempt 6-26 attempts more and take 7-17 % longer,
+// where as a fallback it changed tenon only without page-out at 768 MiB
+// and 1 GiB on batch18 (its two OOM kills gone; on v2 at 768 MiB 15 %
+// longer). Without the fallback (the simulator reports a gate-frozen
+// sandbox not blocked, and since 6f7ad97 so did the live backends) the
+// gate alone in the v2 VM suite (four ramps at once in 256 MiB) released
+// 5 waits of 5 with no candidate and lost 2 workflows to the OOM killer;
+// before that, live, the freezer's threads' state D (Linux 6.1 on) had
+// made them count as stuck. An attempt that started during the wait (a
+// victim's restart) is not part of the deadlock. The attempt that started
+// first among all running ones is never the victim, so it finishes (or,
+// alone at the limit, is the OOM killer's after a release), and every
+// preemption makes room for older work. With no candidate (only the
+// first-started attempt, or only sandboxes that move; or docker on v1,
+// whose threads' states are not reported and whose kernel has no memory
+// stall, with nothing frozen) the hold releases as before.
 //
 // While the wait lasts, the sandboxes of attempts that started during it
 // (the victims' restarts) are denied, so what a preemption frees goes to
