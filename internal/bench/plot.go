@@ -169,49 +169,51 @@ func WriteWorkloadsPlot(w io.Writer, r *Results) (bool, error) {
 }
 
 // WriteAblationPlot draws makespan and OOM kills of tenon and each ablation
-// on the headline workload (seed 000 Figure 11 / Table 4).
+// (seed 000 Figure 11 / Table 4), a pair of panels per ablation case: the
+// workloads' scales differ (tens against hundreds of seconds). A case run
+// without tenon (before 4b7e536) is drawn beside the headline case's tenon
+// where it is the headline's workload and budget.
 func WriteAblationPlot(w io.Writer, r *Results) (bool, error) {
 	outs := outcomesIn(r, GroupAblation)
 	if len(outs) == 0 {
 		return false, nil
 	}
-	ms := map[string]float64{}
-	ooms := map[string]float64{}
-	var labels []string
-	add := func(m report.Metrics) {
-		if !slices.Contains(labels, m.Policy) {
+	h := r.Headline()
+	var panels []*plot.Plot
+	for _, o := range outs {
+		ms := map[string]float64{}
+		ooms := map[string]float64{}
+		var labels []string
+		add := func(m report.Metrics) {
 			labels = append(labels, m.Policy)
+			if m.MakespanS.Finite() { // no bar for a run that did not finish
+				ms[m.Policy] = float64(m.MakespanS)
+			}
+			ooms[m.Policy] = float64(m.OOMEvents)
 		}
-		if m.MakespanS.Finite() { // no bar for a run that did not finish
-			ms[m.Policy] = float64(m.MakespanS)
-		}
-		ooms[m.Policy] = float64(m.OOMEvents)
-	}
-	if h := r.Headline(); h != nil {
-		if _, own := outs[0].Comparison.Policy("tenon"); !own { // an older run's ablation, without tenon
+		if _, own := o.Comparison.Policy("tenon"); !own && h != nil && h.Case.Workload == o.Case.Workload && h.Case.Budget == o.Case.Budget {
 			if m, ok := h.Comparison.Policy("tenon"); ok {
 				add(m)
 			}
 		}
-	}
-	for _, o := range outs {
 		for _, m := range o.Comparison.Results {
 			add(m)
 		}
+		one := func(title, y string, vals map[string]float64) (*plot.Plot, error) {
+			return bars{title: title, ylabel: y, labels: labels, series: []string{y},
+				value: func(l, _ string) (float64, bool) { v, ok := vals[l]; return v, ok }}.plot()
+		}
+		p1, err := one("ablation: "+o.Case.Name, "makespan (s)", ms)
+		if err != nil {
+			return false, err
+		}
+		p2, err := one("", "OOM kills", ooms)
+		if err != nil {
+			return false, err
+		}
+		panels = append(panels, p1, p2)
 	}
-	one := func(title, y string, vals map[string]float64) (*plot.Plot, error) {
-		return bars{title: title, ylabel: y, labels: labels, series: []string{y},
-			value: func(l, _ string) (float64, bool) { v, ok := vals[l]; return v, ok }}.plot()
-	}
-	p1, err := one("ablation: "+outs[0].Case.Name, "makespan (s)", ms)
-	if err != nil {
-		return false, err
-	}
-	p2, err := one("", "OOM kills", ooms)
-	if err != nil {
-		return false, err
-	}
-	return true, column(w, p1, p2)
+	return true, column(w, panels...)
 }
 
 // sweep is a line plot over a swept variable, one line per policy.
