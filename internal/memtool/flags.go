@@ -35,6 +35,8 @@ func NewFlagSet(name string, o *Options) *flag.FlagSet {
 	fs.StringVar(&o.FilesDir, "files-dir", o.FilesDir, "directory the files are written into")
 	fs.BoolVar(&p.Background, "background", p.Background, "leave a detached process holding the retained memory after exit")
 	fs.Var((*durValue)(&o.BackgroundFor), "background-for", "how long the background process lives (0: until killed)")
+	fs.StringVar(&o.HolderDir, "holder-dir", o.HolderDir, "share one background process per sandbox: hand the retained memory to the holder listening in this directory, or start it (empty: a process of its own)")
+	fs.BoolVar(&o.Serve, "serve-holder", o.Serve, "be the shared holder of --holder-dir: hold --peak and what later runs hand over, until killed")
 	return fs
 }
 
@@ -56,12 +58,14 @@ func ParseArgs(args []string) (Options, error) {
 	if err := Validate(o.Profile); err != nil {
 		return Options{}, err
 	}
+	o.CountOwn = true
 	return o, nil
 }
 
 // Args returns the argv tail that makes `tenon` run p:
 // ["tool", "mem", "--peak", "512MiB", "--ramp", "2s", ...]. Zero optional
-// values are left out. ParseArgs(Args(p)[2:]) gives back p.
+// values are left out; a background run shares the sandbox's holder
+// (DefaultHolderDir). ParseArgs(Args(p)[2:]) gives back p.
 func Args(p trajectory.MemProfile) []string {
 	a := []string{"tool", "mem", "--peak", fmtMiB(p.PeakMiB), "--ramp", fmtSec(p.RampS), "--hold", fmtSec(p.HoldS)}
 	if p.RetainMiB != 0 {
@@ -74,7 +78,7 @@ func Args(p trajectory.MemProfile) []string {
 		a = append(a, "--files", fmtMiB(p.FilesMiB))
 	}
 	if p.Background {
-		a = append(a, "--background")
+		a = append(a, "--background", "--holder-dir", DefaultHolderDir)
 	}
 	return a
 }

@@ -68,7 +68,7 @@ func TestArgsRoundTrip(t *testing.T) {
 			[]string{"tool", "mem", "--peak", "512MiB", "--ramp", "2s", "--hold", "1s"}},
 		{"everything", trajectory.MemProfile{PeakMiB: 100.5, RampS: 0.1, HoldS: 0.25, RetainMiB: 7, RetainS: 4, FilesMiB: 3, Background: true},
 			[]string{"tool", "mem", "--peak", "100.5MiB", "--ramp", "0.1s", "--hold", "0.25s", "--retain", "7MiB",
-				"--retain-for", "4s", "--files", "3MiB", "--background"}},
+				"--retain-for", "4s", "--files", "3MiB", "--background", "--holder-dir", DefaultHolderDir}},
 		{"forever", trajectory.MemProfile{PeakMiB: 16, HoldS: math.Inf(1)},
 			[]string{"tool", "mem", "--peak", "16MiB", "--ramp", "0s", "--hold", "forever"}},
 	}
@@ -84,6 +84,9 @@ func TestArgsRoundTrip(t *testing.T) {
 			}
 			if o.Profile != tt.p {
 				t.Fatalf("round trip = %+v, want %+v", o.Profile, tt.p)
+			}
+			if want := map[bool]string{true: DefaultHolderDir}[tt.p.Background]; o.HolderDir != want || !o.CountOwn {
+				t.Fatalf("holder dir %q, count own %v; want %q, true", o.HolderDir, o.CountOwn, want)
 			}
 		})
 	}

@@ -200,3 +200,32 @@ func TestLiveBackgroundOutlivesTool(t *testing.T) {
 		t.Errorf("summary %q does not name background pid %d", out.String(), bg)
 	}
 }
+
+// TestLiveSharedHolder: three runs that each leave 6 MiB in the background
+// with one holder directory leave one process holding the 18 MiB.
+func TestLiveSharedHolder(t *testing.T) {
+	cg := liveCgroup(t)
+	dir := t.TempDir()
+	for i := range 3 {
+		var out bytes.Buffer
+		cmd := startChild(t, cg, &out, "--peak", "8MiB", "--retain", "6MiB", "--background", "--holder-dir", dir)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("run %d failed: %v\n%s", i, err, out.String())
+		}
+		if !strings.Contains(out.String(), "background pid") {
+			t.Fatalf("run %d left no background process: %q", i, out.String())
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids := cgroupPids(t, cg)
+		usage := readInt(t, filepath.Join(cg, "memory.usage_in_bytes"))
+		if len(pids) == 1 && usage >= 18*units.MiB {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cgroup has processes %v using %s; want one holder with at least 18 MiB", pids, units.FormatSize(usage))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

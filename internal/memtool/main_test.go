@@ -40,6 +40,11 @@ func childMain(args []string) int {
 		return 2
 	}
 	o.Out = os.Stdout
+	if os.Getenv(cgroupEnv) != "" {
+		// Its own memory was charged before it joined the cgroup: only
+		// the arena's is the cgroup's to see.
+		o.CountOwn = false
+	}
 	if err := Run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -44,6 +44,26 @@ type Options struct {
 	// NoSignals leaves SIGTERM and SIGINT alone; by default Run turns them
 	// into a clean stop that releases the memory and returns ErrInterrupted.
 	NoSignals bool
+
+	// CountOwn counts this process's own anonymous memory at start (the
+	// Go runtime and its packages' state, about 3 MiB for tenon) toward
+	// the curve: the arena holds what the profile asks less that, so the
+	// sandbox sees the profile's memory rather than the profile's plus
+	// the tool's (at least the tool's: a profile below it cannot be
+	// shown). ParseArgs sets it: a tool run from the command line is what
+	// the replay measures a trace's action against.
+	CountOwn bool
+	// HolderDir, when set, shares one background process per sandbox:
+	// a Profile.Background run without BackgroundFor hands its retained
+	// memory to the holder listening in HolderDir, and starts that holder
+	// when none answers (holder.go). Empty: every such run leaves a
+	// process of its own.
+	HolderDir string
+	// Serve makes this process the shared holder of HolderDir: it holds
+	// the profile's peak and what later runs hand it until it is killed.
+	Serve bool
+
+	own int64 // CountOwn's measurement, bytes
 }
 
 // Result is what one Run did.
@@ -111,11 +131,19 @@ func RunResult(ctx context.Context, o Options) (Result, error) {
 		defer stop()
 	}
 	p := o.Profile
+	if o.CountOwn {
+		o.own = ownAnon()
+	}
 	start := o.Clock.Now()
 	ar := newArena()
 	defer ar.Free()
 	ar.done = ctx.Done()
-	_ = ar.Reserve(mib(p.PeakMiB)) // without it the curve maps as it grows
+	if o.Serve && o.HolderDir != "" {
+		res, err := serveHolder(ctx, o, ar)
+		res.Elapsed = o.Clock.Now().Sub(start)
+		return res, fmt.Errorf("%w: %w", ErrInterrupted, err)
+	}
+	_ = ar.Reserve(mib(p.PeakMiB) - o.own) // without it the curve maps as it grows
 
 	res, err := curve(ctx, o, ar)
 	if err == nil && p.FilesMiB > 0 {
@@ -125,7 +153,7 @@ func RunResult(ctx context.Context, o Options) (Result, error) {
 		err = freeErr
 	}
 	if err == nil && p.Background && mib(p.RetainMiB) > 0 {
-		res.BackgroundPID, err = o.Spawn(Args(backgroundProfile(p, o.BackgroundFor)))
+		res.BackgroundPID, err = background(ctx, o)
 	}
 	res.Elapsed = o.Clock.Now().Sub(start)
 	if ctx.Err() != nil && err != nil {
@@ -140,10 +168,31 @@ func RunResult(ctx context.Context, o Options) (Result, error) {
 	return res, nil
 }
 
-// curve runs the ramp, hold, drop and retain phases in ar.
+// background leaves the retained memory to a background process: the
+// shared holder of o.HolderDir (handed to it, or started), or a process of
+// its own.
+func background(ctx context.Context, o Options) (int, error) {
+	args := Args(backgroundProfile(o.Profile, o.BackgroundFor))
+	if o.HolderDir == "" || o.BackgroundFor != 0 {
+		return o.Spawn(args)
+	}
+	pid, ok, err := handOff(ctx, o.HolderDir, mib(o.Profile.RetainMiB))
+	if ok || err != nil {
+		return pid, err
+	}
+	return o.Spawn(append(args, "--holder-dir", o.HolderDir, "--serve-holder"))
+}
+
+// curve runs the ramp, hold, drop and retain phases in ar. The arena holds
+// each target less the process's own memory (o.own); the result reports
+// targets as the sandbox sees them.
 func curve(ctx context.Context, o Options, ar *arena) (Result, error) {
 	p := o.Profile
 	var res Result
+	resize := func(target int64) (int64, error) {
+		err := ar.Resize(target - o.own)
+		return ar.Size() + min(o.own, target), err
+	}
 	peak := mib(p.PeakMiB)
 	rampEnd, holdEnd := phaseEnds(p)
 	end := End(p)
@@ -158,14 +207,15 @@ func curve(ctx context.Context, o Options, ar *arena) (Result, error) {
 			// The peak is reached even when a step jumps past a zero-length hold.
 			want = peak
 		}
-		if err := ar.Resize(want); err != nil {
+		size, err := resize(want)
+		if err != nil {
 			return res, err
 		}
-		if ar.Size() > res.Peak {
-			res.Peak, res.PeakAt = ar.Size(), el
+		if size > res.Peak {
+			res.Peak, res.PeakAt = size, el
 		}
 		if el >= holdEnd {
-			res.Retained = ar.Size()
+			res.Retained = size
 		}
 		if el >= rampEnd && want == peak && Target(p, el) != peak {
 			continue // reached the peak late: drop at once
@@ -177,16 +227,15 @@ func curve(ctx context.Context, o Options, ar *arena) (Result, error) {
 		el += min(o.Clock.Now().Sub(stepStart), next-el+StallSlack)
 	}
 	if res.Peak < peak {
-		if err := ar.Resize(peak); err != nil {
+		size, err := resize(peak)
+		if err != nil {
 			return res, err
 		}
-		res.Peak, res.PeakAt = ar.Size(), el
+		res.Peak, res.PeakAt = size, el
 	}
-	if err := ar.Resize(mib(p.RetainMiB)); err != nil {
-		return res, err
-	}
-	res.Retained = ar.Size()
-	return res, nil
+	size, err := resize(mib(p.RetainMiB))
+	res.Retained = size
+	return res, err
 }
 
 // backgroundProfile is the plain profile the background process runs: jump

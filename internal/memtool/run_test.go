@@ -99,6 +99,31 @@ func TestCurve(t *testing.T) {
 	}
 }
 
+// TestCurveCountsOwn: with the process's own 3 MiB counted, an 8 MiB
+// peak holds 5 MiB in the arena and a 2 MiB retain none, while the result
+// reports the profile's sizes.
+func TestCurveCountsOwn(t *testing.T) {
+	synctestRun(t, "own", func(t *testing.T) {
+		ar := newArena()
+		t.Cleanup(func() { ar.Free() })
+		var arenas []int64
+		clk := &hookedClock{before: func(int, time.Duration) { arenas = append(arenas, ar.Size()) }}
+		o := Options{Profile: trajectory.MemProfile{PeakMiB: 8, RampS: 0.04, HoldS: 0.05, RetainMiB: 2, RetainS: 0.2}, Clock: clk, NoSignals: true, own: 3 * units.MiB}
+		o.defaults()
+		res, err := curve(context.Background(), o, ar)
+		if err != nil {
+			t.Fatalf("curve: %v", err)
+		}
+		if res.Peak != 8*units.MiB || res.Retained != 2*units.MiB || ar.Size() != 0 {
+			t.Fatalf("peak %s retained %s arena %s; want 8 MiB, 2 MiB and an empty arena",
+				units.FormatSize(res.Peak), units.FormatSize(res.Retained), units.FormatSize(ar.Size()))
+		}
+		if want := []int64{0, 0, units.MiB, 3 * units.MiB, 5 * units.MiB, 0}; !slices.Equal(arenas, want) {
+			t.Fatalf("arena sizes %v, want %v", arenas, want)
+		}
+	})
+}
+
 func TestRunFilesAndBackground(t *testing.T) { synctest.Test(t, testRunFilesAndBackground) }
 
 func testRunFilesAndBackground(t *testing.T) {

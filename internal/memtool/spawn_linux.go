@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -24,4 +26,23 @@ func SpawnDetached(args []string) (int, error) {
 		return pid, fmt.Errorf("releasing background process %d: %w", pid, err)
 	}
 	return pid, nil
+}
+
+// ownAnon is this process's resident anonymous memory (RssAnon of
+// /proc/self/status) in bytes, 0 when it cannot be read.
+func ownAnon() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "RssAnon:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }
