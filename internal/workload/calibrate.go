@@ -32,16 +32,21 @@ type ClassCal struct {
 
 // Calibration holds the distributions the generator samples.
 type Calibration struct {
-	Source             string     `json:"source"`
-	Workflows          int        `json:"workflows"`
-	Actions            int        `json:"actions"` // sandbox actions after folding
-	HeavyMiB           float64    `json:"heavy_mib"`
-	HeavyShare         float64    `json:"heavy_share"` // fraction of actions with peak >= HeavyMiB
-	ActionsPerWorkflow Dist       `json:"actions_per_workflow"`
-	WaitS              Dist       `json:"wait_s"`       // model wait before an action
-	RetainShare        float64    `json:"retain_share"` // fraction of actions that retain memory
-	RetainMiB          Dist       `json:"retain_mib"`   // retain_mib of those actions
-	Classes            []ClassCal `json:"classes"`      // sorted by class
+	Source             string  `json:"source"`
+	Workflows          int     `json:"workflows"`
+	Actions            int     `json:"actions"` // sandbox actions after folding
+	HeavyMiB           float64 `json:"heavy_mib"`
+	HeavyShare         float64 `json:"heavy_share"` // fraction of actions with peak >= HeavyMiB
+	ActionsPerWorkflow Dist    `json:"actions_per_workflow"`
+	WaitS              Dist    `json:"wait_s"`       // model wait before an action
+	RetainShare        float64 `json:"retain_share"` // fraction of actions that retain memory
+	// BackgroundShare is the fraction of actions whose retained memory a
+	// process outliving the call holds (the importer's evidence:
+	// Background); the rest of the retained memory is page cache and the
+	// harness, restart-safe (FilesMiB). At most RetainShare.
+	BackgroundShare float64    `json:"background_share"`
+	RetainMiB       Dist       `json:"retain_mib"` // retain_mib of those actions
+	Classes         []ClassCal `json:"classes"`    // sorted by class
 }
 
 // Calibrate derives a Calibration from imported workflows (for example
@@ -52,7 +57,8 @@ type Calibration struct {
 // action is heavy when its PeakMiB is >= HeavyMiB; per class, light and heavy
 // actions get their own peak and duration distributions (duration is
 // DurationS, peak is PeakMiB); retain_share is the fraction of actions whose
-// RetainedMiB is > 0 and retain_mib their distribution.
+// RetainedMiB is > 0 and retain_mib their distribution; background_share
+// the fraction whose retained memory a background process holds.
 func Calibrate(wfs []trajectory.Workflow, source string) Calibration {
 	sandbox := map[string]bool{}
 	for _, c := range SandboxClasses {
@@ -62,7 +68,7 @@ func Calibrate(wfs []trajectory.Workflow, source string) Calibration {
 	light, heavy := map[string]*pop{}, map[string]*pop{}
 	var counts, waits, retains []float64
 	cal := Calibration{Source: source, HeavyMiB: HeavyMiB}
-	nHeavy := 0
+	nHeavy, nBackground := 0, 0
 	for _, w := range wfs {
 		n, carry := 0, 0.0
 		for _, a := range w.Actions {
@@ -87,6 +93,9 @@ func Calibrate(wfs []trajectory.Workflow, source string) Calibration {
 			p.dur = append(p.dur, a.DurationS())
 			if r := a.RetainedMiB(); r > 0 {
 				retains = append(retains, r)
+				if a.Mem != nil && a.Mem.Background {
+					nBackground++
+				}
 			}
 		}
 		if n > 0 {
@@ -100,6 +109,7 @@ func Calibrate(wfs []trajectory.Workflow, source string) Calibration {
 	}
 	cal.HeavyShare = round(float64(nHeavy)/float64(cal.Actions), 4)
 	cal.RetainShare = round(float64(len(retains))/float64(cal.Actions), 4)
+	cal.BackgroundShare = round(float64(nBackground)/float64(cal.Actions), 4)
 	cal.ActionsPerWorkflow, cal.WaitS, cal.RetainMiB = NewDist(counts), NewDist(waits), NewDist(retains)
 	for _, c := range SandboxClasses {
 		cc := ClassCal{Class: c}

@@ -37,6 +37,9 @@ func TestCalibrate(t *testing.T) {
 	if math.Abs(c.HeavyShare-1.0/3) > 1e-3 || math.Abs(c.RetainShare-1.0/3) > 1e-3 {
 		t.Errorf("heavy share %g retain share %g, want 1/3 each", c.HeavyShare, c.RetainShare)
 	}
+	if math.Abs(c.BackgroundShare-1.0/3) > 1e-3 {
+		t.Errorf("background share %g, want 1/3 (the retaining test leaves a background process)", c.BackgroundShare)
+	}
 	if got := c.WaitS.Quantile(1); got != 4 {
 		t.Errorf("max wait = %g, want 4", got)
 	}

@@ -18,7 +18,11 @@ import (
 // calibrated counts of that (light or heavy) population; peak and duration
 // are drawn with one uniform from the class population's quantiles (so larger
 // peaks go with longer durations); with the calibrated retain share it
-// retains memory (a background process, at most its peak). Then the Options
+// retains memory (at most its peak), held, as the importer represents what
+// the traces show, by a background process with the calibrated background
+// share (the part of the retain draws where a process outlived the call)
+// and otherwise as files in the workspace (page cache: the sandbox stays
+// restart-safe). Then the Options
 // scale and clamp. Kind rl draws one skeleton and gives every workflow its
 // waits, durations, classes and heavy actions (so heavy actions line up),
 // redrawing only light peaks and commands, ends with a heavy test (the reward
@@ -152,11 +156,15 @@ func (g *gen) action(r *rand.Rand, heavy bool, class string) trajectory.Action {
 		name = to
 	}
 	var retain float64
-	if r.Float64() < g.cal.RetainShare {
+	u = r.Float64()
+	if u < g.cal.RetainShare {
 		retain = g.cal.RetainMiB.Sample(r.Float64())
 	}
 	a := trajectory.Action{Wait: round(wait, 3), Class: name, Command: commandFor(g.kind, name, r)}
-	g.setProfile(&a, peak, dur, retain)
+	// The background draw reuses the retain draw's uniform (background
+	// actions are a part of the retaining ones), so the other draws do
+	// not move.
+	g.setProfile(&a, peak, dur, retain, u < g.cal.BackgroundShare)
 	return a
 }
 
@@ -195,7 +203,9 @@ func (g *gen) pickClass(r *rand.Rand, heavy bool, class string) (ClassCal, Popul
 
 // setProfile scales and clamps, then writes a.Mem and a.Recorded. ramp_s is
 // min(duration/3, 2 s) but at least peak/RampMiBps; hold_s is the rest.
-func (g *gen) setProfile(a *trajectory.Action, peak, dur, retain float64) {
+// The retained memory is a background process's with background, else
+// files_mib (as agentcgroup.Convert writes them).
+func (g *gen) setProfile(a *trajectory.Action, peak, dur, retain float64, background bool) {
 	peak *= g.o.MemScale
 	retain *= g.o.MemScale
 	if g.o.MaxPeakMiB > 0 {
@@ -210,7 +220,12 @@ func (g *gen) setProfile(a *trajectory.Action, peak, dur, retain float64) {
 	ramp := round(max(min(dur/3, 2), peak/g.o.RampMiBps), 3)
 	hold := round(max(dur-ramp, 0), 3)
 	total := ramp + hold
-	a.Mem = &trajectory.MemProfile{PeakMiB: peak, RampS: ramp, HoldS: hold, RetainMiB: retain, Background: retain > 0}
+	a.Mem = &trajectory.MemProfile{PeakMiB: peak, RampS: ramp, HoldS: hold}
+	if background {
+		a.Mem.RetainMiB, a.Mem.Background = retain, retain > 0
+	} else {
+		a.Mem.FilesMiB = retain
+	}
 	avg := 0.0
 	if total > 0 {
 		avg = peak * (ramp/2 + hold) / total
@@ -241,7 +256,7 @@ func (g *gen) rollout(s trajectory.Workflow, heavy []bool, r *rand.Rand) traject
 		}
 		m := *a.Mem
 		_, pop := g.pickClass(r, false, a.Class)
-		g.setProfile(a, pop.PeakMiB.Sample(r.Float64()), 0, m.RetainMiB/g.o.MemScale)
+		g.setProfile(a, pop.PeakMiB.Sample(r.Float64()), 0, (m.RetainMiB+m.FilesMiB)/g.o.MemScale, m.Background)
 		a.Mem.RampS, a.Mem.HoldS = m.RampS, m.HoldS // keep the skeleton's timing
 		a.Recorded.DurationS = round(m.RampS+m.HoldS, 3)
 		if d := a.Recorded.DurationS; d > 0 {

@@ -265,3 +265,56 @@ func TestDist(t *testing.T) {
 		t.Error("empty dist should be nil and sample 0")
 	}
 }
+
+// TestGenerateRetainedMemory: retained memory is a background process's
+// only in the calibrated background share of the actions (the traces'
+// evidence of a process outliving the call); otherwise it is files, and
+// the sandbox stays restart-safe. The other draws do not depend on it.
+func TestGenerateRetainedMemory(t *testing.T) {
+	base, err := DefaultCalibration()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(c Calibration) (bg, files, n int, wfs []trajectory.Workflow) {
+		wfs = mustGenerate(t, KindSWE, 40, 3, Options{Calibration: &c})
+		for _, w := range wfs {
+			for _, a := range w.Actions {
+				n++
+				switch {
+				case a.Mem.Background:
+					if a.Mem.RetainMiB <= 0 || a.Mem.FilesMiB != 0 {
+						t.Fatalf("%s: background action %+v holds no retained memory or holds files", w.ID, *a.Mem)
+					}
+					bg++
+				case a.Mem.FilesMiB > 0:
+					if a.Mem.RetainMiB != 0 {
+						t.Fatalf("%s: files action %+v also retains in a process", w.ID, *a.Mem)
+					}
+					files++
+				}
+			}
+		}
+		return bg, files, n, wfs
+	}
+	none, all := base, base
+	none.BackgroundShare, all.BackgroundShare = 0, base.RetainShare
+	bg0, files0, n, w0 := count(none)
+	bg1, files1, _, w1 := count(all)
+	if bg0 != 0 || files0 == 0 {
+		t.Errorf("background share 0: %d background, %d files actions; want none and some", bg0, files0)
+	}
+	if files1 != 0 || bg1 != files0 {
+		t.Errorf("background share = retain share: %d background, %d files; want %d and none", bg1, files1, files0)
+	}
+	if share := float64(files0) / float64(n); math.Abs(share-base.RetainShare) > 0.08 {
+		t.Errorf("retaining share %.3f, calibrated %.3f", share, base.RetainShare)
+	}
+	for i := range w0 {
+		for j := range w0[i].Actions {
+			a, b := w0[i].Actions[j], w1[i].Actions[j]
+			if a.Wait != b.Wait || a.Command != b.Command || a.Mem.PeakMiB != b.Mem.PeakMiB || a.Mem.RetainMiB+a.Mem.FilesMiB != b.Mem.RetainMiB+b.Mem.FilesMiB {
+				t.Fatalf("%s action %d differs beyond how its memory is held: %+v / %+v", w0[i].ID, j, a, b)
+			}
+		}
+	}
+}
