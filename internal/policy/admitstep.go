@@ -72,6 +72,24 @@ type Queued struct {
 // free memory that idle sandboxes hold, so the physical check alone would
 // keep every queued action out forever. oldest is nil when nothing is
 // queued.
+//
+// Live, it is also how an action that cannot fit starts a deadlock of
+// idle floors: on swe-real at 1 GiB without swap (seed 1, before the
+// generator's restartable retained memory, 574de96) an 800 MiB test
+// rolled back by the hold was admitted here once no action ran for a
+// moment, with 420-680 MiB of idle floors beside it, and the hold then
+// preempted 11-13 idle attempts one by one, 2 s apart, to make room.
+// Tried in the simulator, not adopted (288 runs of hold_preempt.go's
+// grid): raising phys only when every started attempt waits in admission
+// left 80 workflows of haiku three times at 512 MiB without swap
+// unfinished (attempts torn down and waiting to come back never queue)
+// and made batch18 at 4 GiB, whose 3.5 GiB actions are often predicted
+// above their need, 1061 -> 1406 s; sparing only an action rolled back
+// in its attempt whose shortfall exceeds the largest idle sandbox (unless
+// every attempt waits) kept the 80 unfinished, summed makespan v1 +0.2 %,
+// v2 +1.4 %, without swap -0.3 %, swe-real without swap -1.6 %, batch18
+// at 4 GiB +2-11 % in 11 of 18 runs. A bound on how long it may be spared
+// (so that the deadlock ends) was not tried.
 func LivenessHeadroom(phys int64, running int, oldest *Queued, now time.Time) int64 {
 	if running > 0 || oldest == nil || now.Sub(oldest.Enqueued) < LivenessWait {
 		return phys
