@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/tenon-dev/tenon/internal/anchor/pageout"
 )
 
 // SpawnDetached starts this binary again (through /proc/self/exe) with the
@@ -31,18 +31,14 @@ func SpawnDetached(args []string) (int, error) {
 // ownAnon is this process's resident anonymous memory (RssAnon of
 // /proc/self/status) in bytes, 0 when it cannot be read.
 func ownAnon() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "RssAnon:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
+	defer f.Close()
+	st, err := pageout.ParseStatus(f)
+	if err != nil {
+		return 0
 	}
-	return 0
+	return st.RssAnon
 }
