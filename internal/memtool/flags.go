@@ -37,6 +37,8 @@ func NewFlagSet(name string, o *Options) *flag.FlagSet {
 	fs.Var((*durValue)(&o.BackgroundFor), "background-for", "how long the background process lives (0: until killed)")
 	fs.StringVar(&o.HolderDir, "holder-dir", o.HolderDir, "share one background process per sandbox: hand the retained memory to the holder listening in this directory, or start it (empty: a process of its own)")
 	fs.BoolVar(&o.Serve, "serve-holder", o.Serve, "be the shared holder of --holder-dir: hold --peak and what later runs hand over, until killed")
+	o.CountOwn = true
+	fs.BoolVar(&o.CountOwn, "count-own", o.CountOwn, "count this process's own memory (its runtime, about 3 MiB) toward the curve, so that the sandbox shows the profile's memory; false: the tool's own memory comes on top")
 	return fs
 }
 
@@ -58,7 +60,6 @@ func ParseArgs(args []string) (Options, error) {
 	if err := Validate(o.Profile); err != nil {
 		return Options{}, err
 	}
-	o.CountOwn = true
 	return o, nil
 }
 

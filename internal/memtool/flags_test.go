@@ -18,6 +18,7 @@ func TestParseArgs(t *testing.T) {
 		want    trajectory.MemProfile
 		dir     string
 		bgFor   time.Duration
+		noOwn   bool // --count-own=false
 		wantErr string
 	}{
 		{name: "full", args: []string{"--peak", "512MiB", "--ramp", "2s", "--hold", "1500ms", "--retain", "64M",
@@ -28,6 +29,8 @@ func TestParseArgs(t *testing.T) {
 			want: trajectory.MemProfile{PeakMiB: 1536, RampS: 0.25, HoldS: 2}, dir: DefaultFilesDir},
 		{name: "forever", args: []string{"--peak", "1G", "--hold", "forever", "--background-for", "5"},
 			want: trajectory.MemProfile{PeakMiB: 1024, HoldS: math.Inf(1)}, dir: DefaultFilesDir, bgFor: 5 * time.Second},
+		{name: "tool memory on top", args: []string{"--peak", "16MiB", "--count-own=false"},
+			want: trajectory.MemProfile{PeakMiB: 16}, dir: DefaultFilesDir, noOwn: true},
 		{name: "retain above peak", args: []string{"--peak", "10MiB", "--retain", "20MiB"}, wantErr: "exceeds peak"},
 		{name: "negative size", args: []string{"--peak", "-1MiB"}, wantErr: "negative"},
 		{name: "negative duration", args: []string{"--peak", "1MiB", "--ramp", "-2s"}, wantErr: "negative"},
@@ -50,9 +53,9 @@ func TestParseArgs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseArgs(%q): %v", tt.args, err)
 			}
-			if o.Profile != tt.want || o.FilesDir != tt.dir || o.BackgroundFor != tt.bgFor {
-				t.Fatalf("ParseArgs(%q) = %+v dir %q bg %v; want %+v dir %q bg %v",
-					tt.args, o.Profile, o.FilesDir, o.BackgroundFor, tt.want, tt.dir, tt.bgFor)
+			if o.Profile != tt.want || o.FilesDir != tt.dir || o.BackgroundFor != tt.bgFor || o.CountOwn == tt.noOwn {
+				t.Fatalf("ParseArgs(%q) = %+v dir %q bg %v count own %v; want %+v dir %q bg %v count own %v",
+					tt.args, o.Profile, o.FilesDir, o.BackgroundFor, o.CountOwn, tt.want, tt.dir, tt.bgFor, !tt.noOwn)
 			}
 		})
 	}

@@ -32,7 +32,8 @@ import (
 // only what the profiles retain, had them at about 250 MiB. Idle floors
 // decide admission and the OOM hold's preemptions on the real traces, so
 // the replay's own overhead made every live run tighter than the traces
-// it replays. One holder per sandbox pays the overhead once.
+// it replays. One holder per sandbox pays the overhead once, and it counts
+// toward what it holds (CountOwn, on in the tenon CLI by default).
 //
 // A holder that cannot listen (another one raced it to the socket, or the
 // directory cannot be made) holds its memory all the same, alone, as

@@ -50,10 +50,8 @@ type Options struct {
 	// the curve: the arena holds what the profile asks less that, so the
 	// sandbox sees the profile's memory rather than the profile's plus
 	// the tool's (at least the tool's: a profile below it cannot be
-	// shown). ParseArgs sets it (test binaries' MaybeServe, the fake
-	// backend's parsing); `tenon tool mem` parses with NewFlagSet and
-	// leaves it off, so in sandboxes the tool's own memory still comes on
-	// top of the curve (the live replays of 2026-12-07 ran so).
+	// shown). NewFlagSet turns it on (`tenon tool mem --count-own`, the
+	// default); the live replays before 2026-12-07's last ran without it.
 	CountOwn bool
 	// HolderDir, when set, shares one background process per sandbox:
 	// a Profile.Background run without BackgroundFor hands its retained
