@@ -45,7 +45,7 @@ allocators and the policy freezes them (the freezing hold), and a release lets
 them grow on to the budget and the OOM killer.
 Policies: `+strings.Join(sim.PolicyNames(), ", ")+`.`)
 	file := fs.String("workload", "", "trajectory file (JSONL); empty generates one with --kind, --n, --seed")
-	kind := fs.String("kind", "swe", "generated workload kind: swe, science or rl; with -real (swe-real) at the traces' memory scale, action counts and waits")
+	kind := fs.String("kind", "swe", "generated workload kind: swe, science or rl; add the suffix -real (as in swe-real) for the traces' memory scale, action counts and waits")
 	n := fs.Int("n", 12, "generated workflows")
 	seed := fs.Int64("seed", 1, "seed for generation and the predictors' split")
 	timeScale := fs.Float64("time-scale", 1, "compress arrivals, waits and actions by this factor, as a live replay's --time-scale (the gate runs on the compressed clock)")

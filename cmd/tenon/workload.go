@@ -19,7 +19,7 @@ func runWorkloadGen(_ context.Context, env *cliEnv, args []string) error {
 		`Kinds: swe (coding tasks), science (fewer, heavier data actions), rl (synchronized
 rollout bursts: every workflow arrives at once and heavy actions line up).
 Every action is a mem profile, so the workload replays on any backend.`)
-	kind := fs.String("kind", "swe", "workload kind: swe, science or rl; with -real (swe-real) at the traces' memory scale, action counts and waits")
+	kind := fs.String("kind", "swe", "workload kind: swe, science or rl; add the suffix -real (as in swe-real) for the traces' memory scale, action counts and waits")
 	n := fs.Int("n", 12, "number of workflows (0 with --qps and --window: qps×window)")
 	seed := fs.Int64("seed", 1, "random seed (same seed, same workload)")
 	dup := fs.Bool("duplicate", false, "make every workflow identical (adversarial burst)")
