@@ -70,6 +70,15 @@ import (
 // not memory, is where tenon's live P50 on batch18 trails static-8's, and
 // it is partly the replay's: the compression speeds up the tools' CPU
 // demand with their curves.
+//
+// Measured again with repetitions at 19af17c (bench/results/pacing-live.md,
+// tenon alone at 1 GiB, no swap): on the haiku traces twice it is a trade,
+// makespan 93.8 s and P50 28.4 s with it against 119.0 s and 20.6 s without
+// (medians of three; without it the actions ran 45-53 % longer in sum); on
+// swe-real (45 workflows) the slow start held 24 agents about 35 s, until
+// memory pacing had closed, and cost makespan 141.3 against 135.6 s and P50
+// 91.5 against 80.1 s (medians of five, overlapping ranges): there memory,
+// not CPU, decides.
 
 // DefaultCPUBusy is the share of the host's CPUs the sandboxes may use
 // before agent pacing waits: below all of them, since the host's own
