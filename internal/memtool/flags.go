@@ -37,8 +37,7 @@ func NewFlagSet(name string, o *Options) *flag.FlagSet {
 	fs.Var((*durValue)(&o.BackgroundFor), "background-for", "how long the background process lives (0: until killed)")
 	fs.StringVar(&o.HolderDir, "holder-dir", o.HolderDir, "share one background process per sandbox: hand the retained memory to the holder listening in this directory, or start it (empty: a process of its own)")
 	fs.BoolVar(&o.Serve, "serve-holder", o.Serve, "be the shared holder of --holder-dir: hold --peak and what later runs hand over, until killed")
-	o.CountOwn = true
-	fs.BoolVar(&o.CountOwn, "count-own", o.CountOwn, "count this process's own memory (its runtime, about 3 MiB) toward the curve, so that the sandbox shows the profile's memory; false: the tool's own memory comes on top")
+	fs.BoolVar(&o.CountOwn, "count-own", true, "count this process's own memory (its runtime, about 3 MiB) toward the curve, so that the sandbox shows the profile's memory; false: the tool's own memory comes on top")
 	return fs
 }
 
