@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -35,6 +36,12 @@ import (
 // it replays. One holder per sandbox pays the overhead once, and it counts
 // toward what it holds (CountOwn, on in the tenon CLI by default).
 //
+// The run that starts the holder returns only once the holder answers on
+// its socket (or holderStartWait has passed): the sandbox's next action,
+// which may start at once, then hands off to it instead of starting a
+// second holder. The holder listens before it maps what it holds and
+// answers a ping once that is mapped, as the run's own retain would be.
+//
 // A holder that cannot listen (another one raced it to the socket, or the
 // directory cannot be made) holds its memory all the same, alone, as
 // before. The socket lives in the sandbox's own /tmp (DefaultHolderDir):
@@ -52,10 +59,37 @@ const holderSocket = "holder.sock"
 // corrupt request cannot make the holder map without end.
 const maxHandOff = 1 << 40
 
+// holderStartWait bounds how long the run that started a holder waits for
+// it to answer: far more than a Go process takes to start, and only paid
+// when the holder cannot listen (it then holds alone).
+const holderStartWait = 5 * time.Second
+
 // handOff asks the shared holder listening in dir to hold n more bytes and
 // returns its pid once it holds them. ok is false when no holder answers
 // (none runs, or a stale socket): the caller starts one.
 func handOff(ctx context.Context, dir string, n int64) (pid int, ok bool, err error) {
+	return ask(ctx, dir, fmt.Sprintf("hold %d\n", n))
+}
+
+// awaitHolder waits until a holder answers a ping in dir, ctx ends or
+// holderStartWait passes, whichever comes first.
+func awaitHolder(ctx context.Context, dir string) {
+	ctx, cancel := context.WithTimeout(ctx, holderStartWait)
+	defer cancel()
+	for {
+		if _, ok, _ := ask(ctx, dir, "ping\n"); ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// ask sends one request to the holder in dir and reads its "ok PID" answer.
+func ask(ctx context.Context, dir, req string) (pid int, ok bool, err error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", filepath.Join(dir, holderSocket))
 	if err != nil {
@@ -64,7 +98,7 @@ func handOff(ctx context.Context, dir string, n int64) (pid int, ok bool, err er
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	if _, err := fmt.Fprintf(conn, "hold %d\n", n); err != nil {
+	if _, err := io.WriteString(conn, req); err != nil {
 		return 0, false, nil // it went away: start another
 	}
 	// The holder answers once the pages are resident; at the cgroup's
@@ -120,21 +154,25 @@ func listenHolder(dir string) (*net.UnixListener, error) {
 // retained memory (its peak: backgroundProfile) and, on each hand-off, n
 // bytes more, until ctx ends; then it frees everything. Without a
 // listener (another holder serves, or listening failed) it only holds.
+// It listens first, so the run that started it can return (awaitHolder)
+// while it maps; requests wait in the socket's backlog meanwhile.
 func serveHolder(ctx context.Context, o Options, ar *arena) (Result, error) {
+	l, lerr := listenHolder(o.HolderDir)
+	if lerr != nil {
+		fmt.Fprintln(o.Out, "mem: holding alone:", lerr)
+	}
+	if l != nil {
+		defer l.Close()
+	}
 	held := mib(o.Profile.PeakMiB)
 	if err := ar.Resize(held - o.own); err != nil {
 		return Result{}, err
 	}
 	res := Result{Peak: ar.Size() + o.own, Retained: ar.Size() + o.own}
-	l, lerr := listenHolder(o.HolderDir)
-	if lerr != nil {
-		fmt.Fprintln(o.Out, "mem: holding alone:", lerr)
-	}
 	if l == nil {
 		<-ctx.Done()
 		return res, context.Cause(ctx)
 	}
-	defer l.Close()
 	stop := context.AfterFunc(ctx, func() { _ = l.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	for {
@@ -146,7 +184,7 @@ func serveHolder(ctx context.Context, o Options, ar *arena) (Result, error) {
 			return res, fmt.Errorf("accepting hand-offs: %w", err)
 		}
 		n, err := readHandOff(conn)
-		if err == nil {
+		if err == nil && n > 0 {
 			err = ar.Resize(held + n - o.own)
 		}
 		if err != nil {
@@ -161,7 +199,8 @@ func serveHolder(ctx context.Context, o Options, ar *arena) (Result, error) {
 	}
 }
 
-// readHandOff reads one request, "hold N\n", within a second.
+// readHandOff reads one request within a second: "hold N\n", or "ping\n"
+// (returned as 0: answer without holding more).
 func readHandOff(conn *net.UnixConn) (int64, error) {
 	_ = conn.SetReadDeadline(time.Now().Add(time.Second))
 	line, err := bufio.NewReader(conn).ReadString('\n')
@@ -169,8 +208,11 @@ func readHandOff(conn *net.UnixConn) (int64, error) {
 		return 0, fmt.Errorf("reading hand-off: %w", err)
 	}
 	f := strings.Fields(line)
+	if len(f) == 1 && f[0] == "ping" {
+		return 0, nil
+	}
 	if len(f) != 2 || f[0] != "hold" {
-		return 0, fmt.Errorf("bad hand-off %q: want \"hold BYTES\"", strings.TrimSpace(line))
+		return 0, fmt.Errorf("bad hand-off %q: want \"hold BYTES\" or \"ping\"", strings.TrimSpace(line))
 	}
 	n, err := strconv.ParseInt(f[1], 10, 64)
 	if err != nil || n <= 0 || n > maxHandOff {

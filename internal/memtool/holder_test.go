@@ -17,23 +17,11 @@ import (
 )
 
 // startHolder runs the shared holder of dir in this process, holding
-// peak MiB, until the test ends; it returns its arena, read after
-// hand-offs answered.
+// peak MiB, until the test ends, and waits until it listens; it returns
+// its arena, read after hand-offs answered.
 func startHolder(t *testing.T, dir string, peak float64) *arena {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ar := newArena()
-	o := Options{Profile: trajectory.MemProfile{PeakMiB: peak}, HolderDir: dir, Serve: true, NoSignals: true}
-	o.defaults()
-	done := make(chan error, 1)
-	go func() { _, err := serveHolder(ctx, o, ar); done <- err }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err == nil {
-			t.Errorf("holder ended without an error after its context")
-		}
-		ar.Free()
-	})
+	ar := serveLater(t, dir, peak, 0)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if c, err := net.Dial("unix", filepath.Join(dir, holderSocket)); err == nil {
@@ -47,16 +35,48 @@ func startHolder(t *testing.T, dir string, peak float64) *arena {
 	}
 }
 
+// serveLater starts, after delay, the shared holder of dir in this
+// process, holding peak MiB, until the test ends; it returns at once.
+func serveLater(t *testing.T, dir string, peak float64, delay time.Duration) *arena {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ar := newArena()
+	o := Options{Profile: trajectory.MemProfile{PeakMiB: peak}, HolderDir: dir, Serve: true, NoSignals: true}
+	o.defaults()
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(delay)
+		_, err := serveHolder(ctx, o, ar)
+		done <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err == nil {
+			t.Errorf("holder ended without an error after its context")
+		}
+		ar.Free()
+	})
+	return ar
+}
+
 // TestBackgroundSharesHolder: with no holder a background run starts one
-// (the serve arguments); with one listening it hands its retained memory
-// over and starts nothing.
+// (the serve arguments) and returns only once it answers, so the next run
+// hands off to it even when the holder is slow to start; with one
+// listening a run hands its retained memory over and starts nothing.
 func TestBackgroundSharesHolder(t *testing.T) {
 	dir := t.TempDir()
 	var spawned [][]string
+	var ar *arena
 	o := Options{
 		Profile:   trajectory.MemProfile{PeakMiB: 4, RetainMiB: 3, Background: true},
 		HolderDir: dir,
-		Spawn:     func(args []string) (int, error) { spawned = append(spawned, args); return 7, nil },
+		Spawn: func(args []string) (int, error) {
+			spawned = append(spawned, args)
+			if slices.Contains(args, "--serve-holder") {
+				ar = serveLater(t, dir, 2, 300*time.Millisecond)
+			}
+			return 7, nil
+		},
 	}
 	pid, err := background(context.Background(), o)
 	want := []string{"tool", "mem", "--peak", "3MiB", "--ramp", "0s", "--hold", "forever", "--holder-dir", dir, "--serve-holder"}
@@ -64,7 +84,6 @@ func TestBackgroundSharesHolder(t *testing.T) {
 		t.Fatalf("without a holder: pid %d, %v, spawned %q; want pid 7 and %q", pid, err, spawned, want)
 	}
 
-	ar := startHolder(t, dir, 2)
 	for i := 1; i <= 2; i++ {
 		pid, err = background(context.Background(), o)
 		if err != nil || pid != os.Getpid() || len(spawned) != 1 {
@@ -105,7 +124,7 @@ func TestHolderReplacesStaleSocket(t *testing.T) {
 }
 
 // TestHolderRejectsBadHandOff: a malformed or oversized request gets an
-// error line and changes nothing.
+// error line and changes nothing; a ping is answered and holds nothing.
 func TestHolderRejectsBadHandOff(t *testing.T) {
 	dir := t.TempDir()
 	ar := startHolder(t, dir, 1)
@@ -122,7 +141,10 @@ func TestHolderRejectsBadHandOff(t *testing.T) {
 			t.Errorf("request %q answered %q, want an error", req, buf[:n])
 		}
 	}
+	if pid, ok, err := ask(context.Background(), dir, "ping\n"); !ok || err != nil || pid != os.Getpid() {
+		t.Errorf("ping: pid %d, ok %v, %v; want the holder's pid %d", pid, ok, err, os.Getpid())
+	}
 	if ar.Size() != units.MiB {
-		t.Fatalf("holder holds %s after bad requests, want 1 MiB", units.FormatSize(ar.Size()))
+		t.Fatalf("holder holds %s after bad requests and a ping, want 1 MiB", units.FormatSize(ar.Size()))
 	}
 }

@@ -180,7 +180,11 @@ func background(ctx context.Context, o Options) (int, error) {
 	if ok || err != nil {
 		return pid, err
 	}
-	return o.Spawn(append(args, "--holder-dir", o.HolderDir, "--serve-holder"))
+	pid, err = o.Spawn(append(args, "--holder-dir", o.HolderDir, "--serve-holder"))
+	if err == nil {
+		awaitHolder(ctx, o.HolderDir)
+	}
+	return pid, err
 }
 
 // curve runs the ramp, hold, drop and retain phases in ar. The arena holds
