@@ -53,6 +53,9 @@ type box struct {
 	initPid   int
 	group     cgroup.Group
 	oomGroup  bool // an OOM kill takes the whole sandbox (Config.OOMGroup)
+	// hibernates: the executor makes way for the idle loop when idle
+	// (Config.ResidentExecutor, idle_linux.go).
+	hibernates bool
 
 	conn    *os.File // the host's end of the executor channel
 	enc     *json.Encoder

@@ -120,6 +120,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.I
 		log:        b.log.With("sandbox", spec.ID),
 		dead:       make(chan struct{}),
 		results:    make(chan response, 1),
+		hibernates: !b.cfg.ResidentExecutor && idleLoop,
 	}
 	if im != nil {
 		bx.release = func() {
@@ -200,7 +201,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.I
 		cs.resolvConf = hostResolvConf(b.cfg.HostRoot)
 	}
 	env := executorEnv(mergeEnv(defaultEnv, spec.Env))
-	argv := []string{exeMount, initArg}
+	argv := execArgv(exeMount)
 	if bx.image != nil {
 		cs.image, cs.rt, cs.rtDir = true, b.runtime, b.rtDir()
 		env, argv = executorEnv(defaultEnv), b.runtime.initArgv()
@@ -282,6 +283,8 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.I
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	// The agent's first model wait follows: the executor makes way.
+	bx.hibernate()
 	return bx, nil
 }
 

@@ -103,6 +103,21 @@
 // action (env.go). The actions' own processes get no such protection: a
 // tool paged out and thawed under the hold may still die that way.
 //
+// # Idle loop
+//
+// Between actions the executor is not needed, and as the tenon binary it
+// holds ~4 MiB (Go initializes every package the binary links; plus its
+// prewarmed threads), which on real traces, where idle sandboxes' memory
+// fills the budget, is a floor of its own in every sandbox. After each
+// action and after the start the host asks it to hibernate (unless
+// Config.ResidentExecutor): it execs the same binary as the idle loop, a
+// C constructor that runs before the Go runtime, holds ~0.1 MiB, and
+// execs the executor again when the next request arrives (~15 ms of CPU).
+// It does so only when init has no child, so that no process of the
+// sandbox can reach init while exec makes it dumpable for an instant: a
+// sandbox with a background process keeps its executor. idle_linux.go
+// has the details.
+//
 // # Leftovers and deadlines
 //
 // Actions of one sandbox run one at a time. An action's result comes when

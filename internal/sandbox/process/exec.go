@@ -140,7 +140,50 @@ func (bx *box) exec(ctx context.Context, req request, sc *toolScope, background 
 	if waitErr != nil {
 		return res, fmt.Errorf("exec in sandbox %s: %w", bx.id, waitErr)
 	}
+	// The model wait follows: the executor makes way (before the caller
+	// reads what the sandbox keeps between actions).
+	bx.hibernate()
 	return res, nil
+}
+
+// hibernateWait bounds how long hibernate waits for the idle loop to
+// announce itself: it execs in a few milliseconds; a slower one is let
+// be (its opIdle is dropped later as a stray message).
+const hibernateWait = 2 * time.Second
+
+// hibernate asks the idle executor to make way for the idle loop and
+// waits until the idle loop says it runs, the executor refuses (it has
+// processes to reap: idle_linux.go), the sandbox dies or hibernateWait
+// passes. The caller holds execMu, or the box is not shared yet.
+func (bx *box) hibernate() {
+	if !bx.hibernates || bx.isDead() {
+		return
+	}
+	bx.seq++
+	req := request{Op: opHibernate, Seq: bx.seq}
+	if err := bx.enc.Encode(req); err != nil {
+		bx.log.Debug("asking the executor to hibernate", "err", err)
+		return
+	}
+	t := time.NewTimer(hibernateWait)
+	defer t.Stop()
+	for {
+		select {
+		case r := <-bx.results:
+			switch {
+			case r.Op == opIdle:
+				return
+			case r.Op == opAwake && r.Seq == req.Seq:
+				bx.log.Debug("executor stays resident", "why", r.Error)
+				return
+			}
+		case <-bx.dead:
+			return
+		case <-t.C:
+			bx.log.Warn("the idle loop did not announce itself", "after", hibernateWait)
+			return
+		}
+	}
 }
 
 // roundTrip sends req and waits for its result, the death of init, or ctx.

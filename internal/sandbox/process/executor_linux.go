@@ -1,11 +1,13 @@
 package process
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -27,7 +29,12 @@ const (
 // may ptrace it, open its /proc/1/fd entries or take its fds with
 // pidfd_getfd) and serves the host on fd channelFd, which it marks
 // close-on-exec so that no action inherits it.
-func runExecutorChannel() int {
+//
+// reexec is the command that runs this binary in the sandbox (os.Args[2:]
+// as the host starts it: protocol.go's initArg); without it the executor
+// cannot hibernate. woke says the idle loop started it: the host had its
+// opReady long ago.
+func runExecutorChannel(reexec []string, woke bool) int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "tenon sandbox init: making init non-dumpable: %v\n", err)
 		return 1
@@ -42,7 +49,9 @@ func runExecutorChannel() int {
 	}
 	prewarmThreads(executorThreads)
 	ch := os.NewFile(channelFd, "tenon-channel")
-	return runExecutor(heldReader{ch}, heldWriter{w: ch})
+	e := newExecutor(heldWriter{w: ch})
+	e.reexec, e.woke = reexec, woke
+	return e.main(heldReader{ch})
 }
 
 // executorThreads is how many OS threads the executor makes before it
@@ -69,15 +78,19 @@ func prewarmThreads(n int) {
 	release.Done()
 }
 
-// runExecutor is the sandbox init: it answers requests from in on out until
-// in is closed. It returns the process exit code.
-func runExecutor(in io.Reader, out io.Writer) int {
-	e := &executor{
+// newExecutor is the sandbox init's state: it answers on out.
+func newExecutor(out io.Writer) *executor {
+	return &executor{
 		reaper:  newReaper(),
 		baseEnv: actionEnv(os.Environ()),
 		out:     json.NewEncoder(out),
 		lost:    exitLost,
 	}
+}
+
+// main answers requests from in until in is closed; it returns the
+// process exit code.
+func (e *executor) main(in io.Reader) int {
 	if err := e.serve(in); err != nil {
 		fmt.Fprintf(os.Stderr, "tenon sandbox init: %v\n", err)
 		return 1
@@ -88,6 +101,10 @@ func runExecutor(in io.Reader, out io.Writer) int {
 type executor struct {
 	reaper  *reaper
 	baseEnv []string
+	// reexec runs this binary in the sandbox ("" none: no hibernation);
+	// woke: the idle loop started this executor (runExecutorChannel).
+	reexec []string
+	woke   bool
 
 	mu      sync.Mutex
 	out     *json.Encoder
@@ -123,8 +140,10 @@ func (e *executor) send(r response) error {
 }
 
 func (e *executor) serve(in io.Reader) error {
-	if err := e.send(response{Op: opReady}); err != nil {
-		return err
+	if !e.woke {
+		if err := e.send(response{Op: opReady}); err != nil {
+			return err
+		}
 	}
 	dec := json.NewDecoder(in)
 	for {
@@ -181,6 +200,12 @@ func (e *executor) serve(in io.Reader) error {
 				e.stopped = true
 			}
 			e.mu.Unlock()
+		case opHibernate:
+			// On success this never returns: the idle loop runs.
+			why := e.hibernate(dec.Buffered())
+			if err := e.send(response{Op: opAwake, Seq: req.Seq, Error: why}); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -462,4 +487,58 @@ func waitStatus(code, status int32) syscall.WaitStatus {
 	default: // CLD_KILLED
 		return syscall.WaitStatus(status & 0x7f)
 	}
+}
+
+// hibernateChildWait bounds how long hibernate waits for the last
+// action's processes (killed by the host after its result) to be reaped.
+const hibernateChildWait = 200 * time.Millisecond
+
+// hibernate execs the idle loop (idle_linux.go) in place of this
+// executor, passing it the channel, when nothing needs the executor: no
+// action runs, no request is pending (buffered, what the decoder read
+// ahead) and init has no child left. The last condition is also what
+// makes the exec safe: between execve and the idle loop's first
+// instruction the kernel has made init dumpable again, and a process of
+// the sandbox could take the channel through /proc/1/fd; with no other
+// process in the sandbox's pid namespace, none can. It returns why the
+// executor stays; on success it does not return.
+func (e *executor) hibernate(buffered io.Reader) string {
+	if !idleLoop {
+		return "no idle loop in this build"
+	}
+	if len(e.reexec) == 0 {
+		return "no command to exec the idle loop with"
+	}
+	e.mu.Lock()
+	busy := e.cancel != nil
+	e.mu.Unlock()
+	if busy {
+		return "an action runs"
+	}
+	if rest, _ := io.ReadAll(buffered); len(bytes.TrimSpace(rest)) > 0 {
+		return "requests are pending"
+	}
+	for deadline := time.Now().Add(hibernateChildWait); hasChildren(); {
+		if time.Now().After(deadline) {
+			return "processes of the sandbox run"
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	argv := slices.Concat(e.reexec, []string{idleArg}, e.reexec)
+	// The channel must survive this one exec; nothing else forks now
+	// (no action runs), and ForkLock keeps it so.
+	syscall.ForkLock.Lock()
+	defer syscall.ForkLock.Unlock()
+	if _, err := unix.FcntlInt(channelFd, unix.F_SETFD, 0); err != nil {
+		return fmt.Sprintf("keeping the channel open: %v", err)
+	}
+	err := syscall.Exec(argv[0], argv, os.Environ())
+	_, _ = unix.FcntlInt(channelFd, unix.F_SETFD, unix.FD_CLOEXEC)
+	return fmt.Sprintf("exec of the idle loop: %v", err)
+}
+
+// hasChildren reports whether init has a child, running or not yet
+// reaped (waitid without reaping: ECHILD means none).
+func hasChildren() bool {
+	return waitid(unix.P_ALL, 0, nil, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT) != syscall.ECHILD
 }

@@ -31,7 +31,8 @@ func init() {
 // environment) it runs libcontainer.Init, which never returns; when started
 // as a sandbox's executor (argv[1] == "__sandbox-init") it confines itself
 // (no_new_privs and the seccomp filter, which every action inherits), serves
-// actions and exits. Otherwise it returns at once.
+// actions and exits; woken from the idle loop ("__sandbox-wake") it serves
+// on, confined already. Otherwise it returns at once.
 func MaybeInit() {
 	if len(os.Args) < 2 {
 		return
@@ -46,6 +47,15 @@ func MaybeInit() {
 			fmt.Fprintf(os.Stderr, "sandbox init: %v\n", err)
 			os.Exit(1)
 		}
-		os.Exit(runExecutorChannel())
+		os.Exit(runExecutorChannel(os.Args[2:], false))
+	case wakeArg:
+		// The idle loop woke this executor: the filter and no_new_privs
+		// it installed first are still in force (exec keeps both).
+		os.Exit(runExecutorChannel(os.Args[2:], true))
+	case idleArg:
+		// The idle loop runs in a C constructor before Go starts
+		// (idle_linux.go); here it was not built in.
+		fmt.Fprintln(os.Stderr, "sandbox init: this tenon has no idle loop (built without cgo)")
+		os.Exit(1)
 	}
 }

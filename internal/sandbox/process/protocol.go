@@ -15,6 +15,10 @@ const (
 	// opOpen answers a gate message: Abort false lets the gated action
 	// exec, Abort true ends it unstarted (exit 125).
 	opOpen = "open"
+	// opHibernate asks an idle executor to make way for the idle loop
+	// (idle_linux.go): it answers opAwake when it cannot, and the idle
+	// loop announces itself with opIdle when it can.
+	opHibernate = "hibernate"
 )
 
 // Response operations.
@@ -25,10 +29,28 @@ const (
 	// instruction: Pid (in the sandbox's pid namespace) is the process the
 	// host must place in the action's scope before it sends opOpen.
 	opGate = "gate"
+	// opIdle is the idle loop's only message (no Seq): the executor
+	// exec'd it, and the sandbox's init holds next to nothing until the
+	// next request wakes the executor again.
+	opIdle = "idle"
+	// opAwake refuses an opHibernate (Error says why): the executor stays.
+	opAwake = "awake"
 )
 
-// initArg is argv[1] of the executor mode.
+// initArg is argv[1] of the executor mode. The host starts the executor
+// as PREFIX initArg PREFIX, where PREFIX is the command that runs the
+// tenon binary inside the sandbox (its path, or the loader's command
+// line for it): os.Args[2:] is then the command the executor and the
+// idle loop exec each other with.
 const initArg = "__sandbox-init"
+
+// idleArg is argv[1] of the idle loop (idle_linux.go), wakeArg that of an
+// executor the idle loop woke: it confines itself no further (the filter
+// and no_new_privs survive exec) and sends no opReady.
+const (
+	idleArg = "__sandbox-idle"
+	wakeArg = "__sandbox-wake"
+)
 
 // channelFd is the executor's end of the socket pair: the first of the
 // init process's ExtraFiles.

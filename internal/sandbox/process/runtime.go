@@ -90,12 +90,18 @@ func findLib(hostRoot, name string) (string, error) {
 }
 
 // initArgv is the command line of an image sandbox's executor: through the
-// host's loader when the executable is dynamic.
+// host's loader when the executable is dynamic (execArgv).
 func (rt hostRuntime) initArgv() []string {
 	if rt.interp == "" {
-		return []string{rtMount + "/tenon", initArg}
+		return execArgv(rtMount + "/tenon")
 	}
-	return []string{rtMount + "/" + filepath.Base(rt.interp), "--library-path", rtMount + "/lib", rtMount + "/tenon", initArg}
+	return execArgv(rtMount+"/"+filepath.Base(rt.interp), "--library-path", rtMount+"/lib", rtMount+"/tenon")
+}
+
+// execArgv is the executor's command line for the command prefix that
+// runs the tenon binary: prefix, initArg, prefix again (initArg).
+func execArgv(prefix ...string) []string {
+	return slices.Concat(prefix, []string{initArg}, prefix)
 }
 
 // wrapper is the /usr/local/bin/tenon of an image sandbox: a shell script
