@@ -91,9 +91,13 @@ func TestLiveExecutorHibernates(t *testing.T) {
 		t.Fatalf("after the timeout: %q", out)
 	}
 
-	r, err = b.Exec(liveCtx(t), id, sandbox.ExecRequest{Shell: "sleep 300 >/dev/null 2>&1 &", Background: true, Timeout: 10 * time.Second})
+	r, err = b.Exec(liveCtx(t), id, sandbox.ExecRequest{Shell: "sleep 300 >/dev/null 2>&1 & echo $!", Background: true, Timeout: 10 * time.Second})
 	if err != nil || r.ExitCode != 0 {
 		t.Fatalf("background action: %+v, %v", r, err)
+	}
+	bg, err := strconv.Atoi(strings.TrimSpace(string(r.Stdout)))
+	if err != nil {
+		t.Fatalf("background action printed %q, want its pid", r.Stdout)
 	}
 	mode, residentAnon := initState(t, b, id)
 	if mode != wakeArg {
@@ -103,7 +107,9 @@ func TestLiveExecutorHibernates(t *testing.T) {
 	if idleAnon*2 > residentAnon {
 		t.Errorf("the idle loop holds %d KiB, the resident executor %d KiB: want less than half", idleAnon>>10, residentAnon>>10)
 	}
-	mustSh(t, b, id, "pkill -x sleep; while pgrep -x sleep >/dev/null; do sleep 0.05; done")
+	// By pid: a busybox shell may run the sleep in a forked shell, named sh.
+	// kill -0 succeeds until init has reaped it.
+	mustSh(t, b, id, fmt.Sprintf("kill %d; while kill -0 %d 2>/dev/null; do sleep 0.05; done", bg, bg))
 	if mode, _ := initState(t, b, id); mode != idleArg {
 		t.Fatalf("once the background process is gone init runs %q, want the idle loop", mode)
 	}
