@@ -20,6 +20,15 @@ type Observer func(ctx context.Context) (Observation, error)
 // DefaultReleaseTimeout bounds the allow-everything pass of a stopping Loop.
 const DefaultReleaseTimeout = 5 * time.Second
 
+// DefaultActuateTimeout bounds one Allow or Deny of a running Loop. The
+// loop is the only goroutine that thaws what it froze: were one freeze to
+// wait for ever (a task that cannot freeze, such as a multithreaded
+// process in execve waiting for its frozen threads to exit, keeps a v1
+// group FREEZING), every sandbox it denied would stay frozen until its
+// action's deadline. An actuation that runs out fails (the freezer thaws
+// back: cgroup.Group.Freeze) and is tried again the next period.
+const DefaultActuateTimeout = time.Second
+
 // LoopOptions are the dependencies of a Loop. Observer, Actuator and
 // either Controller or Step are required.
 type LoopOptions struct {
@@ -35,6 +44,7 @@ type LoopOptions struct {
 	Clock          clock.Clock   // nil means clock.Real
 	Logger         *slog.Logger  // nil means no logging
 	ReleaseTimeout time.Duration // <= 0 means DefaultReleaseTimeout
+	ActuateTimeout time.Duration // <= 0 means DefaultActuateTimeout
 }
 
 // Stats are a Loop's counters since it was created.
@@ -79,6 +89,9 @@ func NewLoop(opts LoopOptions) (*Loop, error) {
 	}
 	if opts.ReleaseTimeout <= 0 {
 		opts.ReleaseTimeout = DefaultReleaseTimeout
+	}
+	if opts.ActuateTimeout <= 0 {
+		opts.ActuateTimeout = DefaultActuateTimeout
 	}
 	return &Loop{opts: opts, applied: make(map[string]bool)}, nil
 }
@@ -151,6 +164,8 @@ func (l *Loop) Tick(ctx context.Context) (Decision, error) {
 }
 
 func (l *Loop) apply(ctx context.Context, id string, allow bool) error {
+	ctx, cancel := context.WithTimeout(ctx, l.opts.ActuateTimeout)
+	defer cancel()
 	if allow {
 		return l.opts.Actuator.Allow(ctx, id)
 	}
@@ -163,7 +178,7 @@ func (l *Loop) forget(ctx context.Context, now time.Time, id string) {
 	allowed, ok := l.applied[id]
 	delete(l.applied, id)
 	if ok && !allowed {
-		if err := l.opts.Actuator.Allow(ctx, id); err != nil {
+		if err := l.apply(ctx, id, true); err != nil {
 			l.actuatorErrs.Add(1)
 			l.emit(Event{Time: now, Kind: EventActuatorError, Sandbox: id, Err: err})
 		}

@@ -180,6 +180,59 @@ func TestLoopRetriesFailedActuation(t *testing.T) {
 	})
 }
 
+// stuckActuator's Deny of a sandbox in stuck waits for its context (a
+// freeze that cannot complete) the first time, then succeeds.
+type stuckActuator struct {
+	*fakeActuator
+	stuck map[string]bool
+}
+
+func (a stuckActuator) Deny(ctx context.Context, id string) error {
+	if a.stuck[id] {
+		delete(a.stuck, id)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return a.fakeActuator.Deny(ctx, id)
+}
+
+// TestLoopBoundsStuckActuation: a Deny that would wait for ever fails
+// after ActuateTimeout, the loop goes on (the other sandbox is denied in
+// the same tick) and applies it again the next period.
+func TestLoopBoundsStuckActuation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld("a", "b")
+		act := stuckActuator{newFakeActuator(), map[string]bool{"a": true}}
+		l := newTestLoop(t, w, act, nil)
+		for range 4 { // as TestLoopAppliesOnlyChanges: then red denies both
+			if _, err := tk(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		act.takeCalls()
+		w.setAvail(300 * MiB) // red: both denied
+		start := time.Now()
+		if d, err := tk(l); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Tick = %v (denied %v), want the stuck Deny's deadline", err, d.Denied)
+		}
+		if took := time.Since(start) - tick; took != DefaultActuateTimeout {
+			t.Errorf("the tick took %v beyond its period, want DefaultActuateTimeout %v", took, DefaultActuateTimeout)
+		}
+		if c := act.takeCalls(); len(c) != 1 || c[0].id != "b" || c[0].allow {
+			t.Fatalf("calls = %+v, want b denied beside the stuck a", c)
+		}
+		if _, err := tk(l); err != nil {
+			t.Fatal(err)
+		}
+		if c := act.takeCalls(); len(c) != 1 || c[0].id != "a" || c[0].allow {
+			t.Fatalf("next tick calls = %+v, want a denied again", c)
+		}
+		if l.Stats().ActuatorErrors != 1 {
+			t.Errorf("stats = %+v, want 1 actuator error", l.Stats())
+		}
+	})
+}
+
 func TestLoopObserveError(t *testing.T) {
 	w := newWorld("a")
 	w.err = errors.New("cgroup read failed")
