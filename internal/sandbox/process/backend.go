@@ -187,7 +187,7 @@ func (b *Backend) Pause(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := bx.group.Freeze(ctx); err != nil {
+	if err := bx.freeze(ctx); err != nil {
 		return fmt.Errorf("pausing sandbox %s: %w", id, err)
 	}
 	bx.paused.Store(true)

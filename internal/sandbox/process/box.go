@@ -56,6 +56,11 @@ type box struct {
 	// hibernates: the executor makes way for the idle loop when idle
 	// (Config.ResidentExecutor, idle_linux.go).
 	hibernates bool
+	// hibMu is held while the executor execs the idle loop, and by every
+	// freeze (freeze): exec waits for the process's other threads to
+	// exit, which frozen threads never do, and the group would stay
+	// FREEZING, with whoever froze it waiting (v1).
+	hibMu sync.Mutex
 
 	conn    *os.File // the host's end of the executor channel
 	enc     *json.Encoder
@@ -99,6 +104,14 @@ func (bx *box) readResults() {
 			return
 		}
 	}
+}
+
+// freeze freezes the sandbox's group, never while its executor execs the
+// idle loop (hibMu).
+func (bx *box) freeze(ctx context.Context) error {
+	bx.hibMu.Lock()
+	defer bx.hibMu.Unlock()
+	return bx.group.Freeze(ctx)
 }
 
 func (bx *box) isDead() bool {

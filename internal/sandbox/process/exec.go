@@ -154,9 +154,17 @@ const hibernateWait = 2 * time.Second
 // hibernate asks the idle executor to make way for the idle loop and
 // waits until the idle loop says it runs, the executor refuses (it has
 // processes to reap: idle_linux.go), the sandbox dies or hibernateWait
-// passes. The caller holds execMu, or the box is not shared yet.
+// passes; a paused sandbox stays as it is. The caller holds execMu, or
+// the box is not shared yet.
 func (bx *box) hibernate() {
 	if !bx.hibernates || bx.isDead() {
+		return
+	}
+	// No freeze while the executor execs (hibMu); a frozen executor would
+	// not answer, and exec it later with no one holding hibMu.
+	bx.hibMu.Lock()
+	defer bx.hibMu.Unlock()
+	if bx.paused.Load() {
 		return
 	}
 	bx.seq++

@@ -3,6 +3,7 @@
 package process
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -125,5 +126,54 @@ func TestLiveResidentExecutor(t *testing.T) {
 	}
 	if mode, _ := initState(t, b, id); mode != initArg {
 		t.Fatalf("init runs %q, want the executor it started as", mode)
+	}
+}
+
+// TestLiveFreezeDuringHibernation: the gate freezes sandboxes whenever it
+// likes, also while an executor execs the idle loop, where a freeze used
+// to wait for ever (exec waits for the executor's other threads to exit,
+// and frozen threads never do: the group stays FREEZING). Freezes and
+// thaws hammer a sandbox running short actions; every freeze must
+// complete and every action finish.
+func TestLiveFreezeDuringHibernation(t *testing.T) {
+	if !idleLoop {
+		t.Skip("built without cgo: no idle loop")
+	}
+	b, _ := liveBackend(t, 1<<30)
+	const id = "freeze"
+	mustCreate(t, b, id)
+	stop := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := b.Pause(ctx, id)
+			cancel()
+			if err != nil {
+				errs <- fmt.Errorf("freeze %d: %w", i, err)
+				return
+			}
+			time.Sleep(time.Duration(i%3) * time.Millisecond)
+			if err := b.Resume(context.Background(), id); err != nil {
+				errs <- fmt.Errorf("thaw %d: %w", i, err)
+				return
+			}
+			time.Sleep(time.Duration(i%5) * time.Millisecond)
+		}
+	}()
+	for i := range 100 {
+		if out := mustSh(t, b, id, fmt.Sprintf("echo %d", i)); out != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("action %d printed %q", i, out)
+		}
+	}
+	close(stop)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
 	}
 }

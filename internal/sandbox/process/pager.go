@@ -35,7 +35,7 @@ func (b *Backend) PageOut(ctx context.Context, id string) (sandbox.PageStats, er
 	}
 	start := time.Now()
 	st := sandbox.PageStats{MemoryBefore: b.usage(bx)}
-	if err := bx.group.Freeze(ctx); err != nil {
+	if err := bx.freeze(ctx); err != nil {
 		return st, fmt.Errorf("paging out sandbox %s: %w", id, err)
 	}
 	bx.paused.Store(true)
