@@ -66,6 +66,7 @@ Policies:`+policyHelp())
 	plot := fs.String("plot", "", "write a PNG of memory and concurrency over time")
 	image := fs.String("image", "", imageHelp)
 	actuator := fs.String("actuator", "auto", actuatorHelp)
+	idle := fs.Bool("idle-loop", false, idleLoopHelp)
 	perAgent := fs.Bool("per-agent", false, "also print, per policy with residency, each agent's floor, teardowns and page-outs")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -92,7 +93,7 @@ Policies:`+policyHelp())
 	c, err := app.Replay(ctx, app.ReplayConfig{
 		Workflows: wfs, Policies: pols.items, Params: params, Budget: int64(budget),
 		Backend: *backend, Domain: *domain, StateDir: *stateDir, TimeScale: *scale,
-		Retries: r, ActionTimeout: timeout.config(), EventLog: *events, Actuator: *actuator, Progress: env.stderr, Log: env.log,
+		Retries: r, ActionTimeout: timeout.config(), EventLog: *events, Actuator: *actuator, IdleLoop: *idle, Progress: env.stderr, Log: env.log,
 	})
 	if c != nil {
 		if werr := writeComparison(env, c, *asJSON, *plot); werr != nil && err == nil {

@@ -17,6 +17,10 @@ func init() {
 
 const defaultSocket = "/run/tenon/tenon.sock"
 
+// idleLoopHelp is --idle-loop's help, in replay and serve.
+const idleLoopHelp = "process backend: between actions each sandbox's init is a C idle loop (~0.1 MiB) instead of the tenon executor (~4 MiB), " +
+	"restarted for the next action (~15 ms of CPU); only where init has no other process (see internal/sandbox/process/idle_linux.go)"
+
 const actuatorHelp = "how the gate holds back a denied sandbox: " + app.ActuatorNames +
 	"; schedext paces it in a sched_ext scheduler (kernel with sched_ext, cgroup v2, root), cpu paces it through its cgroup's CPU limit (cpu.max, v1 cpu.cfs_quota_us), freezer freezes it, auto is schedext where it loads, else freezer"
 
@@ -49,6 +53,7 @@ at start too.`)
 	upstreamKey := fs.String("upstream-key", os.Getenv("TENON_UPSTREAM_KEY"), "API key sent upstream (default $TENON_UPSTREAM_KEY)")
 	drain := fs.Duration("drain-timeout", 60*time.Second, "how long shutdown waits for running actions")
 	diskMax := units.Size(10 * units.GiB)
+	idle := fs.Bool("idle-loop", false, idleLoopHelp)
 	fs.Var(&diskMax, "disk-max", "disk limit of each sandbox's writable layer and of each agent's workspace (sparse loop-mounted ext4 images; 0 for none)")
 	daemonMemory := units.Size(1 * units.GiB)
 	fs.Var(&daemonMemory, "daemon-memory", "soft memory limit of the daemon itself (GOMEMLIMIT wins); a quarter of it bounds large request bodies in flight")
@@ -64,6 +69,6 @@ at start too.`)
 	return app.Serve(ctx, app.ServeConfig{
 		Socket: *socket, Listen: *listen, Token: *token, StateDir: *stateDir, Budget: int64(budget),
 		Domain: *domain, Policy: *pol, Params: params, Model: *model, Backend: *backend, Upstream: *upstream, UpstreamKey: *upstreamKey,
-		Drain: *drain, DiskMax: int64(diskMax), DaemonMemory: int64(daemonMemory), QueueTimeout: *queueTimeout, SlotIdle: *slotIdle, Actuator: *actuator, Status: env.stderr, Log: env.log,
+		Drain: *drain, DiskMax: int64(diskMax), DaemonMemory: int64(daemonMemory), QueueTimeout: *queueTimeout, SlotIdle: *slotIdle, Actuator: *actuator, IdleLoop: *idle, Status: env.stderr, Log: env.log,
 	})
 }

@@ -38,8 +38,9 @@ func KnownBackend(name string) bool {
 // (process.Config.DiskMax: 0 its default, < 0 none). The sandboxes live
 // under stateDir, and the images they run come from the image store of
 // storeDir (tenon image import and build fill <storeDir>/images; a
-// replay's run directory, its stateDir, is inside it).
-func openBackend(ctx context.Context, name, stateDir, storeDir, domain string, budget, diskMax int64, log *slog.Logger) (sandbox.Backend, controller.Domain, func(), error) {
+// replay's run directory, its stateDir, is inside it). idleLoop is the
+// process backend's Config.IdleLoop.
+func openBackend(ctx context.Context, name, stateDir, storeDir, domain string, budget, diskMax int64, idleLoop bool, log *slog.Logger) (sandbox.Backend, controller.Domain, func(), error) {
 	if budget <= 0 {
 		return nil, nil, nil, fmt.Errorf("--budget must be positive, e.g. --budget 2GiB")
 	}
@@ -107,7 +108,7 @@ func openBackend(ctx context.Context, name, stateDir, storeDir, domain string, b
 			}
 		}
 		be, err = process.New(process.Config{StateDir: filepath.Join(stateDir, "process"), CgroupParent: dom.Group().Path(), Layout: layout,
-			Logger: log, NoSwap: perSandbox, OOMGroup: perSandbox, DiskMax: diskMax, Images: images})
+			Logger: log, NoSwap: perSandbox, OOMGroup: perSandbox, DiskMax: diskMax, Images: images, IdleLoop: idleLoop})
 	case "docker":
 		self, _ := os.Executable()
 		var d *docker.Backend

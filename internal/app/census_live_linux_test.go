@@ -38,7 +38,7 @@ func TestCensusImageSandboxesLive(t *testing.T) {
 	domain := fmt.Sprintf("tenon-test-app-census-%d", os.Getpid())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	be, _, closeBe, err := openBackend(ctx, "process", filepath.Join(state, "run"), state, domain, 512*units.MiB, 0, slog.New(slog.DiscardHandler))
+	be, _, closeBe, err := openBackend(ctx, "process", filepath.Join(state, "run"), state, domain, 512*units.MiB, 0, false, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,9 @@ type ReplayConfig struct {
 	// Actuator is how the gate holds denied sandboxes back (one of
 	// ActuatorNames; "" is auto), for the whole comparison.
 	Actuator string
+	// IdleLoop: the process backend's executors make way for the idle
+	// loop between actions (process.Config.IdleLoop).
+	IdleLoop bool
 	Label    string // progress prefix, e.g. the bench case
 
 	// Progress receives a progress bar per policy; nil shows none.
@@ -225,7 +228,7 @@ func (cfg ReplayConfig) replayOne(ctx context.Context, r policyRun, events io.Wr
 	}
 	defer os.RemoveAll(r.dir)
 	log := discardLog(cfg.Log)
-	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, r.dir, cfg.StateDir, cfg.Domain, cfg.Budget, 0, log)
+	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, r.dir, cfg.StateDir, cfg.Domain, cfg.Budget, 0, cfg.IdleLoop, log)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,9 @@ type ServeConfig struct {
 	// Actuator is how the gate holds denied sandboxes back (one of
 	// ActuatorNames; "" is auto).
 	Actuator string
+	// IdleLoop: the process backend's executors make way for the idle
+	// loop between actions (process.Config.IdleLoop).
+	IdleLoop bool
 	// QueueTimeout and SlotIdle are api.Config's (0: their defaults).
 	QueueTimeout, SlotIdle time.Duration
 
@@ -81,7 +84,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		return err
 	}
 	defer lock.Release()
-	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, cfg.StateDir, cfg.StateDir, cfg.Domain, cfg.Budget, diskMax(cfg.DiskMax), log)
+	be, dom, closeBackend, err := openBackend(ctx, cfg.Backend, cfg.StateDir, cfg.StateDir, cfg.Domain, cfg.Budget, diskMax(cfg.DiskMax), cfg.IdleLoop, log)
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ type box struct {
 	group     cgroup.Group
 	oomGroup  bool // an OOM kill takes the whole sandbox (Config.OOMGroup)
 	// hibernates: the executor makes way for the idle loop when idle
-	// (Config.ResidentExecutor, idle_linux.go).
+	// (Config.IdleLoop, idle_linux.go).
 	hibernates bool
 	// hibMu is held while the executor execs the idle loop, and by every
 	// freeze (freeze): exec waits for the process's other threads to

@@ -72,14 +72,18 @@ type Config struct {
 	// sandbox's root and its writable layer the overlay's upper
 	// directory. nil leaves only the host image.
 	Images *imagestore.Store
-	// ResidentExecutor keeps each sandbox's executor running between
-	// actions. By default (false) the executor makes way for the idle
-	// loop after each action and after the sandbox starts: an idle
-	// sandbox's init then holds ~0.1 MiB where the executor, the tenon
-	// binary with every package it links, holds ~4 MiB; the next action
-	// starts the executor again first (~15 ms of CPU). idle_linux.go
-	// says when it stays resident anyway.
-	ResidentExecutor bool
+	// IdleLoop makes each sandbox's executor make way for the idle loop
+	// after each action and after the sandbox starts: an idle sandbox's
+	// init then holds ~0.1 MiB where the executor, the tenon binary with
+	// every package it links, holds ~4 MiB (live, a sandbox's working set
+	// between actions went from 5.1 to 1.2 MiB); the next action starts
+	// the executor again first (~15 ms of CPU, 15-40 ms more per action
+	// on a loaded 2-core host). Off by default: in the compressed live
+	// replays of the real traces at 1 GiB it did not shorten the makespan
+	// and lengthened the median workflow by 6-15 %
+	// (bench/results/idle-loop-live.md). idle_linux.go says when the
+	// executor stays resident anyway.
+	IdleLoop bool
 }
 
 // DefaultDiskMax is the per-sandbox disk limit when Config.DiskMax is 0.

@@ -120,7 +120,7 @@ func (b *Backend) start(ctx context.Context, spec sandbox.Spec, im *imagestore.I
 		log:        b.log.With("sandbox", spec.ID),
 		dead:       make(chan struct{}),
 		results:    make(chan response, 1),
-		hibernates: !b.cfg.ResidentExecutor && idleLoop,
+		hibernates: b.cfg.IdleLoop && idleLoop,
 	}
 	if im != nil {
 		bx.release = func() {

@@ -108,9 +108,9 @@
 // Between actions the executor is not needed, and as the tenon binary it
 // holds ~4 MiB (Go initializes every package the binary links; plus its
 // prewarmed threads), which on real traces, where idle sandboxes' memory
-// fills the budget, is a floor of its own in every sandbox. After each
-// action and after the start the host asks it to hibernate (unless
-// Config.ResidentExecutor): it execs the same binary as the idle loop, a
+// fills the budget, is a floor of its own in every sandbox. With
+// Config.IdleLoop the host asks it to hibernate after each action and
+// after the start: it execs the same binary as the idle loop, a
 // C constructor that runs before the Go runtime, holds ~0.1 MiB, and
 // execs the executor again when the next request arrives (~15 ms of CPU).
 // It does so only when init has no child, so that no process of the

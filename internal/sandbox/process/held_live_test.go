@@ -36,7 +36,7 @@ func TestLivePagedOutExecutorUnderHold(t *testing.T) {
 		t.Skip("the OOM hold that fails the kernel's own charges is memory.oom_control's oom_kill_disable (cgroup v1); v2's hold is memory.high")
 	}
 	anchortest.Swap(t, 512<<20, "live paged-out executor test")
-	b, dom := liveBackend(t, 160<<20)
+	b, dom := liveBackend(t, 160<<20, func(c *Config) { c.IdleLoop = true })
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	var victims []string

@@ -57,7 +57,7 @@ func TestLiveExecutorHibernates(t *testing.T) {
 	if !idleLoop {
 		t.Skip("built without cgo: no idle loop")
 	}
-	b, _ := liveBackend(t, 1<<30)
+	b, _ := liveBackend(t, 1<<30, func(c *Config) { c.IdleLoop = true })
 	const id = "idle"
 	mustCreate(t, b, id)
 	mode, idleAnon := initState(t, b, id)
@@ -116,9 +116,9 @@ func TestLiveExecutorHibernates(t *testing.T) {
 	}
 }
 
-// TestLiveResidentExecutor: Config.ResidentExecutor keeps the executor.
+// TestLiveResidentExecutor: without Config.IdleLoop the executor stays.
 func TestLiveResidentExecutor(t *testing.T) {
-	b, _ := liveBackend(t, 1<<30, func(c *Config) { c.ResidentExecutor = true })
+	b, _ := liveBackend(t, 1<<30)
 	const id = "resident"
 	mustCreate(t, b, id)
 	if out := mustSh(t, b, id, "echo hi"); out != "hi\n" {
@@ -139,7 +139,7 @@ func TestLiveFreezeDuringHibernation(t *testing.T) {
 	if !idleLoop {
 		t.Skip("built without cgo: no idle loop")
 	}
-	b, _ := liveBackend(t, 1<<30)
+	b, _ := liveBackend(t, 1<<30, func(c *Config) { c.IdleLoop = true })
 	const id = "freeze"
 	mustCreate(t, b, id)
 	stop := make(chan struct{})

@@ -11,7 +11,7 @@ package process
 // on real traces idle sandboxes' memory, not bursts, fills the budget.
 //
 // So an idle executor, asked by the host (opHibernate, after each action
-// and after the start), execs this same binary as PREFIX __sandbox-idle
+// and after the start, with Config.IdleLoop), execs this same binary as PREFIX __sandbox-idle
 // PREFIX, keeping the channel (fd 3) open. The C constructor below runs
 // before the Go runtime starts (as libcontainer's nsenter does): it
 // makes init non-dumpable, tells the host it runs (opIdle), and waits in
