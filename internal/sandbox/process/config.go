@@ -80,7 +80,7 @@ type Config struct {
 	// the executor again first (~15 ms of CPU, 15-40 ms more per action
 	// on a loaded 2-core host). Off by default: in the compressed live
 	// replays of the real traces at 1 GiB it did not shorten the makespan
-	// and lengthened the median workflow by 6-15 %
+	// and lengthened the median workflow by 6-21 %
 	// (bench/results/idle-loop-live.md). idle_linux.go says when the
 	// executor stays resident anyway.
 	IdleLoop bool
