@@ -48,18 +48,26 @@ func initState(t *testing.T, b *Backend, id string) (mode string, anon int64) {
 	return mode, anon
 }
 
+// idleSandbox makes a 1 GiB backend with Config.IdleLoop and the
+// sandbox id in it; it skips where the build has no idle loop.
+func idleSandbox(t *testing.T, id string) *Backend {
+	t.Helper()
+	if !idleLoop {
+		t.Skip("built without cgo: no idle loop")
+	}
+	b, _ := liveBackend(t, 1<<30, func(c *Config) { c.IdleLoop = true })
+	mustCreate(t, b, id)
+	return b
+}
+
 // TestLiveExecutorHibernates: an idle sandbox's init is the idle loop,
 // holding a fraction of what the resident executor holds; each action
 // wakes the executor (still confined), and its result, timeouts and what
 // follows are as before. A background process keeps the executor
 // resident until it is gone.
 func TestLiveExecutorHibernates(t *testing.T) {
-	if !idleLoop {
-		t.Skip("built without cgo: no idle loop")
-	}
-	b, _ := liveBackend(t, 1<<30, func(c *Config) { c.IdleLoop = true })
+	b := idleSandbox(t, "idle")
 	const id = "idle"
-	mustCreate(t, b, id)
 	mode, idleAnon := initState(t, b, id)
 	if mode != idleArg {
 		t.Fatalf("after Create init runs %q, want the idle loop", mode)
@@ -136,12 +144,8 @@ func TestLiveResidentExecutor(t *testing.T) {
 // thaws hammer a sandbox running short actions; every freeze must
 // complete and every action finish.
 func TestLiveFreezeDuringHibernation(t *testing.T) {
-	if !idleLoop {
-		t.Skip("built without cgo: no idle loop")
-	}
-	b, _ := liveBackend(t, 1<<30, func(c *Config) { c.IdleLoop = true })
+	b := idleSandbox(t, "freeze")
 	const id = "freeze"
-	mustCreate(t, b, id)
 	stop := make(chan struct{})
 	errs := make(chan error, 1)
 	go func() {
