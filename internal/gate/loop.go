@@ -26,8 +26,11 @@ const DefaultReleaseTimeout = 5 * time.Second
 // process in execve waiting for its frozen threads to exit, keeps a v1
 // group FREEZING), every sandbox it denied would stay frozen until its
 // action's deadline. An actuation that runs out fails (the freezer thaws
-// back: cgroup.Group.Freeze) and is tried again the next period.
-const DefaultActuateTimeout = time.Second
+// back: cgroup.Group.Freeze) and is tried again the next period. The bound
+// leaves room for the slowest legitimate actuation: an Allow that pages a
+// paged-out sandbox back in first (residency's UnstallSandbox) reads all
+// of its memory back from zram.
+const DefaultActuateTimeout = 5 * time.Second
 
 // LoopOptions are the dependencies of a Loop. Observer, Actuator and
 // either Controller or Step are required.
