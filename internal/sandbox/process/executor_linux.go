@@ -49,9 +49,7 @@ func runExecutorChannel(reexec []string, woke bool) int {
 	}
 	prewarmThreads(executorThreads)
 	ch := os.NewFile(channelFd, "tenon-channel")
-	e := newExecutor(heldWriter{w: ch})
-	e.reexec, e.woke = reexec, woke
-	return e.main(heldReader{ch})
+	return runExecutor(heldReader{ch}, heldWriter{w: ch}, reexec, woke)
 }
 
 // executorThreads is how many OS threads the executor makes before it
@@ -78,19 +76,18 @@ func prewarmThreads(n int) {
 	release.Done()
 }
 
-// newExecutor is the sandbox init's state: it answers on out.
-func newExecutor(out io.Writer) *executor {
-	return &executor{
+// runExecutor is the sandbox init: it answers requests from in on out until
+// in is closed. It returns the process exit code. reexec and woke are
+// runExecutorChannel's.
+func runExecutor(in io.Reader, out io.Writer, reexec []string, woke bool) int {
+	e := &executor{
 		reaper:  newReaper(),
 		baseEnv: actionEnv(os.Environ()),
+		reexec:  reexec,
+		woke:    woke,
 		out:     json.NewEncoder(out),
 		lost:    exitLost,
 	}
-}
-
-// main answers requests from in until in is closed; it returns the
-// process exit code.
-func (e *executor) main(in io.Reader) int {
 	if err := e.serve(in); err != nil {
 		fmt.Fprintf(os.Stderr, "tenon sandbox init: %v\n", err)
 		return 1
@@ -101,7 +98,7 @@ func (e *executor) main(in io.Reader) int {
 type executor struct {
 	reaper  *reaper
 	baseEnv []string
-	// reexec runs this binary in the sandbox ("" none: no hibernation);
+	// reexec runs this binary in the sandbox (nil: no hibernation);
 	// woke: the idle loop started this executor (runExecutorChannel).
 	reexec []string
 	woke   bool

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenon-dev/tenon/internal/anchor/pageout"
 	"github.com/tenon-dev/tenon/internal/sandbox"
 )
 
@@ -32,20 +33,16 @@ func initState(t *testing.T, b *Backend, id string) (mode string, anon int64) {
 			break
 		}
 	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", bx.initPid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", bx.initPid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(l, "RssAnon:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				t.Fatalf("RssAnon %q: %v", v, err)
-			}
-			anon = kb << 10
-		}
+	defer f.Close()
+	st, err := pageout.ParseStatus(f)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return mode, anon
+	return mode, st.RssAnon
 }
 
 // idleSandbox makes a 1 GiB backend with Config.IdleLoop and the

@@ -39,6 +39,7 @@ package process
 #include <sys/prctl.h>
 #include <unistd.h>
 
+// As protocol.go's idleArg, wakeArg and channelFd.
 #define TENON_IDLE_ARG "__sandbox-idle"
 #define TENON_WAKE_ARG "__sandbox-wake"
 #define TENON_CHANNEL_FD 3
