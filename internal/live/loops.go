@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -84,7 +85,8 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 	p.mu.Lock()
 	p.pacer = pacer
 	p.mu.Unlock()
-	var underOOM, above bool // read by the observer, used by step; both run on the gate loop's goroutine
+	var underOOM, above bool       // read by the observer, used by step; both run on the gate loop's goroutine
+	var last map[string]lastSample // each sandbox's last sample, the observer's alone
 	observe := func(ctx context.Context) (gate.Observation, error) {
 		if pacer != nil {
 			pacer.handover(ctx)
@@ -129,13 +131,26 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 			if sm, ok := env.Backend.(sandbox.Sampler); ok {
 				read = func(ctx context.Context, id string) (sandbox.Stats, error) { return sm.Sample(ctx, id, threads) }
 			}
+			seen := make(map[string]lastSample, len(last))
 			for _, ls := range env.Live() {
-				st, err := read(ctx, ls.Info.ID)
+				id := ls.Info.ID
+				st, err := read(ctx, id)
 				if err != nil {
-					continue // gone between listing and reading: the gate drops it
+					if s, keep := carrySample(last[id], err); keep {
+						if s.misses == 1 {
+							env.Emit(controller.Event{Kind: controller.EventError, Policy: cfg.Name, Sandbox: id,
+								Error: "gate: reading the sandbox failed, its last sample stands in: " + err.Error()})
+						}
+						seen[id] = s
+						obs.Sandboxes = append(obs.Sandboxes, s.s)
+					}
+					continue
 				}
-				obs.Sandboxes = append(obs.Sandboxes, gate.Sample{ID: ls.Info.ID, Footprint: st.Memory, CPU: st.CPU, MemStall: st.MemStall, Blocked: st.Blocked, Frozen: st.Frozen, Procs: st.Procs})
+				s := gate.Sample{ID: id, Footprint: st.Memory, CPU: st.CPU, MemStall: st.MemStall, Blocked: st.Blocked, Frozen: st.Frozen, Procs: st.Procs}
+				seen[id] = lastSample{s: s}
+				obs.Sandboxes = append(obs.Sandboxes, s)
 			}
+			last = seen
 		}
 		return obs, nil
 	}
@@ -151,6 +166,33 @@ func (p *Policy) newGateLoop(env controller.Env) (*gate.Loop, error) {
 	loop, err := gate.NewLoop(gate.LoopOptions{Step: step, Period: period, Observer: observe,
 		Actuator: act, Sink: p.gateSink(env), Logger: p.log, Clock: env.Clock})
 	return loop, err
+}
+
+// staleReads is how many periods in a row a sandbox whose reads fail keeps
+// its last sample before the gate drops it (a second at the default
+// period).
+const staleReads = 10
+
+// lastSample is a sandbox's last sample and how many reads in a row have
+// failed since.
+type lastSample struct {
+	s      gate.Sample
+	misses int
+}
+
+// carrySample decides what stands in for a sandbox whose read failed with
+// err, given its last sample (zero if none): a sandbox that is gone
+// (sandbox.ErrNotFound, or its files removed) or never read, or whose
+// reads failed staleReads periods in a row, is dropped (keep false: the
+// gate forgets it and thaws it if it held it back); otherwise its last
+// sample stands in, so that one failed read of a live sandbox neither
+// thaws it nor resets its growth budget.
+func carrySample(prev lastSample, err error) (lastSample, bool) {
+	if errors.Is(err, sandbox.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || prev.s.ID == "" || prev.misses >= staleReads-1 {
+		return lastSample{}, false
+	}
+	prev.misses++
+	return prev, true
 }
 
 // actuator is the gate's actuator: the freezer, or with Options.Pacing the
