@@ -119,6 +119,7 @@ next to it, and runs nothing.`)
 	fs.Var(&timeout, "action-timeout", actionTimeoutHelp+" (per case)")
 	simulate := fs.Bool("sim", false, "run every case on the simulated host (as tenon sim, at the case's time scale) instead of in sandboxes: seconds, no root; once unless --reps")
 	actuator := fs.String("actuator", "freezer", actuatorHelp+"; the bench freezes unless told, so that its results compare across hosts")
+	idle := fs.Bool("idle-loop", false, idleLoopHelp)
 	dryRun := fs.Bool("dry-run", false, "print the cases and an estimated duration, run nothing")
 	replot := fs.String("replot", "", "redraw the plots of an earlier run from its results JSON (written next to it), run nothing")
 	resume := fs.String("resume", "", "go on from the results `JSON` of an earlier run of the same command by a binary of the same commit (clean trees), stopped before its end: its complete cases are taken as they are, the case it stopped in goes on from its complete repetitions (on the same machine), the rest run (the bench writes its results after every repetition)")
@@ -159,7 +160,7 @@ next to it, and runs nothing.`)
 	}
 	bc := app.BenchConfig{
 		Cases: cases, Backend: *backend, Domain: *domain, StateDir: *stateDir, OutDir: *outDir, EventsDir: *eventsDir, ActionTimeout: timeout.config(),
-		Meta: meta, Sim: *simulate, Actuator: *actuator, Progress: env.stderr, Log: env.log,
+		Meta: meta, Sim: *simulate, Actuator: *actuator, IdleLoop: *idle, Progress: env.stderr, Log: env.log,
 	}
 	if *resume != "" {
 		if bc.Resume, bc.ResumedFrom, err = loadResume(*resume, meta.Command, cases); err != nil {

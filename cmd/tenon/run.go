@@ -39,6 +39,7 @@ Needs root. Takes a few minutes.`)
 	events := fs.String("events", "", "write the event log (JSONL) to this file")
 	var timeout timeoutFlag
 	fs.Var(&timeout, "action-timeout", actionTimeoutHelp)
+	idle := fs.Bool("idle-loop", false, idleLoopHelp)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
@@ -54,7 +55,7 @@ Needs root. Takes a few minutes.`)
 		len(wfs), units.FormatSize(int64(budget)), trajectory.Oversubscription(wfs, int64(budget)), pols)
 	c, err := app.Replay(ctx, app.ReplayConfig{
 		Workflows: wfs, Policies: pols.items, Budget: int64(budget),
-		Backend: *backend, Domain: "tenon-run", StateDir: *stateDir, TimeScale: *scale, ActionTimeout: timeout.config(), EventLog: *events,
+		Backend: *backend, Domain: "tenon-run", StateDir: *stateDir, TimeScale: *scale, ActionTimeout: timeout.config(), EventLog: *events, IdleLoop: *idle,
 		Progress: env.stderr, Log: env.log,
 	})
 	if c != nil {

@@ -17,7 +17,7 @@ func init() {
 
 const defaultSocket = "/run/tenon/tenon.sock"
 
-// idleLoopHelp is --idle-loop's help, in replay and serve.
+// idleLoopHelp is --idle-loop's help, in replay, serve, run and bench.
 const idleLoopHelp = "process backend: between actions each sandbox's init is a C idle loop (~0.1 MiB) instead of the tenon executor (~4 MiB), " +
 	"restarted for the next action (~15 ms of CPU); only where init has no other process (see internal/sandbox/process/idle_linux.go)"
 

@@ -44,6 +44,9 @@ func openBackend(ctx context.Context, name, stateDir, storeDir, domain string, b
 	if budget <= 0 {
 		return nil, nil, nil, fmt.Errorf("--budget must be positive, e.g. --budget 2GiB")
 	}
+	if idleLoop && name != "process" {
+		return nil, nil, nil, fmt.Errorf("--idle-loop: the %s backend has no idle loop, only the process backend has", name)
+	}
 	if name == "fake" {
 		be := fake.New(fake.Options{Budget: budget, SandboxBytes: 8 * units.MiB})
 		return be, be, func() { be.Close() }, nil

@@ -49,6 +49,10 @@ type BenchConfig struct {
 	// tenon replay: by default the bench's results compare across hosts,
 	// with and without sched_ext. The simulator has only the freezer.
 	Actuator string
+	// IdleLoop: the process backend's executors make way for the idle
+	// loop between actions in every live replay (process.Config.IdleLoop;
+	// the simulated host has no executor to replace).
+	IdleLoop bool
 
 	// Resume are the outcomes of an earlier run of the same commit and
 	// command (tenon bench --resume; bench.Config.Done): its complete
@@ -84,7 +88,13 @@ func PlanBench(cfg BenchConfig) (plan *BenchPlan, err error) {
 		if cfg.Actuator != "" && cfg.Actuator != "freezer" {
 			return nil, fmt.Errorf("actuator %q: the simulated host has only the freezer", cfg.Actuator)
 		}
+		if cfg.IdleLoop {
+			return nil, errors.New("--idle-loop: the simulated host has no sandbox executor to replace")
+		}
 		return p, checkSimPolicies(cfg.Cases)
+	}
+	if cfg.IdleLoop && cfg.Backend != "process" {
+		return nil, fmt.Errorf("--idle-loop: the %s backend has no idle loop, only the process backend has", cfg.Backend)
 	}
 	kind := cfg.Actuator
 	if kind == "" {
@@ -140,7 +150,7 @@ func (p *BenchPlan) replayConfig(c bench.Case, rep int, label string) ReplayConf
 		Workflows: c.Workflows, Params: c.Params, Budget: c.Budget,
 		Backend: p.cfg.Backend, Domain: p.cfg.Domain, StateDir: p.cfg.StateDir, TimeScale: c.TimeScale,
 		Retries: benchRetries, ActionTimeout: p.cfg.ActionTimeout, Label: label, EventLog: caseEventLog(p.cfg.EventsDir, c, rep),
-		Progress: p.cfg.Progress, Log: p.cfg.Log,
+		IdleLoop: p.cfg.IdleLoop, Progress: p.cfg.Progress, Log: p.cfg.Log,
 	}
 }
 

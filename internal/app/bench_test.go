@@ -137,6 +137,34 @@ func TestPlanBenchActuator(t *testing.T) {
 	}
 }
 
+// TestPlanBenchIdleLoop: --idle-loop is the process backend's; the bench
+// refuses it on another backend and on the simulated host before any
+// replay, and hands it to every live replay.
+func TestPlanBenchIdleLoop(t *testing.T) {
+	wfs := testWorkflows(t, 2)
+	plan := func(backend string, sim bool) (*BenchPlan, error) {
+		return PlanBench(BenchConfig{Backend: backend, OutDir: t.TempDir(), StateDir: t.TempDir(), Sim: sim, IdleLoop: true, Cases: []bench.Case{
+			{Name: "main/swe/1GiB", Group: bench.GroupMain, Workflows: wfs, Budget: units.GiB, TimeScale: 1, Policies: []string{"tenon"}},
+		}})
+	}
+	for _, c := range []struct {
+		backend string
+		sim     bool
+		want    string
+	}{{"fake", false, "the fake backend has no idle loop"}, {"docker", false, "the docker backend has no idle loop"}, {"process", true, "the simulated host"}} {
+		if _, err := plan(c.backend, c.sim); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s (sim %v) with the idle loop: err %v, want one naming %q", c.backend, c.sim, err, c.want)
+		}
+	}
+	if _, _, _, err := openBackend(t.Context(), "fake", t.TempDir(), t.TempDir(), "d", units.GiB, 0, true, discardLog(nil)); err == nil {
+		t.Error("openBackend gave the fake backend an idle loop")
+	}
+	p := &BenchPlan{cfg: BenchConfig{Backend: "process", IdleLoop: true}}
+	if rc := p.replayConfig(bench.Case{Name: "c", Workflows: wfs, Budget: units.GiB, TimeScale: 1}, 0, ""); !rc.IdleLoop {
+		t.Error("the replays of a bench with the idle loop run without it")
+	}
+}
+
 func TestCaseEventLog(t *testing.T) {
 	tests := []struct {
 		name, dir, cas string
