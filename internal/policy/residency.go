@@ -191,6 +191,31 @@ func (s IdleSandbox) best(cfg ResidencyConfig) (option, bool) {
 // MiB each, and each cost its agent 1.3-1.5 s at the median (the lifecycle
 // slots queue). At the traces' own time the waits are seconds long and
 // amortize; a wait that ends sooner than the way back is rare there.
+//
+// Tried, not adopted (2026-12-07): expecting the rest of a wait from the
+// waits seen, E[W - t | W > t] over the latest 512 waits scaled by the
+// agent's own average (model waits cluster at the model's latency and
+// have a long tail: in batch18 a wait just begun has 2.9 s to go on
+// average, one that lasted 4 s 5.9 s, one that lasted 8 s 14 s), and
+// keeping in red too a sandbox expected back before its way back. Live,
+// batch18 ×2 at 1 GiB compressed twelvefold with zram, tenon alone, two
+// interleaved runs each: red had torn down 154-167 sandboxes a run, at a
+// median 0.05 s before their agent's next action was due by the trace,
+// each delaying it 1.3 s at the median, 3.2 s at P90 (two lifecycle
+// slots); the
+// expectation alone changed nothing (111.1 and 103.8 s, P50 63.3 and
+// 60.2 s, against 110.6 and 105.4 s, 64.1 and 58.6 s); with the keeping,
+// 0-1 teardowns (page-outs, the cheaper way back, took their place), 95.6
+// and 97.9 s, P50 43.6 and 48.8 s, no OOM kill. But in the simulator at
+// 512 MiB with three copies of the traces on cgroup v2 the kept sandboxes
+// held memory a waiting 400 MiB action, or fifty waiting actions, lacked
+// until the freezing hold gave up: 1-5 OOM kills over eight arrival
+// orders where tenon had none, also when they went to what waiting work
+// lacked (every waiting action's peak, or all while the hold waited or
+// the gate held an action back). At the traces' own time the 72 runs of
+// bench/traces-sim.sh moved -1.5 to +0.8 % in makespan, -2.1 to +2.9 %
+// in P50, without a kill. (Binaries built from the uncommitted change on
+// c9d8e80; the change is not in the repository.)
 func DecideReclaim(now time.Time, p gate.Pressure, free float64, need int64, idle []IdleSandbox, cfg ResidencyConfig) []ReclaimDecision {
 	if cfg.AlwaysResident || p == gate.Green && plentiful(free, cfg) {
 		return nil
