@@ -215,7 +215,11 @@ func (s IdleSandbox) best(cfg ResidencyConfig) (option, bool) {
 // the gate held an action back). At the traces' own time the 72 runs of
 // bench/traces-sim.sh moved -1.5 to +0.8 % in makespan, -2.1 to +2.9 %
 // in P50, without a kill. (Binaries built from the uncommitted change on
-// c9d8e80; the change is not in the repository.)
+// c9d8e80; the change is not in the repository.) Taking the quicker way
+// back (a page-out) for a sandbox expected back soon changes nothing
+// there: the torn-down sandboxes held 5 MiB, whose page-out would free
+// less than DefaultMinPageOut, and the simulator already pages out
+// whatever it can (its page-in is the better way per byte).
 func DecideReclaim(now time.Time, p gate.Pressure, free float64, need int64, idle []IdleSandbox, cfg ResidencyConfig) []ReclaimDecision {
 	if cfg.AlwaysResident || p == gate.Green && plentiful(free, cfg) {
 		return nil
