@@ -22,6 +22,9 @@ const (
 	// outputGrace is how long the executor keeps reading an action's output
 	// after its main process exited (background processes may hold the pipes).
 	outputGrace = 100 * time.Millisecond
+	// drainBound is how long past outputGrace it waits, at most, for its
+	// readers to take what the pipes still hold (awaitOutput).
+	drainBound = 2 * time.Second
 )
 
 // runExecutorChannel is the executor mode: it makes itself non-dumpable
@@ -307,13 +310,7 @@ func (e *executor) run(req request, cancel <-chan struct{}, gate <-chan bool) re
 
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(outputGrace):
-		outR.Close()
-		errR.Close()
-		<-done
-	}
+	awaitOutput(done, outR, errR)
 
 	switch {
 	case ws.Exited():
@@ -324,6 +321,53 @@ func (e *executor) run(req request, cancel <-chan struct{}, gate <-chan bool) re
 	r.Stdout, r.StdoutTruncated = stdout.buf, stdout.truncated
 	r.Stderr, r.StderrTruncated = stderr.buf, stderr.truncated
 	return r
+}
+
+// awaitOutput waits for an action's output readers (done closes when
+// both have met the end of their pipes) for outputGrace after its main
+// process exited, then closes the pipes so that a background process
+// holding their write ends cannot keep the result back; but not while a
+// pipe still holds output nobody read (FIONREAD), for up to drainBound
+// more. Time frozen counts: a freeze of the sandbox (the gate's, or a
+// page-out's) landing between the action's exit and the readers' last
+// read ends the grace the moment it thaws, and closing then threw the
+// output away (an `echo 89` returned exit 0 and no output in the v2 VM
+// suite, its sandbox frozen and thawed every few milliseconds).
+func awaitOutput(done <-chan struct{}, pipes ...*os.File) {
+	t := time.NewTimer(outputGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	for deadline := time.Now().Add(drainBound); unread(pipes) && time.Now().Before(deadline); {
+		select {
+		case <-done:
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	for _, p := range pipes {
+		p.Close()
+	}
+	<-done
+}
+
+// unread reports whether any of pipes holds bytes not read yet.
+func unread(pipes []*os.File) bool {
+	for _, p := range pipes {
+		sc, err := p.SyscallConn()
+		if err != nil {
+			continue
+		}
+		n := 0
+		_ = sc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }) // TIOCINQ is FIONREAD
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // sys is c as a process credential; nil keeps the executor's (root).

@@ -184,3 +184,45 @@ func TestExecutorLostResult(t *testing.T) {
 		t.Fatalf("serve: %v", err)
 	}
 }
+
+// TestAwaitOutputKeepsUnreadOutput: an action's output still in its pipe
+// when the grace after its exit ran out (its readers had not run: the
+// sandbox was frozen then) is read, not thrown away; a pipe that a
+// background process holds open with nothing in it is closed after the
+// grace, so that the result is not held back.
+func TestAwaitOutputKeepsUnreadOutput(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("89\n")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	out := &capture{limit: 1 << 10}
+	release, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		<-release // frozen until after the grace
+		out.readAll(heldReader{r})
+	}()
+	go func() {
+		time.Sleep(3 * outputGrace)
+		close(release)
+	}()
+	awaitOutput(done, r)
+	if string(out.buf) != "89\n" {
+		t.Fatalf("output %q after a late reader, want %q", out.buf, "89\n")
+	}
+
+	// A background process's pipe: open, empty. awaitOutput closes it and
+	// the reader returns.
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	done2 := make(chan struct{})
+	go func() { defer close(done2); (&capture{limit: 1 << 10}).readAll(heldReader{r2}) }()
+	awaitOutput(done2, r2)
+}
