@@ -13,9 +13,10 @@ type Config struct {
 	// StateDir holds blobs (StateDir/blobs) and staging directories
 	// (StateDir/staging). Required.
 	StateDir string
-	// LifecycleLimit bounds concurrent teardown, rematerialization,
-	// page-out and page-in operations; default 2 (seed 000 Figure 16).
-	// First sandboxes (creates) take no slot.
+	// LifecycleLimit bounds concurrent teardowns and rematerializations,
+	// and apart from them concurrent page-outs and page-ins (a page-in
+	// does not wait behind teardowns: Manager.slotsFor); default 2 each
+	// (seed 000 Figure 16). First sandboxes (creates) take no slot.
 	LifecycleLimit int
 	// MaxRematAttempts bounds rematerialization tries per Ensure; default 4.
 	MaxRematAttempts int

@@ -52,8 +52,10 @@
 //     first, counting the reclaims under way (every one that can be when
 //     the need is unknown); a first sandbox is created under the same
 //     rule as a rematerialization, never in red), the lifecycle
-//     concurrency limit (Config.LifecycleLimit slots, slots.go; a first
-//     sandbox's creation takes none: under pressure a
+//     concurrency limit (Config.LifecycleLimit slots for teardowns and
+//     rematerializations and as many for page-outs and page-ins, slots.go
+//     and Manager.slotsFor; a first sandbox's creation takes none: under
+//     pressure a
 //     freed slot goes to a waiting teardown or page-out before any
 //     rematerialization or page-in, in green in turn with them, and a
 //     reclaim whose turn came is decided again and dropped when residency

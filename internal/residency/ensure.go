@@ -40,11 +40,11 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 			if err := m.waitRematAllowed(ctx, a, false); err != nil {
 				return "", err
 			}
-			if err := m.acquire(ctx, prioRestore); err != nil {
+			if err := m.paging.acquire(ctx, prioRestore); err != nil {
 				return "", err
 			}
 			err := m.pageInLocked(ctx, a, false, false)
-			m.release()
+			m.paging.release()
 			if err != nil {
 				return "", err
 			}
@@ -63,11 +63,11 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 		if err := m.waitRematAllowed(ctx, a, false); err != nil {
 			return "", err
 		}
-		if err := m.acquire(ctx, prioRestore); err != nil {
+		if err := m.lifecycle.acquire(ctx, prioRestore); err != nil {
 			return "", err
 		}
 		err := m.rematerialize(ctx, a)
-		m.release()
+		m.lifecycle.release()
 		if err != nil {
 			return "", err
 		}

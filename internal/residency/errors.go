@@ -34,6 +34,6 @@ var (
 	ErrPageInIncomplete = errors.New("residency: paged-out memory could not all come back; the sandbox stays frozen")
 	// ErrThawDeferred means UnstallSandbox left a paged-out sandbox
 	// frozen: its memory could not all come back (WholePager), or no
-	// lifecycle slot was free to bring it back. The caller asks again.
+	// paging slot was free to bring it back. The caller asks again.
 	ErrThawDeferred = errors.New("residency: paged-out sandbox left frozen until its memory can come back")
 )

@@ -17,7 +17,7 @@ type Metrics struct {
 	RematFailures         int `json:"remat_failures"`     // failed rematerialization tries (each retry counts)
 	RematDeferred         int `json:"remat_deferred"`     // rematerializations and page-ins that waited for red pressure to fall
 	CreatesDeferred       int `json:"creates_deferred"`   // first sandboxes whose creation waited for red pressure to fall
-	ReclaimsDropped       int `json:"reclaims_dropped"`   // decided reclaims not carried out: by their turn for a slot, residency no longer chose them
+	ReclaimsDropped       int `json:"reclaims_dropped"`   // decided reclaims not carried out: by their turn for a slot, residency no longer chose them, or chose the other way
 	// BytesCaptured is what teardowns wrote to the blob store (content not
 	// stored before, plus manifests); BytesState is the payload size of the
 	// state they captured (unchanged or shared files included).

@@ -45,7 +45,7 @@ func (m *Manager) pageInCost(ws int64) time.Duration {
 }
 
 // pageOutLocked freezes the agent's idle sandbox and pages it out (a.mu
-// and a lifecycle slot held). On failure it pages the sandbox back in, so
+// and a paging slot held). On failure it pages the sandbox back in, so
 // it is never left frozen, and it stays resident as before.
 func (m *Manager) pageOutLocked(ctx context.Context, a *agent) error {
 	switch {
@@ -93,7 +93,7 @@ func (m *Manager) pageOutLocked(ctx context.Context, a *agent) error {
 }
 
 // pageInLocked faults a paged-out sandbox back in and thaws it (a.mu and
-// a lifecycle slot held). On failure the agent stays paged out, so the
+// a paging slot held). On failure the agent stays paged out, so the
 // next Ensure tries again. With whole and a WholePager host the sandbox
 // is thawed only when all of its memory came back, else left frozen.
 func (m *Manager) pageInLocked(ctx context.Context, a *agent, predictive, whole bool) error {

@@ -359,9 +359,9 @@ func TestGateThawDeferred(t *testing.T) {
 	if stalled < 2*time.Second {
 		t.Errorf("after a deferred thaw the sandbox has stalled %v, want its stall kept (at least 2s)", stalled)
 	}
-	// No lifecycle slot free: deferred as well, without a page-in.
+	// No paging slot free: deferred as well, without a page-in.
 	held := 0
-	for e.m.tryAcquire() {
+	for e.m.paging.tryAcquire() {
 		held++
 	}
 	p.pmu.Lock()
@@ -370,7 +370,7 @@ func TestGateThawDeferred(t *testing.T) {
 	clk.Advance(time.Second)
 	paged, err = e.m.UnstallSandbox(ctx, id)
 	for range held {
-		e.m.release()
+		e.m.paging.release()
 	}
 	if !paged || !errors.Is(err, ErrThawDeferred) || !p.isFrozen(id) {
 		t.Fatalf("UnstallSandbox without a slot = %v, %v, frozen %v; want paged, ErrThawDeferred, still frozen", paged, err, p.isFrozen(id))
@@ -483,5 +483,41 @@ func TestPagedOutTeardownFreesItsCopy(t *testing.T) {
 	copyBytes := int64(60<<20) - pageFrees(60<<20, e.m.compressionRatio())
 	if len(ds) != 1 || ds[0].Kind != policy.ReclaimTeardown || ds[0].Frees != copyBytes || ds[0].WorkingSet != copyBytes {
 		t.Fatalf("reclaim of the paged-out sandbox = %+v, want a teardown freeing its copy, %d bytes", ds, copyBytes)
+	}
+}
+
+// TestPagingTakesItsOwnSlots: with every slot for teardowns and
+// rematerializations busy, red still pages an idle sandbox out, and its
+// agent's next action still pages it back in (slotsFor): in one pool a
+// page-in of a few tens of milliseconds waited behind teardowns of a few
+// hundred.
+func TestPagingTakesItsOwnSlots(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, p := pagingEnv(t, func(c *Config) { c.LifecycleLimit = 1 })
+	id := pinnedAgent(t, e, "a", 300<<20)
+	if err := e.m.lifecycle.acquire(ctx, prioReclaim); err != nil { // a teardown runs
+		t.Fatal(err)
+	}
+	defer e.m.lifecycle.release()
+	e.press.Store(int32(Red))
+	if ds := e.m.Tick(); len(ds) != 1 || ds[0].Kind != policy.ReclaimPageOut {
+		t.Fatalf("decisions = %+v, want one page-out", ds)
+	}
+	for e.m.Metrics().PageOuts != 1 {
+		if ctx.Err() != nil {
+			t.Fatalf("no page-out while the lifecycle slot is busy (metrics %+v)", e.m.Metrics())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !p.isFrozen(id) {
+		t.Fatal("paged out but not frozen")
+	}
+	e.press.Store(int32(Yellow))
+	if _, err := e.m.Ensure(ctx, info("a")); err != nil {
+		t.Fatalf("Ensure while the lifecycle slot is busy: %v, want paged back in", err)
+	}
+	if calls := p.callLog(); !reflect.DeepEqual(calls, []string{"out " + id, "in " + id}) || p.isFrozen(id) {
+		t.Errorf("host calls = %v, frozen = %v; want out, in, thawed", calls, p.isFrozen(id))
 	}
 }

@@ -367,7 +367,7 @@ func testGreenReclaimWaitsItsTurn(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}
-	if err := e.m.acquire(ctx, prioRestore); err != nil { // the one slot is busy
+	if err := e.m.lifecycle.acquire(ctx, prioRestore); err != nil { // the one slot is busy
 		t.Fatal(err)
 	}
 	go func() {
@@ -380,7 +380,7 @@ func testGreenReclaimWaitsItsTurn(t *testing.T) {
 		t.Fatalf("green, long wait: decided %v, want long's teardown", ds)
 	}
 	synctest.Wait()
-	e.m.release()
+	e.m.lifecycle.release()
 	e.m.Wait()
 	synctest.Wait()
 	mu.Lock()
@@ -397,10 +397,10 @@ func TestCreateTakesNoSlot(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.LifecycleLimit = 1 })
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	if err := e.m.acquire(ctx, prioRestore); err != nil {
+	if err := e.m.lifecycle.acquire(ctx, prioRestore); err != nil {
 		t.Fatal(err)
 	}
-	defer e.m.release()
+	defer e.m.lifecycle.release()
 	if _, err := e.m.Ensure(ctx, info("a")); err != nil {
 		t.Fatalf("first sandbox with the only slot busy: %v", err)
 	}

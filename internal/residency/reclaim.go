@@ -43,8 +43,8 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 	if len(ds) == 0 {
 		return nil
 	}
-	// Under pressure a reclaim takes the next free lifecycle slot before
-	// any create, rematerialization or page-in; in green it is not urgent
+	// Under pressure a reclaim takes the next free slot of its pool before
+	// any rematerialization or page-in waiting for one; in green it is not urgent
 	// and waits its turn behind them, so an agent's next sandbox is not
 	// held up by reclaims that only amortize.
 	prio := prioReclaim
@@ -69,23 +69,38 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		m.emit(Event{Time: now, Kind: EventReclaimDecision, Agent: d.ID, WorkingSet: d.WorkingSet, Bytes: d.Frees,
 			Reason: d.Kind.String() + ": " + d.Reason})
 	}
-	m.work.Add(1)
-	go func() {
-		defer m.work.Done()
+	// Page-outs and teardowns take slots of their own pools (slotsFor),
+	// each pool's in decision order: a teardown waiting for a slot does
+	// not hold up a page-out decided after it.
+	for _, paging := range []bool{false, true} {
+		var jobs []job
 		for _, j := range queue {
-			if err := m.acquire(m.bg, prio); err != nil {
-				m.clearPending(j.a)
-				continue
+			if (j.kind == policy.ReclaimPageOut) == paging {
+				jobs = append(jobs, j)
 			}
-			m.work.Add(1)
-			go func() {
-				defer m.work.Done()
-				defer m.release()
-				defer m.clearPending(j.a)
-				m.reclaimOne(j.a, j.kind)
-			}()
 		}
-	}()
+		if len(jobs) == 0 {
+			continue
+		}
+		pool := m.slotsFor(paging)
+		m.work.Add(1)
+		go func() {
+			defer m.work.Done()
+			for _, j := range jobs {
+				if err := pool.acquire(m.bg, prio); err != nil {
+					m.clearPending(j.a)
+					continue
+				}
+				m.work.Add(1)
+				go func() {
+					defer m.work.Done()
+					defer pool.release()
+					defer m.clearPending(j.a)
+					m.reclaimOne(j.a, j.kind)
+				}()
+			}
+		}()
+	}
 	return ds
 }
 
@@ -145,11 +160,12 @@ func (m *Manager) reclaimOne(a *agent, kind policy.ReclaimKind) {
 	if ok {
 		again = policy.DecideReclaim(now, m.reclaimPressure(), m.cfg.Free(), m.need(a), []policy.IdleSandbox{is}, m.cfg.Policy)
 	}
-	if len(again) == 0 {
+	if len(again) == 0 || again[0].Kind != kind {
+		// Not now, or the other way, whose pool's slot this is not:
+		// the next Tick decides again.
 		m.metrics.update(func(x *Metrics) { x.ReclaimsDropped++ })
 		return
 	}
-	kind = again[0].Kind
 	// Failures are logged and counted; the sandbox stays resident.
 	if kind == policy.ReclaimPageOut {
 		_ = m.pageOutLocked(m.bg, a)
@@ -215,12 +231,13 @@ func (m *Manager) Prefetch(agentID string) bool {
 	m.work.Add(1)
 	go func() {
 		defer m.work.Done()
-		a.mu.Lock() // same order as Ensure: agent lock, then lifecycle slot
+		a.mu.Lock() // same order as Ensure: agent lock, then a slot
 		defer a.mu.Unlock()
-		if err := m.acquire(m.bg, prioRestore); err != nil {
+		pool := m.slotsFor(a.state == stateResident)
+		if err := pool.acquire(m.bg, prioRestore); err != nil {
 			return
 		}
-		defer m.release()
+		defer pool.release()
 		if !policy.MayRematerialize(m.cfg.Pressure(), true) {
 			return
 		}

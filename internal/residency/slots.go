@@ -17,8 +17,8 @@ const (
 	numPriorities
 )
 
-// slots bounds the concurrent lifecycle operations (Config.LifecycleLimit)
-// and hands a freed slot to the oldest waiting reclaim before any create,
+// slots bounds concurrent lifecycle operations of one pool (Config.
+// LifecycleLimit; Manager.slotsFor) and hands a freed slot to the oldest waiting reclaim before any create,
 // rematerialization or page-in. With one FIFO queue, a burst of agent
 // starts (90 creates of a real-trace replay) queued every page-out behind
 // it: the domain sat at its budget in red for 13 s with idle sandboxes

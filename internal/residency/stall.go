@@ -43,10 +43,10 @@ func (m *Manager) Unstall(ctx context.Context, agentID string) error {
 	if !a.pagedOut || a.state != stateResident {
 		return nil
 	}
-	if err := m.acquire(ctx, prioRestore); err != nil {
+	if err := m.paging.acquire(ctx, prioRestore); err != nil {
 		return err
 	}
-	defer m.release()
+	defer m.paging.release()
 	return m.pageInLocked(ctx, a, false, false)
 }
 
@@ -66,7 +66,7 @@ func (m *Manager) StallSandbox(id string) {
 // or the page-in failed otherwise and it is thawed anyway, its memory
 // faulting back on demand), or it is left frozen (err wraps
 // ErrThawDeferred: with a WholePager host not all of its memory could
-// come back, or no lifecycle slot was free) and the caller asks again
+// come back, or no paging slot was free) and the caller asks again
 // later. It never waits for the agent's lock: when another operation
 // holds it, the caller thaws the sandbox and its memory faults back on
 // demand.
@@ -97,10 +97,10 @@ func (m *Manager) UnstallSandbox(ctx context.Context, id string) (paged bool, er
 	if now := m.cfg.Clock.Now(); now.Before(a.thawRetry) {
 		return restall(fmt.Errorf("backing off %s after an incomplete page-in", a.thawRetry.Sub(now).Round(time.Millisecond)))
 	}
-	if !m.tryAcquire() {
-		return restall(errors.New("no lifecycle slot free"))
+	if !m.paging.tryAcquire() {
+		return restall(errors.New("no paging slot free"))
 	}
-	defer m.release()
+	defer m.paging.release()
 	err = m.pageInLocked(ctx, a, false, true)
 	if errors.Is(err, ErrPageInIncomplete) {
 		return restall(err)

@@ -20,10 +20,10 @@ func (m *Manager) Teardown(ctx context.Context, agentID string) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := m.acquire(ctx, prioReclaim); err != nil {
+	if err := m.lifecycle.acquire(ctx, prioReclaim); err != nil {
 		return err
 	}
-	defer m.release()
+	defer m.lifecycle.release()
 	return m.teardownLocked(ctx, a)
 }
 
