@@ -117,8 +117,38 @@ type ResidencyConfig struct {
 // −1 % and the summed P50 by about +2 % (bench/results/traces-sim.md).
 const PlentifulShare = 0.5
 
-// DefaultMinPageOut is ResidencyConfig.MinPageOut's default.
-const DefaultMinPageOut = 4 << 20
+// DefaultMinPageOut is ResidencyConfig.MinPageOut's default: a page-out
+// frees at least 1 MiB (256 pages), or its freeze, reclaim and thaw are
+// not worth making. It was 4 MiB, above what a page-out of the process
+// backend's idle sandboxes frees (a 5 MiB floor, 3.4 MiB of it freed):
+// red tore those down instead, for a capture and a rematerialization on
+// their agents' paths (0.25-0.5 s, and two lifecycle slots to wait for)
+// where a page-in takes 0.02 s. Replaying batch18 twice live at 1 GiB
+// with zram, tenon alone, four runs each interleaved: 1 MiB made 43-58
+// teardowns and 364-517 page-outs (4 MiB: 113-140 and 93-98), makespan
+// 96.4-99.3 s against 101.5-102.1 s, P50 47.0-50.0 s against 53.0-58.0 s,
+// no OOM kill either way. In the simulator, at the traces' own time, the
+// 1 MiB minimum alone changed the 72 runs of bench/traces-sim.sh by +0.3 %
+// makespan and +3.3 % P50 (v1; v2 -0.0 % and +1.2 %) and, with every
+// trace three times at 512 MiB on v2, made an OOM kill where 4 MiB made
+// none: a page-out keeps a compressed third, a teardown frees it all.
+// With best's rule (a restart-safe sandbox whose wait pays for its
+// teardown is torn down) the 72 runs moved +0.6 % and +1.7 % (v1), +0.7
+// % and -0.4 % (v2), without a kill, and 12 heavier runs of
+// bench/traces-robust.sh's shape (three copies, 512 MiB to 1 GiB, v1 and
+// v2; without swap nothing changes) took 6.1 % less summed makespan and
+// 5.2 % more summed P50 than with 4 MiB, without a kill. Live (as above,
+// with the separate paging slots of residency.Manager.slotsFor) the rule
+// changed little: four runs 98.0-106.9 s, P50 46.9-52.3 s (the slowest
+// beside unit tests), against 97.3-98.0 s, 44.7-46.7 s without it (three
+// runs alone) and 101.5-110.1 s, 53.0-62.4 s with 4 MiB and one pool of
+// slots (three runs).
+//
+// Both are in the live replay's compressed time (twelvefold: model waits
+// of 0.2 s at the median, below a teardown's way back); at the traces'
+// own time a model wait is seconds long, pays for more teardowns, and
+// the minimum matters less.
+const DefaultMinPageOut = 1 << 20
 
 // option is one way to reclaim an idle sandbox: what it frees and what it
 // costs the agent when it resumes.
@@ -136,11 +166,15 @@ func (o option) better(p option) bool {
 		float64(o.frees)*p.cost.Seconds() == float64(p.frees)*o.cost.Seconds() && o.frees > p.frees
 }
 
-// best is the sandbox's cheapest way to reclaim per byte freed, if any:
-// teardown when it is restart-safe (frees the whole working set, costs
-// teardown plus rematerialization), page-out when the tier is on and the
-// sandbox is not paged out yet (frees PageFrees, costs PageInCost).
-func (s IdleSandbox) best(cfg ResidencyConfig) (option, bool) {
+// best is the sandbox's way to reclaim, if any: teardown when it is
+// restart-safe (frees the whole working set, costs teardown plus
+// rematerialization), page-out when the tier is on and the sandbox is not
+// paged out yet (frees PageFrees, costs PageInCost). Where both are open,
+// teardown when the remaining predicted wait is at least k times its cost
+// (the wait pays for it, and it frees the compressed copy a page-out
+// keeps), else the cheaper per byte freed (bytes per second of the way
+// back), nearly always the page-out.
+func (s IdleSandbox) best(cfg ResidencyConfig, remaining time.Duration, k float64) (option, bool) {
 	var opts []option
 	if s.Restartable && s.Stalled == 0 {
 		opts = append(opts, option{ReclaimTeardown, s.WorkingSet, s.TeardownCost + s.RematCost})
@@ -154,6 +188,9 @@ func (s IdleSandbox) best(cfg ResidencyConfig) (option, bool) {
 	}
 	if len(opts) == 0 {
 		return option{}, false
+	}
+	if len(opts) == 2 && s.PredictedWait > 0 && remaining > 0 && float64(remaining) >= k*float64(opts[0].cost) {
+		return opts[0], true // the wait pays for the teardown: all of it freed
 	}
 	b := opts[0]
 	for _, o := range opts[1:] {
@@ -239,12 +276,12 @@ func DecideReclaim(now time.Time, p gate.Pressure, free float64, need int64, idl
 	var out []ReclaimDecision
 	var pressed []candidate // reclaims for the pressure alone
 	for _, s := range idle {
-		o, ok := s.best(cfg)
+		remaining := s.PredictedWait - now.Sub(s.IdleSince)
+		o, ok := s.best(cfg, remaining, k)
 		if !ok || s.Stalled > 0 && (p != gate.Red || s.Stalled < max(stall, s.PageInCost)) {
 			continue
 		}
 		d := ReclaimDecision{ID: s.ID, Kind: o.kind, WorkingSet: s.WorkingSet, Frees: o.frees}
-		remaining := s.PredictedWait - now.Sub(s.IdleSince)
 		amortizes := s.Stalled == 0 && s.PredictedWait > 0 && remaining > 0 && float64(remaining) >= k*float64(o.cost) &&
 			(p != gate.Green || s.WorkingSet >= cfg.GreenMinWorkingSet)
 		switch {

@@ -95,7 +95,15 @@ func TestDecidePageOut(t *testing.T) {
 	idle := []IdleSandbox{
 		{ID: "pinned", WorkingSet: 200 << 20, PageFrees: 130 << 20, PageInCost: 400 * time.Millisecond, IdleSince: t0, PredictedWait: 10 * time.Second},
 		{ID: "paged", WorkingSet: 70 << 20, PagedOut: true, PageFrees: 40 << 20, PageInCost: 100 * time.Millisecond, IdleSince: t0},
-		{ID: "tiny", WorkingSet: 3 << 20, PageFrees: 2 << 20, PageInCost: time.Millisecond, IdleSince: t0},
+		{ID: "tiny", WorkingSet: 1 << 20, PageFrees: 700 << 10, PageInCost: time.Millisecond, IdleSince: t0},
+		// Restart-safe with a long predicted wait: torn down, as the
+		// wait pays for it, though a page-out is cheaper per byte.
+		{ID: "longwait", WorkingSet: 40 << 20, Restartable: true, TeardownCost: 250 * time.Millisecond, RematCost: 250 * time.Millisecond,
+			PageFrees: 27 << 20, PageInCost: 50 * time.Millisecond, IdleSince: t0, PredictedWait: 30 * time.Second},
+		// Restart-safe with a process backend's idle floor: a page-out
+		// frees less, but per second of the way back far more.
+		{ID: "floor", WorkingSet: 5 << 20, Restartable: true, TeardownCost: 250 * time.Millisecond, RematCost: 250 * time.Millisecond,
+			PageFrees: 3400 << 10, PageInCost: 20 * time.Millisecond, IdleSince: t0},
 		// Restart-safe and slow to rematerialize: page-out frees 90 MiB per
 		// 0.1 s, teardown 100 MiB per 3 s.
 		{ID: "slowremat", WorkingSet: 100 << 20, Restartable: true, TeardownCost: time.Second, RematCost: 2 * time.Second,
@@ -133,13 +141,15 @@ func TestDecidePageOut(t *testing.T) {
 		want []pick
 	}{
 		{"tier off: teardowns only", gate.Red, ResidencyConfig{},
-			[]pick{{"slowremat", ReclaimTeardown}, {"quick", ReclaimTeardown}}},
+			[]pick{{"slowremat", ReclaimTeardown}, {"quick", ReclaimTeardown}, {"longwait", ReclaimTeardown}, {"floor", ReclaimTeardown}}},
 		{"tier on, red", gate.Red, ResidencyConfig{PageOut: true},
-			[]pick{{"pinned", ReclaimPageOut}, {"slowremat", ReclaimPageOut}, {"quick", ReclaimTeardown}, {"queued", ReclaimPageOut}}},
+			[]pick{{"pinned", ReclaimPageOut}, {"slowremat", ReclaimPageOut}, {"quick", ReclaimTeardown}, {"longwait", ReclaimTeardown}, {"queued", ReclaimPageOut}, {"floor", ReclaimPageOut}}},
 		{"tier on, min page-out 100 MiB", gate.Yellow, ResidencyConfig{PageOut: true, MinPageOut: 100 << 20},
-			[]pick{{"pinned", ReclaimPageOut}, {"slowremat", ReclaimTeardown}, {"quick", ReclaimTeardown}}},
+			[]pick{{"pinned", ReclaimPageOut}, {"slowremat", ReclaimTeardown}, {"quick", ReclaimTeardown}, {"longwait", ReclaimTeardown}, {"floor", ReclaimTeardown}}},
+		{"tier on, min page-out 4 MiB", gate.Red, ResidencyConfig{PageOut: true, MinPageOut: 4 << 20},
+			[]pick{{"pinned", ReclaimPageOut}, {"slowremat", ReclaimPageOut}, {"quick", ReclaimTeardown}, {"longwait", ReclaimTeardown}, {"queued", ReclaimPageOut}, {"floor", ReclaimTeardown}}},
 		{"tier on, green: only the known long wait amortizes", gate.Green, ResidencyConfig{PageOut: true},
-			[]pick{{"pinned", ReclaimPageOut}}},
+			[]pick{{"pinned", ReclaimPageOut}, {"longwait", ReclaimTeardown}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,6 +158,33 @@ func TestDecidePageOut(t *testing.T) {
 				t.Errorf("DecideReclaim = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestDecideKindByWait: a restart-safe sandbox that can also be paged out
+// is torn down while its remaining predicted wait pays for the teardown,
+// and paged out (the quicker way back) once it does not.
+func TestDecideKindByWait(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := IdleSandbox{ID: "a", WorkingSet: 40 << 20, Restartable: true, TeardownCost: 250 * time.Millisecond,
+		RematCost: 250 * time.Millisecond, PageFrees: 27 << 20, PageInCost: 50 * time.Millisecond,
+		IdleSince: t0, PredictedWait: 2 * time.Second}
+	for _, tc := range []struct {
+		at   time.Duration // since IdleSince
+		wait time.Duration // PredictedWait
+		want ReclaimKind
+	}{
+		{0, 2 * time.Second, ReclaimTeardown},
+		{1500 * time.Millisecond, 2 * time.Second, ReclaimTeardown}, // 0.5 s left: just pays
+		{1600 * time.Millisecond, 2 * time.Second, ReclaimPageOut},
+		{3 * time.Second, 2 * time.Second, ReclaimPageOut}, // past its prediction
+		{0, 0, ReclaimPageOut},                             // wait unknown
+	} {
+		s.PredictedWait = tc.wait
+		ds := DecideReclaim(t0.Add(tc.at), gate.Red, notPlentiful, -1, []IdleSandbox{s}, ResidencyConfig{PageOut: true})
+		if len(ds) != 1 || ds[0].Kind != tc.want {
+			t.Errorf("%v into a predicted %v wait: %+v, want a %v", tc.at, tc.wait, ds, tc.want)
+		}
 	}
 }
 

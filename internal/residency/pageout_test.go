@@ -468,10 +468,21 @@ func TestTickLoop(t *testing.T) {
 // TestPagedOutTeardownFreesItsCopy: a restart-safe sandbox already paged
 // out holds only its compressed copy, so a teardown of it is offered at
 // that, not at the working set measured before the page-out; with the
-// cost of the way back unchanged it is the last choice per byte.
+// cost of the way back unchanged it is the last choice per byte. (Its
+// wait, a second, is shorter than the way back: a wait that pays for the
+// teardown gets one at once.)
 func TestPagedOutTeardownFreesItsCopy(t *testing.T) {
+	ctx := context.Background()
 	e, _ := pagingEnv(t, nil)
-	idleAgents(t, e, map[string]int64{"a": 60 << 20})
+	e.host.workingSet["a"] = 60 << 20
+	if _, err := e.m.Ensure(ctx, info("a")); err != nil {
+		t.Fatal(err)
+	}
+	b := clean
+	b.PredictedWait = time.Second
+	if _, err := e.m.Boundary(ctx, "a", b); err != nil {
+		t.Fatal(err)
+	}
 	e.press.Store(int32(Red))
 	ds := e.m.Tick()
 	e.m.Wait()
