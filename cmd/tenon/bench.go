@@ -391,9 +391,13 @@ func printBenchSummary(w io.Writer, res *bench.Results, files []string) {
 			fmt.Fprintf(w, "case %s failed: %v\n", o.Case.Name, o.Err)
 		}
 	}
-	fmt.Fprintln(w, "goals (headline case, on medians over the repetitions):")
-	for _, g := range bench.Goals(res) {
-		fmt.Fprintf(w, "  %-46s target %-8s %s: %s\n", g.Name, g.Target, g.Measured, g.Status())
+	if goals := bench.Goals(res); bench.Judged(goals) {
+		fmt.Fprintln(w, "goals (headline case, on medians over the repetitions):")
+		for _, g := range goals {
+			fmt.Fprintf(w, "  %-46s target %-8s %s: %s\n", g.Name, g.Target, g.Measured, g.Status())
+		}
+	} else {
+		fmt.Fprintln(w, bench.NotJudged)
 	}
 	for _, f := range files {
 		fmt.Fprintf(w, "wrote %s\n", f)

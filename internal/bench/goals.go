@@ -54,6 +54,20 @@ func (g Goal) Status() string {
 	return "not met"
 }
 
+// NotJudged says why a run judged no goal (Judged is false).
+const NotJudged = "No goal of seed 000 is judged in this run: the goals come from the headline case and the static sweep, and it ran neither (`--only` chose other groups)."
+
+// Judged reports whether any of goals was measured: a run without the
+// headline case and the static sweep (--only traces, say) measures none.
+func Judged(goals []Goal) bool {
+	for _, g := range goals {
+		if g.Known || g.DidNotFinish != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Goals computes the goals from the headline case (tenon against Eager and
 // agent-level reservation there) and the static sweep (the best Static-N
 // that completed every workflow), on the cases' median metrics; with

@@ -105,10 +105,24 @@ func TestGoals(t *testing.T) {
 
 func TestGoalsWithoutHeadline(t *testing.T) {
 	r := &Results{Cases: 1, Outcomes: []Outcome{{Case: Case{Name: "main/swe/1GiB", Headline: true}, Err: errFake}}}
-	for _, g := range Goals(r) {
+	goals := Goals(r)
+	for _, g := range goals {
 		if g.Known || g.Met || g.Status() != "not measured" {
 			t.Errorf("%s: %+v, want not measured", g.Name, g)
 		}
+	}
+	if Judged(goals) {
+		t.Error("Judged = true for a run that measured no goal")
+	}
+	var md strings.Builder
+	if err := WriteMarkdown(&md, Meta{Name: "x"}, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), NotJudged) || strings.Contains(md.String(), "| goal |") {
+		t.Errorf("markdown of a run without goals:\n%s\nwant %q and no goal table", md.String(), NotJudged)
+	}
+	if !Judged(Goals(fakeResults(metrics("tenon", 14, 20, 20, 0)))) {
+		t.Error("Judged = false for a run with the headline case")
 	}
 }
 

@@ -37,10 +37,15 @@ func WriteMarkdown(w io.Writer, meta Meta, r *Results, plots []string) error {
 	if r.BestStatic != "" && r.usesBestStatic() {
 		fmt.Fprintf(b, "- best static: %s (%s)\n", r.BestStatic, r.BestStaticWhy)
 	}
-	b.WriteString("\n## Goals\n\nFrom the headline case (tightest budget, headline workload) and the static sweep, judged on the medians over the repetitions of each case; min and max are the goal computed from each repetition alone.\n\n")
-	b.WriteString("| goal | target | measured (median) | status |\n| --- | --- | --- | --- |\n")
-	for _, g := range Goals(r) {
-		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", g.Name, g.Target, g.Measured, g.Status())
+	b.WriteString("\n## Goals\n\n")
+	if goals := Goals(r); Judged(goals) {
+		b.WriteString("From the headline case (tightest budget, headline workload) and the static sweep, judged on the medians over the repetitions of each case; min and max are the goal computed from each repetition alone.\n\n")
+		b.WriteString("| goal | target | measured (median) | status |\n| --- | --- | --- | --- |\n")
+		for _, g := range goals {
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", g.Name, g.Target, g.Measured, g.Status())
+		}
+	} else {
+		b.WriteString(NotJudged + "\n")
 	}
 	b.WriteString("\n## Cases\n\nMakespan and latency (P50/P95, retries included) are over every workflow: a workflow that never completed has no latency, so the makespan of a run that left one unfinished, and a percentile that falls on one, are dnf (did not finish). Goodput is completed workflows per hour of the run (on the replay's clock, at its time scale). Then makespan / lower bound, tenon's speedup over each policy (its makespan / tenon's; \"did not finish N of M\" instead of a ratio when either left work unfinished), peak domain memory, OOM kills, sandbox timeouts, the attempt failure rate (failed attempts / attempts) and success (completed / workflows).\n")
 	for _, o := range r.Outcomes {
