@@ -144,6 +144,11 @@ const PlentifulShare = 0.5
 // runs alone) and 101.5-110.1 s, 53.0-62.4 s with 4 MiB and one pool of
 // slots (three runs).
 //
+// It is a trade, not a gain everywhere: haiku twice at 2 GiB, tenon alone,
+// two runs each interleaved, took 139.4 and 141.7 s (P50 53.1, 42.6 s)
+// with both rules against 126.0 and 133.2 s (40.0, 43.3 s) at 2d170d9,
+// with 198-223 page-outs against 33-42 and as many teardowns (54-58).
+//
 // Both are in the live replay's compressed time (twelvefold: model waits
 // of 0.2 s at the median, below a teardown's way back); at the traces'
 // own time a model wait is seconds long, pays for more teardowns, and
