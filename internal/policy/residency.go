@@ -194,8 +194,8 @@ func (s IdleSandbox) best(cfg ResidencyConfig, remaining time.Duration, k float6
 	if len(opts) == 0 {
 		return option{}, false
 	}
-	if len(opts) == 2 && s.PredictedWait > 0 && remaining > 0 && float64(remaining) >= k*float64(opts[0].cost) {
-		return opts[0], true // the wait pays for the teardown: all of it freed
+	if len(opts) == 2 && s.waitPays(remaining, k, opts[0].cost) {
+		return opts[0], true // the teardown: all of it freed
 	}
 	b := opts[0]
 	for _, o := range opts[1:] {
@@ -204,6 +204,12 @@ func (s IdleSandbox) best(cfg ResidencyConfig, remaining time.Duration, k float6
 		}
 	}
 	return b, true
+}
+
+// waitPays reports whether the sandbox's remaining predicted wait (known,
+// not over) is at least k times cost, the way back of a reclaim.
+func (s IdleSandbox) waitPays(remaining time.Duration, k float64, cost time.Duration) bool {
+	return s.PredictedWait > 0 && remaining > 0 && float64(remaining) >= k*float64(cost)
 }
 
 // DecideReclaim returns the idle sandboxes to reclaim now, in the order to
@@ -287,7 +293,7 @@ func DecideReclaim(now time.Time, p gate.Pressure, free float64, need int64, idl
 			continue
 		}
 		d := ReclaimDecision{ID: s.ID, Kind: o.kind, WorkingSet: s.WorkingSet, Frees: o.frees}
-		amortizes := s.Stalled == 0 && s.PredictedWait > 0 && remaining > 0 && float64(remaining) >= k*float64(o.cost) &&
+		amortizes := s.Stalled == 0 && s.waitPays(remaining, k, o.cost) &&
 			(p != gate.Green || s.WorkingSet >= cfg.GreenMinWorkingSet)
 		switch {
 		case amortizes:

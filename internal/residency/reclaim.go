@@ -44,9 +44,9 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		return nil
 	}
 	// Under pressure a reclaim takes the next free slot of its pool before
-	// any rematerialization or page-in waiting for one; in green it is not urgent
-	// and waits its turn behind them, so an agent's next sandbox is not
-	// held up by reclaims that only amortize.
+	// any rematerialization or page-in waiting for one; in green it is not
+	// urgent and waits its turn behind them, so an agent's next sandbox is
+	// not held up by reclaims that only amortize.
 	prio := prioReclaim
 	if pressure == gate.Green {
 		prio = prioRestore
@@ -55,13 +55,17 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		a    *agent
 		kind policy.ReclaimKind
 	}
-	var queue []job
+	// Page-outs and teardowns take slots of their own pools (slotsFor),
+	// each pool's in decision order: a teardown waiting for a slot does
+	// not hold up a page-out decided after it.
+	queues := map[*slots][]job{}
 	m.mu.Lock()
 	for _, d := range ds {
 		if a, ok := m.agents[d.ID]; ok && !a.pending {
 			a.pending, a.frees = true, d.Frees
 			m.inflight += d.Frees
-			queue = append(queue, job{a, d.Kind})
+			pool := m.slotsFor(d.Kind == policy.ReclaimPageOut)
+			queues[pool] = append(queues[pool], job{a, d.Kind})
 		}
 	}
 	m.mu.Unlock()
@@ -69,20 +73,7 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		m.emit(Event{Time: now, Kind: EventReclaimDecision, Agent: d.ID, WorkingSet: d.WorkingSet, Bytes: d.Frees,
 			Reason: d.Kind.String() + ": " + d.Reason})
 	}
-	// Page-outs and teardowns take slots of their own pools (slotsFor),
-	// each pool's in decision order: a teardown waiting for a slot does
-	// not hold up a page-out decided after it.
-	for _, paging := range []bool{false, true} {
-		var jobs []job
-		for _, j := range queue {
-			if (j.kind == policy.ReclaimPageOut) == paging {
-				jobs = append(jobs, j)
-			}
-		}
-		if len(jobs) == 0 {
-			continue
-		}
-		pool := m.slotsFor(paging)
+	for pool, jobs := range queues {
 		m.work.Add(1)
 		go func() {
 			defer m.work.Done()

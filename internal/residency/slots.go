@@ -17,11 +17,11 @@ const (
 	numPriorities
 )
 
-// slots bounds concurrent lifecycle operations of one pool (Config.
-// LifecycleLimit; Manager.slotsFor) and hands a freed slot to the oldest waiting reclaim before any create,
-// rematerialization or page-in. With one FIFO queue, a burst of agent
-// starts (90 creates of a real-trace replay) queued every page-out behind
-// it: the domain sat at its budget in red for 13 s with idle sandboxes
+// slots bounds concurrent lifecycle operations of one pool
+// (Config.LifecycleLimit; Manager.slotsFor) and hands a freed slot to the
+// oldest waiting reclaim before any create, rematerialization or
+// page-in. With one FIFO queue, a burst of agent starts (90 creates of a
+// real-trace replay) queued every page-out behind it: the domain sat at its budget in red for 13 s with idle sandboxes
 // and no reclaim running, until the OOM hold gave up and the kernel killed
 // a sandbox (bench-traces-live.md at 988a744, haiku at 2 GiB).
 type slots struct {
