@@ -40,7 +40,7 @@ func (m *Manager) Ensure(ctx context.Context, info AgentInfo) (string, error) {
 			if err := m.waitRematAllowed(ctx, a, false); err != nil {
 				return "", err
 			}
-			if err := m.paging.acquire(ctx, prioRestore); err != nil {
+			if err := m.paging.acquire(ctx, prioDemand); err != nil {
 				return "", err
 			}
 			err := m.pageInLocked(ctx, a, false, false)

@@ -532,3 +532,64 @@ func TestPagingTakesItsOwnSlots(t *testing.T) {
 		t.Errorf("host calls = %v, frozen = %v; want out, in, thawed", calls, p.isFrozen(id))
 	}
 }
+
+// TestDemandPageInBeforePageOut: with the one paging slot busy, a page-in
+// an action waits for (Ensure) takes the freed slot before a page-out red
+// queued after it was waiting; the page-out follows.
+func TestDemandPageInBeforePageOut(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, p := pagingEnv(t, func(c *Config) { c.LifecycleLimit = 1 })
+	idA := pinnedAgent(t, e, "a", 300<<20)
+	e.press.Store(int32(Red))
+	if ds := e.m.Tick(); len(ds) != 1 || ds[0].ID != "a" {
+		t.Fatalf("decisions = %+v, want a paged out", ds)
+	}
+	e.m.Wait()
+	e.press.Store(int32(Green))
+	idB := pinnedAgent(t, e, "b", 300<<20)
+	if err := e.m.paging.acquire(ctx, prioReclaim); err != nil { // a page-out runs
+		t.Fatal(err)
+	}
+	e.press.Store(int32(Yellow))
+	ensured := make(chan error, 1)
+	go func() {
+		_, err := e.m.Ensure(ctx, info("a"))
+		ensured <- err
+	}()
+	pollWaiters(ctx, t, e.m.paging, 1)
+	e.press.Store(int32(Red))
+	if ds := e.m.Tick(); len(ds) != 1 || ds[0].ID != "b" || ds[0].Kind != policy.ReclaimPageOut {
+		t.Fatalf("decisions = %+v, want b paged out", ds)
+	}
+	pollWaiters(ctx, t, e.m.paging, 2)
+	e.m.paging.release()
+	if err := <-ensured; err != nil {
+		t.Fatal(err)
+	}
+	e.m.Wait()
+	want := []string{"out " + idA, "in " + idA, "out " + idB}
+	if calls := p.callLog(); !reflect.DeepEqual(calls, want) {
+		t.Errorf("host calls = %v, want %v", calls, want)
+	}
+}
+
+// pollWaiters waits until n waiters, of any priority, are queued on s.
+func pollWaiters(ctx context.Context, t *testing.T, s *slots, n int) {
+	t.Helper()
+	for {
+		s.mu.Lock()
+		k := 0
+		for _, q := range s.waiters {
+			k += len(q)
+		}
+		s.mu.Unlock()
+		if k == n {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%d waiters, want %d", k, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

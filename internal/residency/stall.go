@@ -43,7 +43,7 @@ func (m *Manager) Unstall(ctx context.Context, agentID string) error {
 	if !a.pagedOut || a.state != stateResident {
 		return nil
 	}
-	if err := m.paging.acquire(ctx, prioRestore); err != nil {
+	if err := m.paging.acquire(ctx, prioDemand); err != nil {
 		return err
 	}
 	defer m.paging.release()
