@@ -44,9 +44,10 @@ func (m *Manager) Tick() []policy.ReclaimDecision {
 		return nil
 	}
 	// Under pressure a reclaim takes the next free slot of its pool before
-	// any rematerialization or page-in waiting for one; in green it is not
-	// urgent and waits its turn behind them, so an agent's next sandbox is
-	// not held up by reclaims that only amortize.
+	// any rematerialization or predictive page-in waiting for one (a page-in
+	// an action waits for goes first: slots); in green it is not urgent and
+	// waits its turn behind them, so an agent's next sandbox is not held up
+	// by reclaims that only amortize.
 	prio := prioReclaim
 	if pressure == gate.Green {
 		prio = prioRestore
