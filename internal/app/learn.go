@@ -33,8 +33,9 @@ const (
 	// priorQuantile is the quantile of a class's peaks assumed for its
 	// first action in a workflow (policy's firstOfClassQuantile).
 	priorQuantile = 0.9
-	// minClassSamples is how many measurements of a class make its learned
-	// prior replace the calibration's.
+	// minClassSamples is how many measured first actions of a class
+	// (predict.FirstOfClass) make its learned prior replace the
+	// calibration's.
 	minClassSamples = 5
 	// keepModels is how many model versions stay in the model directory.
 	keepModels = 3
@@ -128,15 +129,17 @@ func (l *learner) prior() predict.Predictor {
 
 // wrap puts the class floor on a trained model: the first action of a
 // class in a workflow is predicted at least the class's prior, learned
-// from the examples where a class has minClassSamples of them, else the
-// calibration's.
+// from the examples that were the first of their class in their workflow
+// (predict.FirstOfClass) where a class has minClassSamples of them, else
+// the calibration's.
 func (l *learner) wrap(m predict.Predictor, ex []predict.Example) predict.Predictor {
 	prior := maps.Clone(l.priors)
+	first := predict.FirstOfClass(ex)
 	n := map[string]int{}
-	for _, e := range ex {
+	for _, e := range first {
 		n[predict.NormalizeClass(e.Ctx.Class)]++
 	}
-	for c, v := range predict.ClassPriors(ex, priorQuantile) {
+	for c, v := range predict.ClassPriors(first, priorQuantile) {
 		if n[c] >= minClassSamples {
 			prior[c] = v
 		}

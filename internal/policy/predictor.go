@@ -36,8 +36,9 @@ func (c *crossFit) Predict(ctx predict.ActionContext) predict.Descriptor {
 	return c.models[1-f].Predict(ctx)
 }
 
-// firstOfClassQuantile is the quantile of a class's training peaks the
-// current predictor assumes for the first action of that class in a task.
+// firstOfClassQuantile is the quantile of the training peaks of a class's
+// first actions in their tasks (predict.FirstOfClass) the current predictor
+// assumes for the first action of that class in a task.
 const firstOfClassQuantile = 0.9
 
 // smallTraining is the example count below which forests grow full trees.
@@ -88,7 +89,7 @@ func TrainPredictor(kind string, wfs []trajectory.Workflow, heavy int64, seed ui
 				// trained on a bench's few workflows under-uses it, and
 				// its point prediction for a class's first action in a
 				// task is its weakest (see predict.ClassFloor).
-				cf.models[f] = predict.ClassFloor{P: m, HeavyThreshold: heavy, Prior: predict.ClassPriors(ex, firstOfClassQuantile)}
+				cf.models[f] = predict.ClassFloor{P: m, HeavyThreshold: heavy, Prior: predict.ClassPriors(predict.FirstOfClass(ex), firstOfClassQuantile)}
 			}
 		default:
 			return nil, fmt.Errorf("%w: unknown predictor %q (want current, static or history)", ErrBadOption, kind)

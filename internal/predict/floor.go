@@ -8,8 +8,9 @@ import (
 // ClassFloor raises the peak P predicts for an action to the largest peak of
 // the latest classFloorRuns earlier completed actions of the same class in
 // the same workflow, or, for the first action of its class in the
-// workflow, to the class's prior (ClassPriors: a high quantile of the
-// class's training peaks). Tool calls of one task repeat (the same test
+// workflow, to the class's prior (ClassPriors over FirstOfClass: a high
+// quantile of the peaks of the training actions that were the first of
+// their class in their workflow). Tool calls of one task repeat (the same test
 // suite with other -k filters, the same build), so an agent that already
 // ran a 600 MiB test will likely run another; a forest trained on a few
 // workflows sees that history feature too rarely to learn it and
@@ -82,6 +83,10 @@ func heavyPeak(peak, threshold int64) bool {
 
 // ClassPriors returns, per normalized class, the q-quantile (0 < q <= 1) of
 // the peaks of the examples' actions of that class.
+//
+// ClassFloor applies a prior only to the first action of a class in a
+// workflow, so its callers pass FirstOfClass(examples): the prior is then
+// the quantile of the very population it predicts.
 func ClassPriors(examples []Example, q float64) map[string]int64 {
 	peaks := map[string][]int64{}
 	for _, e := range examples {
@@ -93,6 +98,34 @@ func ClassPriors(examples []Example, q float64) map[string]int64 {
 		slices.Sort(v)
 		i := min(max(int(math.Ceil(q*float64(len(v))))-1, 0), len(v)-1)
 		out[c] = v[i]
+	}
+	return out
+}
+
+// FirstOfClass returns, in order, the examples whose action is the first of
+// its normalized class in its workflow (no action of that class in its
+// history): the actions ClassFloor applies a class prior to.
+//
+// Priors from every action of a class were a high quantile of a population
+// the prior is never applied to: the later actions of a class run after a
+// task has grown (its full test suite, its build, sub-agents that search a
+// large tree), the first ones mostly before. On the haiku traces twice at
+// 1 GiB in the simulator, the first sub-agent of each task (class task,
+// 30-360 s long) of one fold was predicted at the p90 of the other fold's
+// sub-agents, 141 MiB, and queued as heavy; 16 of the 17 sub-agents
+// predicted heavy peaked under 64 MiB, and the sub-agents held 173 GiB·s
+// of admission charge above their peaks (86 % of all actions' excess).
+// Over bench/traces-sim.sh's 72 runs (both trace sets, 768 MiB to 4 GiB,
+// six orders) with priors from first actions: summed makespan -3.1 %
+// (cgroup v1), -4.9 % (no swap), -3.1 % (v2), P50 -3.8, -6.1, -1.3 %, no
+// OOM kill either way; bench/results/traces-sim.md.
+func FirstOfClass(examples []Example) []Example {
+	var out []Example
+	for _, e := range examples {
+		c := NormalizeClass(e.Ctx.Class)
+		if !slices.ContainsFunc(e.Ctx.History, func(h Completed) bool { return NormalizeClass(h.Class) == c }) {
+			out = append(out, e)
+		}
 	}
 	return out
 }

@@ -1,6 +1,10 @@
 package predict
 
-import "testing"
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
 
 type constPredictor Descriptor
 
@@ -69,5 +73,33 @@ func TestClassPriors(t *testing.T) {
 	got := ClassPriors(exs, 0.9)
 	if got["test"] != 900 || got["build"] != 7 || len(got) != 2 {
 		t.Errorf("priors = %v, want test 900 (p90 of 100..1000), build 7", got)
+	}
+}
+
+// TestFirstOfClassPriors: the prior comes from the actions it is applied to.
+// A task's first test is light and its later tests heavy, so the p90 of
+// every test is heavy while the p90 of first tests is light.
+func TestFirstOfClassPriors(t *testing.T) {
+	var exs []Example
+	for w := range 10 {
+		var hist []Completed
+		for i, peak := range []int64{10 + int64(w), 500, 600} {
+			exs = append(exs, Example{Ctx: ActionContext{WorkflowID: fmt.Sprint("w", w), Class: "test", History: slices.Clone(hist)}, PeakBytes: peak})
+			hist = append(hist, Completed{Class: "test", PeakBytes: peak})
+			if i == 0 {
+				exs = append(exs, Example{Ctx: ActionContext{WorkflowID: fmt.Sprint("w", w), Class: "read", History: slices.Clone(hist)}, PeakBytes: 3})
+				hist = append(hist, Completed{Class: "read", PeakBytes: 3})
+			}
+		}
+	}
+	first := FirstOfClass(exs)
+	if len(first) != 20 {
+		t.Fatalf("FirstOfClass kept %d examples, want 20 (one test and one read per workflow)", len(first))
+	}
+	if got := ClassPriors(first, 0.9); got["test"] != 18 || got["read"] != 3 {
+		t.Errorf("priors of first actions = %v, want the p90 of the first tests (18) and read 3", got)
+	}
+	if got := ClassPriors(exs, 0.9); got["test"] != 600 {
+		t.Errorf("priors of every action = %v, want test 600: the test would not tell the two apart", got)
 	}
 }
