@@ -80,6 +80,11 @@ type Config struct {
 	// top): near the budget a sandbox without CPU may be blocked waiting
 	// for memory, and a senior waiting there keeps the probe.
 	NoRestDecay bool
+	// NoJuniorDrain turns off the junior drain (see juniorDrain): with it
+	// set, a senior run by the liveness escape that stopped using CPU
+	// keeps every junior denied until its action ends or memory frees,
+	// even where the memory it waits for is not the memory that is free.
+	NoJuniorDrain bool
 }
 
 // DefaultConfig returns Table 5 of seed 000.

@@ -23,6 +23,7 @@ type entry struct {
 	sticky      bool          // selection key: permitted in the previous iteration
 	holding     bool          // selection key: sticky and permitted for less than DMax
 	probe       bool          // run by the liveness escape in the previous iteration
+	drain       bool          // run by the junior drain in the previous iteration
 	progressed  bool          // its CPU time advanced since the previous sample
 	allowedAt   time.Time     // start of the current permitted episode
 	foot        int64         // this iteration's footprint sample
@@ -141,7 +142,7 @@ func (c *Controller) Step(now time.Time, obs Observation) Decision {
 	}
 
 	// (6) Select the complete permitted set (marks e.inPrev as A).
-	c.selectPermitted(now, d.Pressure, d.B, d.Headroom, prevP == Green)
+	c.selectPermitted(now, d.Pressure, d.B, d.Headroom, obs.Available, th.Red, prevP == Green)
 
 	// (7) Publish, update denial timers and labels.
 	c.publish(now, &d)

@@ -153,8 +153,11 @@
 //     senior that never fits is the probe, so it either finishes its action
 //     or meets the budget (where the OOM hold, or the kernel, decides); one
 //     that idles inside its action holds the juniors until the action ends
-//     or times out. The escape does not wait DMax for a senior: without
-//     the hold, in the simulator, waiting gave more kills (29 vs 23).
+//     or times out, unless memory is not at the budget (the junior drain,
+//     NoJuniorDrain: one overdue junior runs beside a senior probe that
+//     stopped using CPU while at least half the red region is free). The
+//     escape does not wait DMax for a senior: without the hold, in the
+//     simulator, waiting gave more kills (29 vs 23).
 //
 //   - Resident zero (NoResidentZero): a Resident sandbox (|ĝ| ≤ ε) has demand
 //     0. The EWMA of a sandbox that stopped growing decays towards 0 but

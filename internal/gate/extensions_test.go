@@ -204,7 +204,7 @@ func TestResidentZero(t *testing.T) {
 }
 
 // TestSeniorStaysProbeWhenStalled: a senior that does not fit runs as the
-// probe and stays it while it uses no CPU near the budget (memory alone is
+// probe and stays it while it uses no CPU at the budget (memory alone is
 // red: it may be waiting for memory), and the junior keeps waiting behind
 // it; without seniority the junior that fits runs instead.
 func TestSeniorStaysProbeWhenStalled(t *testing.T) {
@@ -213,18 +213,73 @@ func TestSeniorStaysProbeWhenStalled(t *testing.T) {
 		cfg  Config
 		want []string
 	}{
-		{name: "the stalled senior keeps the slot", cfg: Config{SafetyMargin: 300 * MiB}, want: []string{"x"}},
-		{name: "table 5: the junior runs", cfg: Config{SafetyMargin: 300 * MiB, NoSeniority: true}, want: []string{"y"}},
+		{name: "the stalled senior keeps the slot", cfg: Config{SafetyMargin: 100 * MiB}, want: []string{"x"}},
+		{name: "table 5: the junior runs", cfg: Config{SafetyMargin: 100 * MiB, NoSeniority: true}, want: []string{"y"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := seniorAndJunior(t, tc.cfg, 300*MiB)
-			h.avail = 400 * MiB // red by memory alone, H = 100 MiB: only y's 50 MiB fits
+			// Red by memory alone, below half the red region (512 MiB):
+			// at the budget. H = 100 MiB: only y's 50 MiB fits.
+			h.avail = 200 * MiB
 			h.step(tick)
 			h.sb["x"].idle = true
-			for i := range 30 {
+			for i := range 50 {
 				if d := h.step(tick); !slices.Equal(d.Permitted, tc.want) {
 					t.Fatalf("period %d: permitted %v, want %v", i, d.Permitted, tc.want)
 				}
+			}
+		})
+	}
+}
+
+// TestJuniorDrain: a senior probe that stops using CPU while memory is not
+// at the budget (free at least half the red region) keeps its slot, and
+// once the junior is overdue it runs beside it; not while the senior
+// moves, not at the budget (TestSeniorStaysProbeWhenStalled), not with
+// the drain off, and not a junior whose demand exceeds half of what is
+// free.
+func TestJuniorDrain(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cfg    Config
+		moving bool    // the senior keeps using CPU
+		avail  int64   // free memory; red below 512 MiB
+		yRate  float64 // the junior's growth: 5 MiB/s stays below the bootstrap demand (a junior) for 3 s
+		want   bool    // y runs beside x within 50 periods
+	}{
+		{name: "the junior drains beside the stalled senior", avail: 400 * MiB, yRate: 5 * MiB, want: true},
+		{name: "not while the senior moves", moving: true, avail: 400 * MiB, yRate: 5 * MiB},
+		{name: "not with the drain off", cfg: Config{NoJuniorDrain: true}, avail: 400 * MiB, yRate: 5 * MiB},
+		{name: "not a junior larger than half the free memory", avail: 400 * MiB, yRate: 250 * MiB},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.SafetyMargin = 500 * MiB // H = 0: no junior fits it
+			h := newHarness(t, cfg)
+			h.add("x", 300*MiB)
+			h.warm(20)
+			h.add("y", tc.yRate)
+			h.warm(3)
+			h.avail = tc.avail
+			if d := h.step(tick); d.Pressure != Red || !slices.Equal(d.Permitted, []string{"x"}) {
+				t.Fatalf("setup: %v permitted %v, want red and the senior x", d.Pressure, d.Permitted)
+			}
+			h.sb["x"].idle = !tc.moving
+			got := -1
+			for i := range 50 {
+				d := h.step(tick)
+				if !slices.Contains(d.Permitted, "x") {
+					t.Fatalf("period %d: permitted %v, the senior lost its slot", i, d.Permitted)
+				}
+				if got < 0 && slices.Contains(d.Permitted, "y") {
+					got = i
+				}
+			}
+			if (got >= 0) != tc.want {
+				t.Fatalf("junior ran at period %d (-1: never), want it to run: %v", got, tc.want)
+			}
+			if tc.want && got < 25 {
+				t.Errorf("junior ran at period %d, before it was overdue (DMax 3 s)", got)
 			}
 		})
 	}
@@ -254,7 +309,7 @@ func TestRestDecay(t *testing.T) {
 		wantJunr bool // y is permitted within 30 periods
 	}{
 		{name: "the resting senior decays to resident", cfg: Config{SafetyMargin: 900 * MiB}, wantJunr: true},
-		{name: "without rest decay it keeps the slot", cfg: Config{SafetyMargin: 900 * MiB, NoRestDecay: true}},
+		{name: "without rest decay (nor the junior drain) it keeps the slot", cfg: Config{SafetyMargin: 900 * MiB, NoRestDecay: true, NoJuniorDrain: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := seniorAndJunior(t, tc.cfg, 300*MiB)

@@ -11,7 +11,7 @@ import (
 //
 // prevGreen says the previous iteration was green: its permissions were the
 // blanket allow of green, not a selection, so nobody holds a slot from it.
-func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom int64, prevGreen bool) {
+func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom, avail, red int64, prevGreen bool) {
 	if p == Green {
 		// Green allows every live sandbox; growth-window, contributor-count
 		// and denial-waiting restrictions are bypassed.
@@ -90,7 +90,8 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 	// let run would allocate into the same full budget (in the simulator,
 	// demoting a senior stalled for DMax gave 0–13 more kills per bench
 	// workload). A senior that idles inside its action keeps the juniors
-	// waiting until that action ends, as a FIFO would.
+	// waiting until that action ends, as a FIFO would, unless memory is
+	// not at the budget: then one junior drains beside it (juniorDrain).
 	var probe *entry
 	if n == 0 && !c.cfg.NoLivenessEscape {
 		for _, e := range c.cand {
@@ -106,12 +107,84 @@ func (c *Controller) selectPermitted(now time.Time, p Pressure, b int, headroom 
 			}
 		}
 	}
+	drain := c.juniorDrain(probe, avail, red)
 	for _, e := range c.cand {
-		e.probe = e == probe
+		e.probe, e.drain = e == probe, e == drain
 	}
 	if probe != nil {
 		probe.inPrev = true
 	}
+	if drain != nil {
+		drain.inPrev = true
+	}
+}
+
+// juniorDrain returns the junior the junior drain runs beside the liveness
+// escape's probe, or nil (an extension of the escape).
+//
+// The escape keeps a senior as the probe when it stops using CPU (see
+// above): what it waits for is most likely memory that only a finishing
+// action frees. But a senior that was allowed and did not move while
+// memory is not at the budget waits for something no junior takes from
+// it: it rests at its peak inside its action (rest decay is off while
+// memory alone is red), or it was paged out while the gate froze it and
+// the memory it must fault back in is more than is free, so it stays
+// frozen. Every junior then waits for the senior's action to end, with
+// the domain's free memory unused: in the simulator on batch18 twice at
+// 2 GiB (bench/traces-sim.sh's replication) a senior paged out from 422
+// to 140 MiB could not fault back with 234 MiB free, the gate stayed red
+// 22 MiB below the red line for 65 s, and eight actions of 0-4 s
+// (demands of 5-86 MiB) stayed frozen beside it until a 69 s action
+// elsewhere ended (makespan 878.3 s, P50 355.8 s; with the drain 839.1 s
+// and 290.6 s, Eager's P50 255.3 s).
+//
+// So where the probe is a senior that was allowed in the last period and
+// used no CPU, and free memory is at least half the red region (not at
+// the budget, where it waits for the memory a junior would take), one
+// junior runs beside it: the first overdue one in candidate order whose
+// demand is at most half of what is free. It keeps the drain while it
+// progresses, as the probe does, and the next overdue junior takes it
+// when it stops. An action that ends leaves its sandbox idle, and
+// residency reclaims it in red, which is memory the senior can have.
+//
+// Over the simulator's grids of the two real trace sets (traces-sim.md's
+// 72 runs on v1, without swap and on v2; traces-robust.md's 48; the same
+// sets three times at 512 MiB-3 GiB in three other orders, 72 runs) and
+// the generated workloads (4 kinds, 3 seeds, 12 and 40 workflows, 1-4
+// GiB: 72 runs), tenon's summed makespan moved +0.2 / -0.3 / -0.6 % (v1 /
+// no swap / v2) and its summed P50 -0.8 / +0.5 / -0.6 %; traces-robust's
+// OOM kills went 3 -> 0 (batch18 three times at 512 MiB on v2), its
+// makespan +0.0 / +0.7 / +2.0 %; the heavier grid -2.8 / +1.8 / -1.3 %,
+// its kills unchanged (2 on v2, now in one run); the generated workloads
+// did not move. No gain in the sums, then: these runs are chaotic (one
+// preemption more or less moves a run by hundreds of seconds), and the
+// drain is kept for the stall it ends, where the juniors' wait was
+// bounded only by the end of an unrelated action. A drained junior that
+// grows into a senior (past the bootstrap demand) or fits the headroom
+// is a permitted grower like any other: it holds its slot for DMax and
+// may then be the probe. Two variants moved the same grids by noise:
+// keeping the drained junior behind the senior (v2 +2.0 %, robust 1
+// kill) and, with that, letting it keep the drain once a senior (v2
+// +0.9 %, robust 0 kills, the heavier grid 5 kills on v2). Without the
+// guard on free memory the drain also ran beside a senior waiting at the
+// budget (8 MiB free): the heavier grid without swap +3.3 %.
+func (c *Controller) juniorDrain(probe *entry, avail, red int64) *entry {
+	if c.cfg.NoJuniorDrain || probe == nil || probe.senior == 0 || !probe.sticky || probe.progressed || avail < red/2 {
+		return nil
+	}
+	var drain *entry
+	for _, e := range c.cand {
+		if e == probe || e.demand <= 0 || e.senior > 0 {
+			continue
+		}
+		if e.drain && e.sticky && e.progressed {
+			return e
+		}
+		if e.overdue && drain == nil && e.demand <= avail/2 {
+			drain = e
+		}
+	}
+	return drain
 }
 
 // candidateOrder orders eligible candidates: overdue ones (denied for at
